@@ -1,0 +1,175 @@
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import urgym
+from urgym.env import UrEnv
+
+
+def masked_random_episode(env, seed, rng_seed=0):
+    rng = np.random.default_rng(rng_seed)
+    obs, info = env.reset(seed=seed)
+    trace = [obs]
+    while True:
+        action = rng.choice(np.flatnonzero(info["action_mask"]))
+        obs, reward, terminated, truncated, info = env.step(action)
+        trace.append(obs)
+        if terminated or truncated:
+            return np.array(trace), reward, info
+
+
+@pytest.mark.parametrize("rules", ["finkel", "masters", "murray"])
+def test_check_env_passes(rules):
+    env = gym.make("urgym/Ur-v0", rules=rules, pieces=3, render_mode="rgb_array")
+    check_env(env.unwrapped)
+
+
+def test_make_uses_registered_id_and_rules():
+    env = gym.make("urgym/Ur-v0", rules="blitz", opponent="greedy")
+    assert env.unwrapped.rules.name == "blitz"
+    assert env.action_space.n == 17 and env.observation_space.shape == (2 * 16 + 8,)
+
+
+def test_seeded_episodes_repeat_exactly():
+    env = gym.make("urgym/Ur-v0", rules="finkel", agent_side="random")
+    a = masked_random_episode(env, seed=5)
+    b = masked_random_episode(env, seed=5)
+    c = masked_random_episode(env, seed=6)
+    assert np.array_equal(a[0], b[0]) and a[1] == b[1]
+    assert not (len(a[0]) == len(c[0]) and np.array_equal(a[0], c[0]))
+
+
+@pytest.mark.parametrize("side", ["light", "dark"])
+def test_mask_and_observation_match_the_position(side):
+    env = UrEnv(rules="finkel", pieces=4, agent_side=side, opponent="greedy")
+    obs, info = env.reset(seed=1)
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        pos = env.position
+        assert pos.turn == side
+        legal = pos.legal_moves(info["roll"])
+        assert info["legal_moves"] == list(legal)
+        assert np.flatnonzero(env.action_masks()).tolist() == list(legal)
+        assert np.array_equal(info["action_mask"], env.action_masks())
+        length = env.rules.length
+        opponent = "dark" if side == "light" else "light"
+        assert np.flatnonzero(obs[:length]).tolist() == [p - 1 for p in pos.pieces(side)]
+        assert np.flatnonzero(obs[length:2 * length]).tolist() == [p - 1 for p in pos.pieces(opponent)]
+        assert obs[2 * length] == pos.home(side) / 4 and obs[2 * length + 3] == pos.scored(opponent) / 4
+        assert obs[2 * length + 3 + info["roll"]] == 1 and obs[2 * length + 4:].sum() == 1
+        obs, reward, terminated, _, info = env.step(rng.choice(legal))
+        if terminated:
+            assert reward == (1.0 if info["winner"] == side else -1.0)
+            assert env.position.winner == info["winner"]
+            assert not env.action_masks().any() and obs[2 * length + 4:].sum() == 0
+            obs, info = env.reset()
+
+
+def test_random_side_gives_both_sides():
+    env = UrEnv(agent_side="random")
+    sides = {env.reset(seed=s)[1]["agent_side"] for s in range(20)}
+    assert sides == {"light", "dark"}
+
+
+def test_rewards_over_many_episodes_favour_the_stronger_side():
+    env = UrEnv(rules="finkel", pieces=3, opponent="random")
+    wins = 0
+    for seed in range(60):
+        env.reset(seed=seed)
+        while True:  # greedy-ish agent: always the most advanced piece that can move
+            _, reward, terminated, _, _ = env.step(np.flatnonzero(env.action_masks())[-1])
+            if terminated:
+                wins += reward > 0
+                assert reward in (1.0, -1.0)
+                break
+    assert wins > 30
+
+
+def test_illegal_action_ends_the_episode_as_a_loss():
+    env = UrEnv()
+    env.reset(seed=0)
+    illegal = int(np.flatnonzero(~env.action_masks())[0])
+    _, reward, terminated, truncated, info = env.step(illegal)
+    assert (reward, terminated, truncated) == (-1.0, True, False)
+    assert info["illegal_action"] and info["winner"] == "dark"
+    with pytest.raises(RuntimeError, match="call reset"):
+        env.step(0)
+
+
+def test_illegal_action_can_raise():
+    env = UrEnv(illegal_action="raise")
+    env.reset(seed=0)
+    illegal = int(np.flatnonzero(~env.action_masks())[0])
+    with pytest.raises(ValueError, match=r"illegal action .* legal actions: \[0\]"):
+        env.step(illegal)
+
+
+def test_callable_and_agent_opponents():
+    calls = []
+
+    def last_piece(position, roll):
+        calls.append((position.turn, roll))
+        return position.legal_moves(roll)[-1]
+
+    env = UrEnv(pieces=2, opponent=last_piece)
+    masked_random_episode(env, seed=3)
+    assert calls and all(turn == "dark" for turn, _ in calls)
+
+    class Agent:
+        def select_move(self, position, roll):
+            return position.legal_moves(roll)[0]
+
+    masked_random_episode(UrEnv(pieces=2, opponent=Agent(), agent_side="dark"), seed=4)
+
+    env = UrEnv(pieces=2, opponent=lambda position, roll: 99)
+    with pytest.raises(ValueError, match="the opponent chose illegal move 99"):
+        masked_random_episode(env, seed=3)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(opponent="smart"), "unknown opponent 'smart'; built-in opponents: random, first, last, greedy"),
+    (dict(rules="go"), "unknown rule set 'go'"),
+    (dict(agent_side="white"), "agent_side must be one of"),
+    (dict(illegal_action="ignore"), "illegal_action must be one of"),
+    (dict(render_mode="video"), "render_mode must be one of"),
+])
+def test_bad_arguments(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        UrEnv(**kwargs)
+
+
+def test_render_modes(capsys):
+    text = UrEnv(render_mode="ansi")
+    text.reset(seed=0)
+    assert "light to move" in text.render() and "legal moves [0]" in text.render()
+    image = UrEnv(render_mode="rgb_array")
+    image.reset(seed=0)
+    frame = image.render()
+    assert frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3
+    masked_random_episode(image, seed=0)
+    assert not np.array_equal(image.render(), frame)  # pieces moved
+    human = UrEnv(render_mode="human")
+    human.reset(seed=0)
+    assert "light to move" in capsys.readouterr().out
+
+
+def test_make_vec_steps_with_masks():
+    envs = gym.make_vec("urgym/Ur-v0", num_envs=3, vectorization_mode="sync", rules="finkel", pieces=2)
+    obs, infos = envs.reset(seed=7)
+    assert obs.shape == (3, 36)
+    rng = np.random.default_rng(0)
+    finished = 0
+    for _ in range(300):
+        masks = infos["action_mask"]
+        actions = [rng.choice(np.flatnonzero(m)) if m.any() else 0 for m in masks]
+        obs, rewards, terminated, _, infos = envs.step(actions)
+        finished += int(terminated.sum())
+        assert set(np.unique(rewards)) <= {-1.0, 0.0, 1.0}
+    assert finished > 0
+    envs.close()
+
+
+def test_package_registers_the_environment():
+    assert "urgym/Ur-v0" in gym.registry
+    assert urgym.__version__

@@ -1,0 +1,35 @@
+"""urgym: the Royal Game of Ur, with an exact rules engine and a Gymnasium environment.
+
+Importing the package registers the environment ``urgym/Ur-v0``.
+"""
+
+from urgym.position import SIDES, MoveResult, Position
+from urgym.rules import DICE, MAX_PATH_LENGTH, MAX_PIECES, RULE_SET_NAMES, Rules, get_rules
+from urgym.simulate import POLICY_NAMES, SimulationResult, simulate
+
+__all__ = [
+    "DICE",
+    "MAX_PATH_LENGTH",
+    "MAX_PIECES",
+    "POLICY_NAMES",
+    "RULE_SET_NAMES",
+    "SIDES",
+    "MoveResult",
+    "Position",
+    "Rules",
+    "SimulationResult",
+    "get_rules",
+    "simulate",
+]
+
+__version__ = "0.1.0"
+
+
+def _register_envs() -> None:
+    from gymnasium.envs.registration import register, registry
+
+    if "urgym/Ur-v0" not in registry:
+        register(id="urgym/Ur-v0", entry_point="urgym.env:UrEnv")
+
+
+_register_envs()

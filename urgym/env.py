@@ -1,0 +1,258 @@
+"""Gymnasium environment: one agent plays the Royal Game of Ur against an opponent policy."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from urgym import _kernels as K
+from urgym._tables import geometry, roll_cumulative
+from urgym.position import SIDES, Position
+from urgym.rules import Rules, get_rules
+from urgym.simulate import POLICY_NAMES
+
+__all__ = ["Opponent", "UrEnv"]
+
+Opponent = str | Callable[[Position, int], int] | Any
+"""A built-in policy name, a callable ``(position, roll) -> move``, or an object with ``select_move``."""
+
+_ILLEGAL_ACTION_MODES = ("loss", "raise")
+_AGENT_SIDES = ("light", "dark", "random")
+
+
+class UrEnv(gym.Env):
+    """The Royal Game of Ur against an opponent policy.
+
+    ## Description
+    The agent plays one side of the Royal Game of Ur (any rule set of :func:`urgym.get_rules`) against
+    an opponent. The environment rolls the dice; a roll with no legal move passes the turn by itself.
+    One ``step`` is one decision of the agent; the opponent's turns, and the agent's own turns with no
+    legal move, happen inside ``step``. After a rosette (or a capture, where the rules grant it) the
+    agent's next observation is simply its next decision with the new roll.
+
+    ## Action Space
+    ``Discrete(L + 1)``: the path position of the piece to move, 0 entering a piece from home
+    (L = 14 for finkel). :meth:`action_masks` and ``info["action_mask"]`` mark the legal actions.
+
+    ## Observation Space
+    ``Box(0, 1, (2 L + 4 + R,), float32)`` seen from the agent's side, R the largest roll (4):
+
+    - ``[0, L)``: 1 where the agent has a piece at path position p = index + 1;
+    - ``[L, 2L)``: the same for the opponent, on the opponent's own path;
+    - ``2L .. 2L + 3``: agent's and opponent's pieces at home, then agent's and opponent's scored
+      pieces, each divided by the piece count;
+    - ``2L + 4 ..``: one-hot of the current roll 1..R (all zero once the game is over).
+
+    ## Rewards
+    +1 when the agent wins, -1 when it loses, 0 on every other step.
+
+    ## Episode End
+    The episode terminates when either side has scored every piece, or (with ``illegal_action="loss"``)
+    when the agent plays an illegal action, which counts as a loss with reward -1 and
+    ``info["illegal_action"] = True``. Games end with probability 1, so there is no truncation; wrap
+    with ``gymnasium.wrappers.TimeLimit`` to cap the length. An episode starts at the agent's first
+    decision; with one piece a game can end before that, and such a game is replayed.
+
+    ## Arguments
+    - ``rules``: rule-set name or :class:`urgym.Rules` (default ``"finkel"``); ``pieces`` overrides the count.
+    - ``opponent``: a built-in policy name (``"random"``, ``"first"``, ``"last"``, ``"greedy"``, played
+      inside numba), a callable ``(position, roll) -> move``, or an object with
+      ``select_move(position, roll)``.
+    - ``agent_side``: ``"light"`` (moves first), ``"dark"``, or ``"random"`` (drawn every episode).
+    - ``illegal_action``: ``"loss"`` (default) or ``"raise"`` (a ``ValueError`` naming the legal moves).
+    - ``render_mode``: ``"ansi"`` (text), ``"rgb_array"`` (an image of the board) or ``"human"``
+      (prints the text board after every reset and step).
+
+    ``info`` holds ``action_mask``, ``roll``, ``agent_side``, ``legal_moves`` and ``illegal_action``;
+    at the end of a game also ``winner``.
+
+    ## Randomness
+    Everything random (the agent's side, the dice, the random opponent) comes from ``self.np_random``:
+    ``reset`` draws the seed of the numba generator that rolls the dice from it.
+
+    ## Version History
+    - v0: initial version.
+    """
+
+    metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 4}
+
+    def __init__(
+        self,
+        rules: Rules | str = "finkel",
+        pieces: int | None = None,
+        opponent: Opponent = "random",
+        agent_side: str = "light",
+        illegal_action: str = "loss",
+        render_mode: str | None = None,
+    ) -> None:
+        self.rules = get_rules(rules, pieces)
+        if agent_side not in _AGENT_SIDES:
+            raise ValueError(f"agent_side must be one of {_AGENT_SIDES}, got {agent_side!r}")
+        if illegal_action not in _ILLEGAL_ACTION_MODES:
+            raise ValueError(f"illegal_action must be one of {_ILLEGAL_ACTION_MODES}, got {illegal_action!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, "
+                             f"got {render_mode!r}")
+        self.agent_side_option = agent_side
+        self.illegal_action = illegal_action
+        self.render_mode = render_mode
+        self._opponent_policy, self._opponent_callable = _resolve_opponent(opponent)
+
+        length = self.rules.length
+        self.action_space = spaces.Discrete(length + 1)
+        self.observation_space = spaces.Box(0.0, 1.0, shape=(2 * length + 4 + self.rules.max_roll,),
+                                            dtype=np.float32)
+        self._geom = geometry(self.rules)
+        self._cumulative = roll_cumulative(self.rules)
+        self._rng = np.zeros(1, dtype=np.uint64)
+        self._moves = np.zeros(K.MAX_MOVES, dtype=np.int64)
+        self._counters = np.zeros(2, dtype=np.int64)
+        self._policies = np.zeros(2, dtype=np.int64)
+        self._obs = np.zeros(self.observation_space.shape, dtype=np.float32)
+        self._state = -1  # no game until reset
+        self._roll = 0
+        self._n_moves = 0
+        self._agent = 0
+        self._illegal = False
+
+    # --- Gymnasium API ------------------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        self._rng[0] = np.uint64(self.np_random.integers(0, 2**63))
+        if self.agent_side_option == "random":
+            self._agent = int(self.np_random.integers(2))
+        else:
+            self._agent = SIDES.index(self.agent_side_option)
+        self._policies[self._agent] = K.POLICY_EXTERNAL
+        self._policies[1 - self._agent] = self._opponent_policy
+        self._illegal = False
+        while True:
+            self._state = K.start_state(self.rules.pieces)
+            self._run_until_agent_decision()
+            if self._n_moves:
+                break
+        if self.render_mode == "human":
+            self.render()
+        return self._observation(), self._info()
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
+        if self._state < 0:
+            raise RuntimeError("call reset() before step()")
+        if self._n_moves == 0:
+            raise RuntimeError("the episode has ended; call reset() to start a new one")
+        action = int(action)
+        if action not in self._moves[: self._n_moves]:
+            if self.illegal_action == "raise":
+                raise ValueError(f"illegal action {action} for roll {self._roll}; legal actions: "
+                                 f"{self._legal_list()}")
+            self._illegal = True
+            self._n_moves = 0
+            return self._observation(), -1.0, True, False, self._info()
+        self._state = K.play_counted(self._state, self._roll, action, self._geom, self._counters)
+        self._run_until_agent_decision()
+        reward, terminated = 0.0, False
+        if self._n_moves == 0:
+            terminated = True
+            reward = 1.0 if K.winner_of(self._state) == self._agent else -1.0
+        if self.render_mode == "human":
+            self.render()
+        return self._observation(), reward, terminated, False, self._info()
+
+    def render(self) -> str | np.ndarray | None:
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; pass render_mode= to the environment")
+            return None
+        if self._state < 0:
+            raise RuntimeError("call reset() before render()")
+        from urgym.render import board_image, board_text
+
+        if self.render_mode == "rgb_array":
+            return board_image(self.position)
+        text = board_text(self.position)
+        if self._n_moves:
+            text += f"\nroll {self._roll}, legal moves {self._legal_list()}"
+        if self.render_mode == "ansi":
+            return text
+        print(text + "\n")
+        return None
+
+    # --- masks and inspection -----------------------------------------------------------------------
+    def action_masks(self) -> np.ndarray:
+        """Boolean mask of the legal actions (all False once the episode has ended)."""
+        mask = np.zeros(self.action_space.n, dtype=bool)
+        mask[self._moves[: self._n_moves]] = True
+        return mask
+
+    @property
+    def position(self) -> Position:
+        """The current position."""
+        if self._state < 0:
+            raise RuntimeError("call reset() first")
+        return Position(self.rules, self._state)
+
+    @property
+    def roll(self) -> int:
+        """The roll the agent must play now (0 once the episode has ended)."""
+        return self._roll if self._n_moves else 0
+
+    @property
+    def agent_side(self) -> str:
+        return SIDES[self._agent]
+
+    # --- internals ----------------------------------------------------------------------------------
+    def _run_until_agent_decision(self) -> None:
+        """Roll and play the opponent's moves until the agent must decide or the game ends."""
+        while True:
+            self._state, self._roll, self._n_moves = K.advance(
+                self._state, self._policies, self._geom, self._cumulative, self._rng, self._moves,
+                self._counters)
+            if self._n_moves == 0 or K.turn_of(self._state) == self._agent:
+                return
+            move = self._ask_opponent()
+            self._state = K.play_counted(self._state, self._roll, move, self._geom, self._counters)
+
+    def _ask_opponent(self) -> int:
+        position = Position(self.rules, self._state)
+        move = self._opponent_callable(position, self._roll)
+        if move not in self._moves[: self._n_moves]:
+            raise ValueError(f"the opponent chose illegal move {move!r} for roll {self._roll}; legal moves: "
+                             f"{self._legal_list()}")
+        return int(move)
+
+    def _legal_list(self) -> list[int]:
+        return [int(m) for m in self._moves[: self._n_moves]]
+
+    def _observation(self) -> np.ndarray:
+        K.write_observation(self._state, self._agent, self.roll, self._geom, self._obs)
+        return self._obs.copy()
+
+    def _info(self) -> dict[str, Any]:
+        info: dict[str, Any] = {
+            "action_mask": self.action_masks(),
+            "roll": self.roll,
+            "legal_moves": self._legal_list() if self._n_moves else [],
+            "agent_side": self.agent_side,
+            "illegal_action": self._illegal,
+        }
+        winner = 1 - self._agent if self._illegal else K.winner_of(self._state)
+        if winner >= 0:
+            info["winner"] = SIDES[winner]
+        return info
+
+
+def _resolve_opponent(opponent: Opponent) -> tuple[int, Callable[[Position, int], int] | None]:
+    """(kernel policy id, Python callable): a built-in name runs in numba, anything else in Python."""
+    if isinstance(opponent, str):
+        if opponent in POLICY_NAMES:
+            return K.BUILTIN_POLICIES[opponent], None
+        raise ValueError(f"unknown opponent {opponent!r}; built-in opponents: {', '.join(POLICY_NAMES)}, "
+                         "or pass a callable (position, roll) -> move or an agent with select_move")
+    if hasattr(opponent, "select_move"):
+        return K.POLICY_EXTERNAL, opponent.select_move
+    if callable(opponent):
+        return K.POLICY_EXTERNAL, opponent
+    raise TypeError(f"opponent must be a policy name, a callable or an agent, got {type(opponent).__name__}")

@@ -1,0 +1,257 @@
+"""An immutable, hashable position of the Royal Game of Ur: the public way to handle positions.
+
+A :class:`Position` wraps the packed integer form of :mod:`urgym._kernels` and a :class:`~urgym.Rules`.
+Every rule it applies comes from the kernels; this module validates input and converts at the boundary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import NamedTuple
+
+import numpy as np
+
+from urgym import _kernels as K
+from urgym._tables import geometry, positions_mask
+from urgym.rules import Rules, get_rules
+
+__all__ = ["SIDES", "MoveResult", "Position"]
+
+SIDES = ("light", "dark")
+
+
+class MoveResult(NamedTuple):
+    """What one move did (see :meth:`Position.move_result`)."""
+
+    position: Position
+    extra_roll: bool
+    captured: bool
+    landed_on_rosette: bool
+    scored: bool
+    won: bool
+
+
+class Position:
+    """A position: each side's pieces, pieces at home, scored pieces, and the side to move.
+
+    Build one with :meth:`start`, :meth:`from_pieces` or :meth:`from_code`; positions compare and hash
+    by rule set and content. Path positions run 0 (home), 1..L (on the board), L + 1 (scored).
+    """
+
+    __slots__ = ("_code", "_rules")
+
+    def __init__(self, rules: Rules, code: int) -> None:
+        # Trusted constructor: callers pass a code produced by the kernels or validated by from_code.
+        self._rules = rules
+        self._code = int(code)
+
+    # --- construction -------------------------------------------------------------------------------
+    @classmethod
+    def start(cls, rules: Rules | str) -> Position:
+        """The opening position: every piece at home, light to move."""
+        rules = get_rules(rules)
+        return cls(rules, K.start_state(rules.pieces))
+
+    @classmethod
+    def from_pieces(
+        cls,
+        rules: Rules | str,
+        light: Iterable[int] = (),
+        dark: Iterable[int] = (),
+        light_home: int | None = None,
+        dark_home: int | None = None,
+        turn: str = "light",
+    ) -> Position:
+        """Build a position from each side's on-board path positions and pieces at home.
+
+        Args:
+            rules: A :class:`Rules` or a rule-set name.
+            light: Light's on-board path positions (1..L).
+            dark: Dark's on-board path positions (1..L), on dark's own path.
+            light_home: Light's pieces at home; ``None`` means every piece not on the board (none scored).
+            dark_home: The same for dark.
+            turn: ``"light"`` or ``"dark"``, the side to move.
+
+        Raises:
+            ValueError: For an impossible position, saying why.
+        """
+        rules = get_rules(rules)
+        length, pieces = rules.length, rules.pieces
+        sides = {"light": _positions(light, "light", length), "dark": _positions(dark, "dark", length)}
+        homes = {"light": light_home, "dark": dark_home}
+        for side, on_board in sides.items():
+            if homes[side] is None:
+                homes[side] = pieces - len(on_board)
+            home = homes[side]
+            if isinstance(home, bool) or not isinstance(home, (int, np.integer)) or home < 0:
+                raise ValueError(f"{side}_home must be a non-negative integer, got {home!r}")
+            if len(on_board) + home > pieces:
+                raise ValueError(
+                    f"{side} has {len(on_board)} pieces on the board and {home} at home: more than the "
+                    f"{pieces} pieces of the rule set {rules.name!r}")
+        _check_tiles(rules, sides)
+        finished = [s for s in SIDES if not sides[s] and homes[s] == 0]
+        if len(finished) == 2:
+            raise ValueError("both sides have scored every piece; a game ends when the first side does")
+        if turn not in SIDES:
+            raise ValueError(f"turn must be 'light' or 'dark', got {turn!r}")
+        mover = turn
+        other = "dark" if mover == "light" else "light"
+        code = K.pack(positions_mask(sides[mover]), positions_mask(sides[other]), int(homes[mover]), int(homes[other]),
+                      SIDES.index(mover))
+        return cls(rules, code)
+
+    @classmethod
+    def from_code(cls, rules: Rules | str, code: int) -> Position:
+        """Rebuild a position from its packed integer form (:attr:`code`), validating it."""
+        rules = get_rules(rules)
+        code = int(code)
+        if code < 0 or code >> (K.TURN_SHIFT + 1):
+            raise ValueError(f"position code {code} is outside the packed format")
+        length = rules.length
+        for side_mask in (K.own_mask(code), K.opp_mask(code)):
+            if side_mask >> length:
+                raise ValueError(f"position code {code} has pieces beyond path position {length}")
+        probe = cls(rules, code)
+        return cls.from_pieces(rules, probe.pieces("light"), probe.pieces("dark"), probe.home("light"),
+                               probe.home("dark"), probe.turn)
+
+    # --- state --------------------------------------------------------------------------------------
+    @property
+    def rules(self) -> Rules:
+        return self._rules
+
+    @property
+    def code(self) -> int:
+        """The packed integer form used by the numba kernels (mover's point of view)."""
+        return self._code
+
+    @property
+    def turn(self) -> str:
+        """The side to move, ``"light"`` or ``"dark"`` (after a win: the losing side)."""
+        return SIDES[K.turn_of(self._code)]
+
+    @property
+    def winner(self) -> str | None:
+        """``"light"`` or ``"dark"`` once a side has scored every piece, else ``None``."""
+        w = K.winner_of(self._code)
+        return None if w < 0 else SIDES[w]
+
+    @property
+    def is_over(self) -> bool:
+        return self.winner is not None
+
+    def pieces(self, side: str) -> tuple[int, ...]:
+        """The side's on-board path positions, ascending."""
+        mask = K.own_mask(self._code) if self._is_mover(side) else K.opp_mask(self._code)
+        return tuple(p for p in range(1, self._rules.length + 1) if (mask >> (p - 1)) & 1)
+
+    def home(self, side: str) -> int:
+        """The side's pieces at home (not yet entered)."""
+        return int(K.own_home(self._code) if self._is_mover(side) else K.opp_home(self._code))
+
+    def scored(self, side: str) -> int:
+        """The side's pieces borne off."""
+        return self._rules.pieces - self.home(side) - len(self.pieces(side))
+
+    def tiles(self, side: str) -> tuple[str, ...]:
+        """The tiles the side's on-board pieces stand on."""
+        path = self._rules.path if _check_side(side) == "light" else self._rules.dark_path
+        return tuple(path[p - 1] for p in self.pieces(side))
+
+    # --- moves --------------------------------------------------------------------------------------
+    def legal_moves(self, roll: int) -> tuple[int, ...]:
+        """Source positions of the legal moves for ``roll`` (0 enters a piece); empty: the turn passes."""
+        self._check_roll(roll)
+        if self.is_over:
+            return ()
+        out = np.empty(K.MAX_MOVES, dtype=np.int64)
+        n = K.legal_moves(self._code, roll, geometry(self._rules), out)
+        return tuple(int(m) for m in out[:n])
+
+    def move_result(self, roll: int, move: int | None) -> MoveResult:
+        """Play ``move`` for ``roll`` and say what happened (capture, rosette, extra roll, score, win).
+
+        ``move`` is the source position of the piece to move (0 enters a piece from home), or ``None``
+        to pass when the roll has no legal move.
+
+        Raises:
+            ValueError: If the game is over, the roll is impossible, or the move is illegal (the message
+                lists the legal moves).
+        """
+        if self.is_over:
+            raise ValueError(f"the game is over: {self.winner} has won")
+        legal = self.legal_moves(roll)
+        if move is None:
+            if legal:
+                raise ValueError(f"roll {roll} has legal moves {list(legal)}; a player must move if they can")
+            return MoveResult(Position(self._rules, K.swap_sides(self._code)), False, False, False, False,
+                              False)
+        if move not in legal:
+            allowed = f"legal moves: {list(legal)}" if legal else "no move is legal: pass with move=None"
+            raise ValueError(f"illegal move {move!r} for roll {roll} ({self.turn} to move); {allowed}")
+        code, flags = K.apply_move(self._code, roll, int(move), geometry(self._rules))
+        return MoveResult(Position(self._rules, code), bool(flags & K.EXTRA_ROLL), bool(flags & K.CAPTURE),
+                          bool(flags & K.ROSETTE), bool(flags & K.SCORED), bool(flags & K.WIN))
+
+    def play(self, roll: int, move: int | None) -> Position:
+        """The position after ``move`` for ``roll`` (``None`` passes a roll with no legal move)."""
+        return self.move_result(roll, move).position
+
+    # --- dunder -------------------------------------------------------------------------------------
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Position) and self._code == other._code and self._rules == other._rules
+
+    def __hash__(self) -> int:
+        return hash((self._rules, self._code))
+
+    def __repr__(self) -> str:
+        return (f"Position(rules={self._rules.name!r}, light={list(self.pieces('light'))}, "
+                f"dark={list(self.pieces('dark'))}, light_home={self.home('light')}, "
+                f"dark_home={self.home('dark')}, turn={self.turn!r})")
+
+    def __str__(self) -> str:
+        from urgym.render import board_text
+
+        return board_text(self)
+
+    # --- helpers ------------------------------------------------------------------------------------
+    def _is_mover(self, side: str) -> bool:
+        return SIDES.index(_check_side(side)) == K.turn_of(self._code)
+
+    def _check_roll(self, roll: int) -> None:
+        probs = self._rules.roll_probabilities
+        if isinstance(roll, bool) or not isinstance(roll, (int, np.integer)) or not (
+            0 <= roll < len(probs) and probs[roll] > 0
+        ):
+            raise ValueError(f"roll {roll!r} is impossible with the dice of {self._rules.name!r}; "
+                             f"possible rolls: {list(self._rules.rolls)}")
+
+
+def _check_side(side: str) -> str:
+    if side not in SIDES:
+        raise ValueError(f"side must be 'light' or 'dark', got {side!r}")
+    return side
+
+
+def _positions(values: Iterable[int], side: str, length: int) -> tuple[int, ...]:
+    positions = tuple(values)
+    for p in positions:
+        if isinstance(p, bool) or not isinstance(p, (int, np.integer)) or not 1 <= p <= length:
+            raise ValueError(f"{side} piece at {p!r}: on-board path positions run from 1 to {length} "
+                             "(home and scored pieces are given as counts)")
+    if len(set(positions)) != len(positions):
+        raise ValueError(f"{side} has two pieces at the same path position: {sorted(positions)}")
+    return tuple(sorted(int(p) for p in positions))
+
+
+def _check_tiles(rules: Rules, sides: dict[str, tuple[int, ...]]) -> None:
+    """Two pieces can never stand on one tile, whatever their path positions."""
+    seen: dict[str, str] = {}
+    for side, path in (("light", rules.path), ("dark", rules.dark_path)):
+        for p in sides[side]:
+            tile = path[p - 1]
+            if tile in seen:
+                raise ValueError(f"two pieces on tile {tile}: {seen[tile]} and {side} at path position {p}")
+            seen[tile] = f"{side} at path position {p}"
+
