@@ -1,0 +1,116 @@
+"""Numba kernels of the solver: the successor graph of one layer pair and Gauss-Seidel sweeps over it.
+
+For a position s (mover's view) the value is the mover's winning probability
+
+    V(s) = sum_r P(r) * max_{m legal for r} W(s, r, m),     W = V(s')      after an extra roll,
+                                                            W = 1 - V(s')  when the turn passes,
+
+with s' the position after the move seen by the side to move next; a roll with no legal move passes
+(W = 1 - V(s) with the sides swapped). A finished game is seen by the loser, so V = 0 there and a
+winning move is worth 1. Each successor is stored as one uint32 edge ``index << 1 | passes``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from solver._index import B_START, rank_state, unrank_in_block
+from urgym import _kernels as K
+
+# Columns of a work item: a slice of one block.
+I_START, I_END, I_BLOCK = range(3)
+
+
+@njit(cache=True)
+def _successor_edges(state, roll, geom, moves, info, war_rank, block_offset, choose_private, dims, out, n_out):
+    """Append the edges of one roll of ``state`` to ``out`` from ``n_out``; return the new count."""
+    n = K.legal_moves(state, roll, geom, moves)
+    if n == 0:
+        nxt = K.swap_sides(state)
+        out[n_out] = np.uint32((rank_state(nxt, info, war_rank, block_offset, choose_private, dims) << 1) | 1)
+        return n_out + 1
+    for j in range(n):
+        nxt, flags = K.apply_move(state, roll, moves[j], geom)
+        passes = 0 if flags & K.EXTRA_ROLL else 1
+        out[n_out] = np.uint32((rank_state(nxt, info, war_rank, block_offset, choose_private, dims) << 1) | passes)
+        n_out += 1
+    return n_out
+
+
+@njit(cache=True, parallel=True)
+def count_edges(items, blocks, rolls, geom, private_masks, war_own, war_opp, choose_private, dims, item_edges):
+    """Edges per work item (one per legal move, or one pass edge, for every roll)."""
+    for it in prange(items.shape[0]):
+        moves = np.empty(K.MAX_MOVES, dtype=np.int64)
+        block = blocks[items[it, I_BLOCK]]
+        total = 0
+        for i in range(items[it, I_START], items[it, I_END]):
+            state = unrank_in_block(i - block[B_START], block, private_masks, war_own, war_opp, choose_private, dims)
+            for k in range(rolls.shape[0]):
+                total += max(K.legal_moves(state, rolls[k], geom, moves), 1)
+        item_edges[it] = total
+
+
+@njit(cache=True, parallel=True)
+def fill_edges(items, item_edge_start, pair_start, blocks, rolls, geom, private_masks, war_own, war_opp, info,
+               war_rank, block_offset, choose_private, dims, counts, edges):
+    """Write every state's edges (grouped by roll, states in index order) and per-roll edge counts."""
+    n_rolls = rolls.shape[0]
+    for it in prange(items.shape[0]):
+        moves = np.empty(K.MAX_MOVES, dtype=np.int64)
+        block = blocks[items[it, I_BLOCK]]
+        e = item_edge_start[it]
+        for i in range(items[it, I_START], items[it, I_END]):
+            state = unrank_in_block(i - block[B_START], block, private_masks, war_own, war_opp, choose_private, dims)
+            for k in range(n_rolls):
+                e_next = _successor_edges(state, rolls[k], geom, moves, info, war_rank, block_offset,
+                                          choose_private, dims, edges, e)
+                counts[(i - pair_start) * n_rolls + k] = e_next - e
+                e = e_next
+
+
+@njit(cache=True)
+def _state_value(values, edges, counts, c0, e, probs):
+    """Bellman update of one state from its edges; returns (value, next edge pointer)."""
+    v = 0.0
+    for k in range(probs.shape[0]):
+        best = 0.0
+        for _ in range(counts[c0 + k]):
+            x = edges[e]
+            e += 1
+            w = values[x >> 1]
+            if x & 1:
+                w = 1.0 - w
+            if w > best:
+                best = w
+        v += probs[k] * best
+    return v, e
+
+
+@njit(cache=True, parallel=True)
+def sweep(items, item_edge_end, pair_start, counts, edges, probs, values, item_delta, update):
+    """One in-place (Gauss-Seidel) pass over a pair, in reverse index order; returns the largest change.
+
+    Reverse order sweeps pieces further along their paths first (higher colex and war-zone ranks), so
+    most successors are already updated when a position is. With ``update=False`` nothing is written
+    and the result is the Bellman residual max |T V - V|.
+    """
+    n_rolls = probs.shape[0]
+    n_items = items.shape[0]
+    for t in prange(n_items):
+        it = n_items - 1 - t
+        e = item_edge_end[it]
+        delta = 0.0
+        for i in range(items[it, I_END] - 1, items[it, I_START] - 1, -1):
+            c0 = (i - pair_start) * n_rolls
+            for k in range(n_rolls):
+                e -= counts[c0 + k]
+            v, _ = _state_value(values, edges, counts, c0, e, probs)
+            change = abs(v - values[i])
+            if change > delta:
+                delta = change
+            if update:
+                values[i] = v
+        item_delta[it] = delta
+    return item_delta.max()

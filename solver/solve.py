@@ -1,0 +1,183 @@
+"""Exact value iteration over every position of a rule set.
+
+Scored pieces never come back, so positions fall into layers by (own scored, opponent scored). A move
+that scores nothing keeps the layer and, when the turn passes, lands in the mirrored layer: the solver
+takes the pairs {(x, y), (y, x)} from the most scored to the least, builds each pair's successor graph
+once and sweeps it in place (Gauss-Seidel, both cores) until the largest change of a value is below
+the tolerance. A pair where a side has scored every piece is terminal: the mover has won (1) or lost (0).
+
+A solve written to a path checkpoints after every pair (values in ``PATH.partial``, progress in
+``PATH.partial.json``, both replaced atomically), so an interrupted solve resumes from the last finished
+pair; the finished table is written atomically with :func:`solver.table.write_table`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import numba
+import numpy as np
+from tqdm.auto import tqdm
+
+from solver import _kernels as SK
+from solver._index import B_END, B_START, PositionIndex
+from solver.table import SolvedTable, TableError, rules_to_dict
+from urgym import Rules, get_rules
+from urgym._tables import geometry
+
+__all__ = ["solve"]
+
+ITEM_SIZE = 2048  # positions per parallel work item
+MAX_SWEEPS = 100_000
+
+
+def _work_items(index: PositionIndex, start: int, end: int) -> np.ndarray:
+    """Slices of at most ITEM_SIZE positions of the blocks in [start, end)."""
+    blocks = index.blocks
+    rows = np.flatnonzero((blocks[:, B_START] >= start) & (blocks[:, B_END] <= end))
+    items = []
+    for b in rows:
+        for lo in range(int(blocks[b, B_START]), int(blocks[b, B_END]), ITEM_SIZE):
+            items.append((lo, min(lo + ITEM_SIZE, int(blocks[b, B_END])), b))
+    return np.array(items, dtype=np.int64).reshape(-1, 3)
+
+
+class _PairGraph:
+    """The successor graph of one layer pair, in the arrays the sweep kernel takes."""
+
+    def __init__(self, index: PositionIndex, start: int, end: int) -> None:
+        rules = index.rules
+        t = index.tables
+        self.start = start
+        self.rolls = np.array(rules.rolls, dtype=np.int64)
+        self.probs = np.array([rules.roll_probabilities[r] for r in self.rolls], dtype=np.float64)
+        self.items = _work_items(index, start, end)
+        geom = geometry(rules)
+        item_edges = np.zeros(len(self.items), dtype=np.int64)
+        SK.count_edges(self.items, index.blocks, self.rolls, geom, t.private_masks, t.war_own, t.war_opp,
+                       t.choose_private, t.dims, item_edges)
+        self.item_edge_end = np.cumsum(item_edges)
+        self.edges = np.empty(int(self.item_edge_end[-1]), dtype=np.uint32)
+        self.counts = np.empty((end - start) * len(self.rolls), dtype=np.uint8)
+        SK.fill_edges(self.items, self.item_edge_end - item_edges, start, index.blocks, self.rolls, geom,
+                      t.private_masks, t.war_own, t.war_opp, t.info, t.war_rank, t.block_offset,
+                      t.choose_private, t.dims, self.counts, self.edges)
+        self._item_delta = np.zeros(len(self.items), dtype=np.float64)
+
+    def sweep(self, values: np.ndarray, update: bool = True) -> float:
+        """One Gauss-Seidel sweep (largest change), or with ``update=False`` the Bellman residual."""
+        return SK.sweep(self.items, self.item_edge_end, self.start, self.counts, self.edges, self.probs, values,
+                        self._item_delta, update)
+
+
+def _terminal_values(index: PositionIndex, values: np.ndarray, pair: tuple[int, int], start: int) -> None:
+    """A pair where some side has scored everything: the mover has won (1) or lost (0)."""
+    n = index.pieces
+    offset = start
+    x, y = pair
+    for own_scored, opp_scored in ((x, y), (y, x)) if x != y else ((x, y),):
+        size = index.layer_sizes()[own_scored, opp_scored]
+        values[offset: offset + size] = 1.0 if own_scored == n and opp_scored < n else 0.0
+        offset += size
+
+
+class _Checkpoint:
+    """Progress of a solve written to a path: finished pairs and their residuals."""
+
+    def __init__(self, out: Path, rules: Rules, tol: float, size: int) -> None:
+        self.values_path = out.with_name(out.name + ".partial")
+        self.state_path = out.with_name(out.name + ".partial.json")
+        self.key = {"rules": rules_to_dict(rules), "tol": tol, "positions": size}
+        self.done: dict[str, float] = {}
+        self.elapsed = 0.0
+        if self.state_path.exists() and self.values_path.exists():
+            state = json.loads(self.state_path.read_text())
+            if state.get("key") == self.key and self.values_path.stat().st_size == size * 8:
+                self.done, self.elapsed = state["done"], state["elapsed"]
+        mode = "r+" if self.done else "w+"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        self.values = np.memmap(self.values_path, dtype=np.float64, mode=mode, shape=(size,))
+
+    def finish_pair(self, pair: tuple[int, int], residual: float, elapsed: float) -> None:
+        self.values.flush()
+        self.done[f"{pair[0]},{pair[1]}"] = residual
+        self.elapsed = elapsed
+        tmp = self.state_path.with_name(self.state_path.name + ".tmp")
+        tmp.write_text(json.dumps({"key": self.key, "done": self.done, "elapsed": elapsed}))
+        os.replace(tmp, self.state_path)
+
+    def remove(self) -> None:
+        del self.values
+        self.values_path.unlink(missing_ok=True)
+        self.state_path.unlink(missing_ok=True)
+
+
+def solve(rules: Rules | str, tol: float = 1e-12, progress: bool = True, out: str | os.PathLike | None = None,
+          dtype: str = "float64", threads: int | None = None) -> SolvedTable:
+    """Solve a rule set exactly: every position's winning probability for the side to move.
+
+    Args:
+        rules: A :class:`~urgym.Rules` or a rule-set name (single-visit paths: finkel, blitz, masters, aseb).
+        tol: Stop iterating a layer pair when no value changes by more than this in a sweep.
+        progress: Show a progress bar (pair, sweep, largest change, ETA).
+        out: Write the table here (atomically); the solve checkpoints beside it and resumes if interrupted.
+        dtype: Storage type of the written table: ``float64``, ``float32`` or ``uint16``.
+        threads: Worker threads (default: every core).
+
+    Returns:
+        The :class:`~solver.table.SolvedTable`: in memory (float64) without ``out``, else the written file
+        memory-mapped.
+    """
+    rules = get_rules(rules)
+    if not 0 < tol < 1:
+        raise ValueError(f"tol must be between 0 and 1, got {tol}")
+    index = PositionIndex(rules)
+    if threads:
+        numba.set_num_threads(threads)
+    checkpoint = _Checkpoint(Path(out), rules, tol, index.size) if out is not None else None
+    values = checkpoint.values if checkpoint else np.zeros(index.size, dtype=np.float64)
+    done = checkpoint.done if checkpoint else {}
+    started = time.perf_counter() - (checkpoint.elapsed if checkpoint else 0.0)
+    max_residual = max(done.values(), default=0.0)
+    bar = tqdm(total=index.size, unit="pos", unit_scale=True, disable=not progress, desc=f"solve {rules.name}",
+               initial=sum(e - s for (s, e), p in zip(index.pair_ranges, index.pairs, strict=True)
+                           if f"{p[0]},{p[1]}" in done))
+    try:
+        for pair, (start, end) in zip(index.pairs, index.pair_ranges, strict=True):
+            if f"{pair[0]},{pair[1]}" in done:
+                continue
+            residual = _solve_pair(index, values, pair, start, end, tol, bar)
+            max_residual = max(max_residual, residual)
+            if checkpoint:
+                checkpoint.finish_pair(pair, residual, time.perf_counter() - started)
+            bar.update(end - start)
+    finally:
+        bar.close()
+    header = {"tol": tol, "residual": max_residual, "solve_seconds": round(time.perf_counter() - started, 3),
+              "dtype": dtype}
+    table = SolvedTable(rules, values, header, index)
+    if checkpoint is None:
+        return table
+    table.save(out, dtype)
+    del table, values
+    checkpoint.remove()
+    return SolvedTable.load(out, rules, verify=False)
+
+
+def _solve_pair(index: PositionIndex, values: np.ndarray, pair: tuple[int, int], start: int, end: int,
+                tol: float, bar: tqdm) -> float:
+    """Iterate one layer pair to convergence; return its final Bellman residual."""
+    if index.pieces in pair:
+        _terminal_values(index, values, pair, start)
+        return 0.0
+    bar.set_postfix_str(f"pair {pair}: building successor graph")
+    graph = _PairGraph(index, start, end)
+    for sweep in range(1, MAX_SWEEPS + 1):
+        change = graph.sweep(values)
+        bar.set_postfix_str(f"pair {pair}: sweep {sweep}, largest change {change:.1e}")
+        if change < tol:
+            return graph.sweep(values, update=False)
+    raise TableError(f"pair {pair} did not converge to {tol} in {MAX_SWEEPS} sweeps")

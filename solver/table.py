@@ -1,0 +1,189 @@
+"""Solved tables on disk and their queries.
+
+File layout: the magic ``URGYMTBL``, the header length (8 bytes, little-endian), a UTF-8 JSON header,
+padding to a 4096-byte boundary, then the values as a flat little-endian array, one per position of
+:class:`~solver._index.PositionIndex`: the winning probability of the side to move. ``uint16`` tables
+store ``round(65535 * value)``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import zlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from solver._index import PositionIndex
+from urgym import Position, Rules
+
+__all__ = ["DTYPES", "FORMAT_VERSION", "SolvedTable", "TableError"]
+
+MAGIC = b"URGYMTBL"
+FORMAT_VERSION = 1
+DTYPES = ("float64", "float32", "uint16")
+_ALIGN = 4096
+_UINT16_SCALE = 65535.0
+
+
+class TableError(ValueError):
+    """A solved table that is corrupt, truncated or does not match the rules asked for."""
+
+
+def rules_to_dict(rules: Rules) -> dict[str, Any]:
+    return {"name": rules.name, "path": list(rules.path), "rosettes": sorted(rules.rosettes),
+            "pieces": rules.pieces, "roll_probabilities": list(rules.roll_probabilities),
+            "safe_rosettes": rules.safe_rosettes, "rosette_extra_roll": rules.rosette_extra_roll,
+            "capture_extra_roll": rules.capture_extra_roll}
+
+
+def rules_from_dict(d: dict[str, Any]) -> Rules:
+    return Rules(name=d["name"], path=tuple(d["path"]), rosettes=frozenset(d["rosettes"]), pieces=d["pieces"],
+                 roll_probabilities=tuple(d["roll_probabilities"]), safe_rosettes=d["safe_rosettes"],
+                 rosette_extra_roll=d["rosette_extra_roll"], capture_extra_roll=d["capture_extra_roll"])
+
+
+def encode(values: np.ndarray, dtype: str) -> np.ndarray:
+    """Values (float64 in [0, 1]) in a storage dtype."""
+    if dtype not in DTYPES:
+        raise ValueError(f"unknown dtype {dtype!r}; allowed: {', '.join(DTYPES)}")
+    if dtype == "uint16":
+        return np.rint(np.clip(values, 0.0, 1.0) * _UINT16_SCALE).astype("<u2")
+    return values.astype("<f8" if dtype == "float64" else "<f4", copy=False)
+
+
+def checksum(data: np.ndarray, chunk: int = 1 << 24) -> str:
+    flat = data.reshape(-1).view(np.uint8)
+    crc = 0
+    for start in range(0, flat.shape[0], chunk):
+        crc = zlib.crc32(flat[start:start + chunk], crc)
+    return f"crc32:{crc:08x}"
+
+
+class SolvedTable:
+    """Every position's winning probability under perfect play, for one rule set.
+
+    Attributes:
+        rules: The rule set.
+        index: Its :class:`~solver._index.PositionIndex`.
+        values: One value per index (the side to move's winning probability), possibly quantized.
+        header: Metadata (tolerance, final residual, solve time, dtype, checksum, ...).
+    """
+
+    def __init__(self, rules: Rules, values: np.ndarray, header: dict[str, Any],
+                 index: PositionIndex | None = None) -> None:
+        self.rules = rules
+        self.index = index or PositionIndex(rules)
+        if values.shape != (self.index.size,):
+            raise TableError(f"table has {values.shape[0]} values, the rules need {self.index.size}")
+        self.values = values
+        self.header = header
+
+    # --- queries -----------------------------------------------------------------------------------
+    def value_at(self, index: int) -> float:
+        """The stored value at an index, as a probability."""
+        v = self.values[index]
+        return float(v) / _UINT16_SCALE if self.values.dtype == np.uint16 else float(v)
+
+    def probabilities(self) -> np.ndarray:
+        """All values as float64 probabilities (decoding a quantized table)."""
+        if self.values.dtype == np.uint16:
+            return self.values / _UINT16_SCALE
+        return np.asarray(self.values, dtype=np.float64)
+
+    def win_probability(self, position: Position, side: str | None = None) -> float:
+        """The winning probability of ``side`` (default: the side to move) under perfect play."""
+        self._check(position)
+        side = side or position.turn
+        if position.is_over:
+            return 1.0 if position.winner == side else 0.0
+        v = self.value_at(self.index.rank(position))
+        return v if side == position.turn else 1.0 - v
+
+    def move_values(self, position: Position, roll: int) -> dict[int, float]:
+        """Each legal move's winning probability for the side to move (empty: the roll passes)."""
+        self._check(position)
+        mover = position.turn
+        return {m: self.win_probability(position.play(roll, m), side=mover) for m in position.legal_moves(roll)}
+
+    def best_move(self, position: Position, roll: int) -> int | None:
+        """The move with the highest winning probability (the lowest source on ties); None: no move."""
+        values = self.move_values(position, roll)
+        return max(values, key=lambda m: (values[m], -m)) if values else None
+
+    def _check(self, position: Position) -> None:
+        if position.rules != self.rules:
+            raise ValueError(f"position of {position.rules.describe()!r} given to a table of "
+                             f"{self.rules.describe()!r}")
+
+    # --- files -------------------------------------------------------------------------------------
+    def save(self, path: str | os.PathLike, dtype: str | None = None) -> Path:
+        """Write the table atomically (a temporary file renamed into place)."""
+        dtype = dtype or self.header.get("dtype", "float64")
+        data = encode(self.probabilities(), dtype)
+        header = dict(self.header, format_version=FORMAT_VERSION, rules=rules_to_dict(self.rules),
+                      positions=int(self.index.size), dtype=dtype, checksum=checksum(data),
+                      value="winning probability of the side to move")
+        return write_table(Path(path), header, data)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, rules: Rules | None = None, verify: bool = True) -> SolvedTable:
+        """Memory-map a table; check it matches ``rules`` (if given), its size and (``verify``) checksum.
+
+        Raises:
+            TableError: For a corrupt, truncated or mismatched file.
+            FileNotFoundError: If there is no file.
+        """
+        path = Path(path)
+        header, offset = read_header(path)
+        table_rules = rules_from_dict(header["rules"])
+        if rules is not None and rules != table_rules:
+            raise TableError(f"{path} was solved for {table_rules.describe()!r}, not {rules.describe()!r}")
+        dtype = np.dtype({"float64": "<f8", "float32": "<f4", "uint16": "<u2"}[header["dtype"]])
+        expected = offset + header["positions"] * dtype.itemsize
+        actual = path.stat().st_size
+        if actual != expected:
+            raise TableError(f"{path} is {'truncated' if actual < expected else 'too long'}: {actual} bytes, "
+                             f"expected {expected} for {header['positions']} {header['dtype']} values")
+        values = np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=(header["positions"],))
+        if verify and checksum(values) != header["checksum"]:
+            raise TableError(f"{path} is corrupt: its checksum does not match its header")
+        return cls(table_rules, values, header)
+
+
+def write_table(path: Path, header: dict[str, Any], data: np.ndarray) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    blob = json.dumps(header, sort_keys=True).encode()
+    offset = -(-(len(MAGIC) + 8 + len(blob)) // _ALIGN) * _ALIGN
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    with open(tmp, "wb") as f:
+        f.write(MAGIC + struct.pack("<Q", len(blob)) + blob)
+        f.write(b"\0" * (offset - f.tell()))
+        data.tofile(f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    return path
+
+
+def read_header(path: Path) -> tuple[dict[str, Any], int]:
+    with open(path, "rb") as f:
+        start = f.read(len(MAGIC) + 8)
+        if len(start) < len(MAGIC) + 8 or start[: len(MAGIC)] != MAGIC:
+            raise TableError(f"{path} is not a urgym solved table (bad magic)")
+        (length,) = struct.unpack("<Q", start[len(MAGIC):])
+        blob = f.read(length)
+    try:
+        header = json.loads(blob)
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise TableError(f"{path} has a corrupt header: {e}") from None
+    if header.get("format_version") != FORMAT_VERSION:
+        raise TableError(f"{path} has format version {header.get('format_version')}, this urgym reads "
+                         f"{FORMAT_VERSION}; solve it again")
+    for key in ("rules", "positions", "dtype", "checksum"):
+        if key not in header:
+            raise TableError(f"{path} has a corrupt header: no {key!r}")
+    return header, -(-(len(MAGIC) + 8 + length) // _ALIGN) * _ALIGN

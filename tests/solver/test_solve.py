@@ -1,0 +1,97 @@
+"""The solver against an independent computation, the Bellman equation and known values."""
+
+import numpy as np
+import pytest
+
+import solver
+from urgym import Position, get_rules
+
+from .independent import all_positions, solve_by_policy_iteration
+
+SOLVABLE = ("finkel", "blitz", "masters", "aseb")
+
+
+@pytest.fixture(scope="module")
+def tables():
+    return {(name, n): solver.solve(get_rules(name, n), progress=False) for name in SOLVABLE for n in (1, 2)}
+
+
+@pytest.mark.parametrize("name", SOLVABLE)
+@pytest.mark.parametrize("pieces", [1, 2])
+def test_agrees_with_policy_iteration_on_every_position(tables, name, pieces):
+    table = tables[name, pieces]
+    reference = solve_by_policy_iteration(get_rules(name, pieces))
+    worst = max(abs(table.win_probability(p) - v) for p, v in reference.items())
+    assert worst < 1e-10
+
+
+@pytest.mark.parametrize("name", SOLVABLE)
+def test_bellman_residual_below_tolerance_on_every_position(tables, name):
+    table = tables[name, 2]
+    rules = table.rules
+    worst = 0.0
+    for p in all_positions(rules):
+        if p.is_over:
+            continue
+        expected = 0.0
+        for r in rules.rolls:
+            moves = table.move_values(p, r)
+            expected += rules.roll_probabilities[r] * (max(moves.values()) if moves
+                                                       else table.win_probability(p.play(r, None), side="light"))
+        worst = max(worst, abs(expected - table.win_probability(p)))
+    assert worst < 1e-12
+    assert table.header["residual"] < 1e-12
+
+
+@pytest.mark.parametrize("name", SOLVABLE)
+def test_values_are_probabilities(tables, name):
+    values = tables[name, 2].probabilities()
+    assert values.min() >= 0.0 and values.max() <= 1.0
+
+
+@pytest.mark.parametrize("name, pieces", [("finkel", 1), ("finkel", 2), ("blitz", 1), ("blitz", 2),
+                                          ("masters", 1), ("masters", 2)])
+def test_last_piece_race_on_the_last_tile(tables, name, pieces):
+    rules = get_rules(name, pieces)
+    p = Position.from_pieces(rules, light=[rules.length], dark=[rules.length], light_home=0, dark_home=0)
+    one = rules.roll_probabilities[1]
+    # the mover needs a 1: v = P(1) + (1 - P(1)) (1 - v)  =>  v = 1 / (2 - P(1)); 4/7 with four binary dice
+    expected = 1 / (2 - one)
+    if rules.roll_probabilities == get_rules("finkel").roll_probabilities:
+        assert expected == pytest.approx(4 / 7, abs=1e-15)
+    assert tables[name, pieces].win_probability(p) == pytest.approx(expected, abs=1e-12)
+    assert tables[name, pieces].win_probability(p, side="dark") == pytest.approx(1 - expected, abs=1e-12)
+
+
+def test_best_move_is_the_argmax_and_finished_games_are_certain(tables):
+    table = tables["finkel", 2]
+    p = Position.from_pieces(table.rules, light=[6], dark=[5], light_home=1, dark_home=1, turn="dark")
+    values = table.move_values(p, 1)
+    assert set(values) == set(p.legal_moves(1))
+    assert table.best_move(p, 1) == max(values, key=values.get)
+    assert values[5] > values[0]  # capturing light's piece at B2 beats entering
+    assert table.best_move(Position.start(table.rules), 0) is None
+    won = Position.from_pieces(table.rules, light=[], dark=[3], light_home=0, dark_home=1)
+    assert table.win_probability(won, side="light") == 1.0 and table.win_probability(won) == 1.0
+
+
+def test_start_value_favours_the_first_player(tables):
+    for name in SOLVABLE:
+        start = Position.start(get_rules(name, 2))
+        assert 0.5 < tables[name, 2].win_probability(start) < 0.6
+
+
+def test_positions_from_other_rules_are_refused(tables):
+    with pytest.raises(ValueError, match="given to a table of"):
+        tables["finkel", 2].win_probability(Position.start(get_rules("blitz", 2)))
+
+
+def test_tolerance_must_be_sane():
+    with pytest.raises(ValueError, match="tol must be between 0 and 1"):
+        solver.solve("finkel", tol=0)
+
+
+def test_parallel_sweeps_reach_the_same_values():
+    one = solver.solve(get_rules("aseb", 3), progress=False, threads=1)
+    two = solver.solve(get_rules("aseb", 3), progress=False, threads=2)
+    assert np.max(np.abs(one.probabilities() - two.probabilities())) < 1e-11

@@ -1,0 +1,114 @@
+"""Tables on disk: round trips, dtypes, clear errors for bad files, resuming, the cache and the CLI."""
+
+import json
+import struct
+
+import numpy as np
+import pytest
+
+import solver
+from solver import SolvedTable, TableError
+from solver.cli import main as solve_main
+from urgym import Position, get_rules
+
+
+@pytest.fixture(scope="module")
+def table():
+    return solver.solve(get_rules("finkel", 2), progress=False)
+
+
+@pytest.mark.parametrize("dtype, tolerance", [("float64", 0.0), ("float32", 1e-7), ("uint16", 1e-5)])
+def test_save_and_load_round_trip(tmp_path, table, dtype, tolerance):
+    path = table.save(tmp_path / "t.urtable", dtype)
+    loaded = SolvedTable.load(path, get_rules("finkel", 2))
+    assert isinstance(loaded.values, np.memmap)
+    assert loaded.header["dtype"] == dtype and loaded.header["positions"] == table.index.size
+    assert np.max(np.abs(loaded.probabilities() - table.probabilities())) <= tolerance
+    start = Position.start(get_rules("finkel", 2))
+    assert loaded.win_probability(start) == pytest.approx(table.win_probability(start), abs=tolerance)
+
+
+def test_header_records_the_solve(tmp_path, table):
+    header = SolvedTable.load(table.save(tmp_path / "t.urtable")).header
+    for key in ("tol", "residual", "solve_seconds", "format_version", "checksum", "rules", "dtype"):
+        assert key in header
+    assert header["rules"]["name"] == "finkel" and header["rules"]["pieces"] == 2
+
+
+def test_mismatched_rules_are_refused(tmp_path, table):
+    path = table.save(tmp_path / "t.urtable")
+    with pytest.raises(TableError, match="was solved for 'finkel: path of 14, 2 pieces"):
+        SolvedTable.load(path, get_rules("finkel", 3))
+
+
+def test_truncated_and_corrupt_files_are_refused(tmp_path, table):
+    path = table.save(tmp_path / "t.urtable")
+    data = path.read_bytes()
+    (tmp_path / "short.urtable").write_bytes(data[:-8])
+    with pytest.raises(TableError, match="truncated"):
+        SolvedTable.load(tmp_path / "short.urtable")
+    flipped = bytearray(data)
+    flipped[-100] ^= 0xFF
+    (tmp_path / "flip.urtable").write_bytes(bytes(flipped))
+    with pytest.raises(TableError, match="corrupt: its checksum"):
+        SolvedTable.load(tmp_path / "flip.urtable")
+    (tmp_path / "magic.urtable").write_bytes(b"NOTATABLE" + data[9:])
+    with pytest.raises(TableError, match="bad magic"):
+        SolvedTable.load(tmp_path / "magic.urtable")
+    length = struct.unpack("<Q", data[8:16])[0]
+    header = json.loads(data[16:16 + length])
+    header["format_version"] = 9  # same length, so the data offset stays put
+    blob = json.dumps(header, sort_keys=True).encode().ljust(length)
+    (tmp_path / "version.urtable").write_bytes(data[:16] + blob + data[16 + length:])
+    with pytest.raises(TableError, match="format version 9,"):
+        SolvedTable.load(tmp_path / "version.urtable")
+
+
+def test_interrupted_solve_resumes_from_the_last_finished_pair(tmp_path, monkeypatch):
+    solve_module = __import__("sys").modules["solver.solve"]
+    real = solve_module._solve_pair
+    calls = []
+
+    def interrupt_after_three(*args, **kwargs):
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        calls.append(args[2])
+        return real(*args, **kwargs)
+
+    rules = get_rules("blitz", 2)
+    out = tmp_path / "blitz.urtable"
+    monkeypatch.setattr(solve_module, "_solve_pair", interrupt_after_three)
+    with pytest.raises(KeyboardInterrupt):
+        solver.solve(rules, progress=False, out=out)
+    assert not out.exists() and out.with_name(out.name + ".partial.json").exists()
+    first = list(calls)
+    calls.clear()
+    monkeypatch.setattr(solve_module, "_solve_pair", lambda *a, **k: (calls.append(a[2]), real(*a, **k))[1])
+    resumed = solver.solve(rules, progress=False, out=out)
+    assert not set(first) & set(calls)  # finished pairs were not solved again
+    assert len(first) + len(calls) == len(resumed.index.pairs)
+    fresh = solver.solve(rules, progress=False)
+    assert np.max(np.abs(SolvedTable.load(out).probabilities() - fresh.probabilities())) < 1e-11
+    assert not out.with_name(out.name + ".partial").exists()
+
+
+def test_load_or_solve_uses_the_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("URGYM_CACHE", str(tmp_path))
+    first = solver.load_or_solve("aseb", pieces=2, progress=False)
+    path = solver.cached_table_path(get_rules("aseb", 2))
+    assert path.parent == tmp_path and path.exists()
+    second = solver.load_or_solve("aseb", pieces=2, progress=False)
+    assert isinstance(second.values, np.memmap)
+    assert np.array_equal(first.probabilities(), second.probabilities())
+
+
+def test_cli_counts_and_solves(tmp_path, capsys):
+    solve_main(["--count", "--pieces", "2"])
+    out = capsys.readouterr().out
+    assert "finkel" in out and "13,112" in out
+    solve_main(["--rules", "masters", "--pieces", "1", "--out", str(tmp_path / "m.urtable"), "--no-progress"])
+    assert "final residual" in capsys.readouterr().out
+    assert SolvedTable.load(tmp_path / "m.urtable").rules == get_rules("masters", 1)
+    with pytest.raises(SystemExit):
+        solve_main(["--rules", "murray", "--pieces", "1", "--out", str(tmp_path / "x.urtable")])
+    assert "visits some tiles twice" in capsys.readouterr().err
