@@ -30,7 +30,7 @@ from urgym import _kernels as K
 MAX_INDEX_PATH = 20  # the per-mask tables have 2^L entries
 
 # INFO[mask] fields (int64): private rank, private count, war count, own war digits, opp war digits.
-_PRIV_RANK_BITS = 8
+_PRIV_RANK_MASK = 255
 _PRIV_COUNT_SHIFT = 8
 _WAR_COUNT_SHIFT = 12
 _OWN_TRIT_SHIFT = 16
@@ -81,6 +81,7 @@ class PositionIndex:
         self.pairs = _pairs(n)
         block_offset, self.pair_ranges, self.blocks = self._layout(war_classes, class_start)
         self.size = int(self.pair_ranges[-1][1])
+        self.layer_sizes = self._layer_sizes()
         self.tables = IndexTables(
             info=info, war_rank=war_rank, block_offset=block_offset,
             choose_private=np.array([comb(p, k) for k in range(p + 1)], dtype=np.int64),
@@ -188,7 +189,7 @@ class PositionIndex:
             code |= 1 << K.TURN_SHIFT
         return Position.from_code(self.rules, code)
 
-    def layer_sizes(self) -> dict[tuple[int, int], int]:
+    def _layer_sizes(self) -> dict[tuple[int, int], int]:
         """Positions per layer (own scored, opponent scored)."""
         sizes: dict[tuple[int, int], int] = {}
         for row in self.blocks:
@@ -228,7 +229,7 @@ def rank_state(state, info, war_rank, block_offset, choose_private, dims):
     sp = n - K.opp_home(state) - c - d
     war = war_rank[((io >> _OWN_TRIT_SHIFT) & _TRIT_MASK) + ((ip >> _OPP_TRIT_SHIFT) & _TRIT_MASK)]
     block = (((((so * (n + 1) + sp) * (p + 1) + a) * (s + 1) + b) * (s + 1) + c) * (p + 1)) + d
-    rank_in_block = (war * choose_private[a] + (io & 255)) * choose_private[d] + (ip & 255)
+    rank_in_block = (war * choose_private[a] + (io & _PRIV_RANK_MASK)) * choose_private[d] + (ip & _PRIV_RANK_MASK)
     return block_offset[block] + rank_in_block
 
 

@@ -39,35 +39,36 @@ def _successor_edges(state, roll, geom, moves, info, war_rank, block_offset, cho
 
 
 @njit(cache=True, parallel=True)
-def count_edges(items, blocks, rolls, geom, private_masks, war_own, war_opp, choose_private, dims, item_edges):
-    """Edges per work item (one per legal move, or one pass edge, for every roll)."""
+def count_edges(items, pair_start, blocks, rolls, geom, private_masks, war_own, war_opp, choose_private, dims,
+                counts, item_edges):
+    """Edges per state and roll (one per legal move, or one pass edge) into ``counts``; totals per item."""
+    n_rolls = rolls.shape[0]
     for it in prange(items.shape[0]):
         moves = np.empty(K.MAX_MOVES, dtype=np.int64)
         block = blocks[items[it, I_BLOCK]]
         total = 0
         for i in range(items[it, I_START], items[it, I_END]):
             state = unrank_in_block(i - block[B_START], block, private_masks, war_own, war_opp, choose_private, dims)
-            for k in range(rolls.shape[0]):
-                total += max(K.legal_moves(state, rolls[k], geom, moves), 1)
+            for k in range(n_rolls):
+                n = max(K.legal_moves(state, rolls[k], geom, moves), 1)
+                counts[(i - pair_start) * n_rolls + k] = n
+                total += n
         item_edges[it] = total
 
 
 @njit(cache=True, parallel=True)
-def fill_edges(items, item_edge_start, pair_start, blocks, rolls, geom, private_masks, war_own, war_opp, info,
-               war_rank, block_offset, choose_private, dims, counts, edges):
-    """Write every state's edges (grouped by roll, states in index order) and per-roll edge counts."""
-    n_rolls = rolls.shape[0]
+def fill_edges(items, item_edge_start, blocks, rolls, geom, private_masks, war_own, war_opp, info, war_rank,
+               block_offset, choose_private, dims, edges):
+    """Write every state's edges: states in index order, each state's edges grouped by roll."""
     for it in prange(items.shape[0]):
         moves = np.empty(K.MAX_MOVES, dtype=np.int64)
         block = blocks[items[it, I_BLOCK]]
         e = item_edge_start[it]
         for i in range(items[it, I_START], items[it, I_END]):
             state = unrank_in_block(i - block[B_START], block, private_masks, war_own, war_opp, choose_private, dims)
-            for k in range(n_rolls):
-                e_next = _successor_edges(state, rolls[k], geom, moves, info, war_rank, block_offset,
-                                          choose_private, dims, edges, e)
-                counts[(i - pair_start) * n_rolls + k] = e_next - e
-                e = e_next
+            for k in range(rolls.shape[0]):
+                e = _successor_edges(state, rolls[k], geom, moves, info, war_rank, block_offset, choose_private,
+                                     dims, edges, e)
 
 
 @njit(cache=True)
@@ -103,6 +104,7 @@ def sweep(items, item_edge_end, pair_start, counts, edges, probs, values, item_d
         e = item_edge_end[it]
         delta = 0.0
         for i in range(items[it, I_END] - 1, items[it, I_START] - 1, -1):
+            # walking backwards: state i's edges end where state i + 1's begin
             c0 = (i - pair_start) * n_rolls
             for k in range(n_rolls):
                 e -= counts[c0 + k]

@@ -36,5 +36,4 @@ def load_or_solve(rules: Rules | str, pieces: int | None = None, tol: float = 1e
     path = cached_table_path(rules, dtype, directory)
     if path.exists():
         return SolvedTable.load(path, rules)
-    solve(rules, tol=tol, progress=progress, out=path, dtype=dtype)
-    return SolvedTable.load(path, rules, verify=False)
+    return solve(rules, tol=tol, progress=progress, out=path, dtype=dtype)

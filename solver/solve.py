@@ -24,7 +24,7 @@ from tqdm.auto import tqdm
 
 from solver import _kernels as SK
 from solver._index import B_END, B_START, PositionIndex
-from solver.table import SolvedTable, TableError, rules_to_dict
+from solver.table import DTYPES, SolvedTable, rules_to_dict
 from urgym import Rules, get_rules
 from urgym._tables import geometry
 
@@ -32,6 +32,7 @@ __all__ = ["solve"]
 
 ITEM_SIZE = 2048  # positions per parallel work item
 MAX_SWEEPS = 100_000
+MAX_POSITIONS = 1 << 31  # an edge is one uint32: index << 1 | passes
 
 
 def _work_items(index: PositionIndex, start: int, end: int) -> np.ndarray:
@@ -57,14 +58,14 @@ class _PairGraph:
         self.items = _work_items(index, start, end)
         geom = geometry(rules)
         item_edges = np.zeros(len(self.items), dtype=np.int64)
-        SK.count_edges(self.items, index.blocks, self.rolls, geom, t.private_masks, t.war_own, t.war_opp,
-                       t.choose_private, t.dims, item_edges)
+        self.counts = np.empty((end - start) * len(self.rolls), dtype=np.uint8)
+        SK.count_edges(self.items, start, index.blocks, self.rolls, geom, t.private_masks, t.war_own, t.war_opp,
+                       t.choose_private, t.dims, self.counts, item_edges)
         self.item_edge_end = np.cumsum(item_edges)
         self.edges = np.empty(int(self.item_edge_end[-1]), dtype=np.uint32)
-        self.counts = np.empty((end - start) * len(self.rolls), dtype=np.uint8)
-        SK.fill_edges(self.items, self.item_edge_end - item_edges, start, index.blocks, self.rolls, geom,
-                      t.private_masks, t.war_own, t.war_opp, t.info, t.war_rank, t.block_offset,
-                      t.choose_private, t.dims, self.counts, self.edges)
+        SK.fill_edges(self.items, self.item_edge_end - item_edges, index.blocks, self.rolls, geom, t.private_masks,
+                      t.war_own, t.war_opp, t.info, t.war_rank, t.block_offset, t.choose_private, t.dims,
+                      self.edges)
         self._item_delta = np.zeros(len(self.items), dtype=np.float64)
 
     def sweep(self, values: np.ndarray, update: bool = True) -> float:
@@ -79,9 +80,14 @@ def _terminal_values(index: PositionIndex, values: np.ndarray, pair: tuple[int, 
     offset = start
     x, y = pair
     for own_scored, opp_scored in ((x, y), (y, x)) if x != y else ((x, y),):
-        size = index.layer_sizes()[own_scored, opp_scored]
+        size = index.layer_sizes[own_scored, opp_scored]
         values[offset: offset + size] = 1.0 if own_scored == n and opp_scored < n else 0.0
         offset += size
+
+
+def _pair_key(pair: tuple[int, int]) -> str:
+    """A layer pair as a JSON object key."""
+    return f"{pair[0]},{pair[1]}"
 
 
 class _Checkpoint:
@@ -103,7 +109,7 @@ class _Checkpoint:
 
     def finish_pair(self, pair: tuple[int, int], residual: float, elapsed: float) -> None:
         self.values.flush()
-        self.done[f"{pair[0]},{pair[1]}"] = residual
+        self.done[_pair_key(pair)] = residual
         self.elapsed = elapsed
         tmp = self.state_path.with_name(self.state_path.name + ".tmp")
         tmp.write_text(json.dumps({"key": self.key, "done": self.done, "elapsed": elapsed}))
@@ -134,9 +140,23 @@ def solve(rules: Rules | str, tol: float = 1e-12, progress: bool = True, out: st
     rules = get_rules(rules)
     if not 0 < tol < 1:
         raise ValueError(f"tol must be between 0 and 1, got {tol}")
+    if dtype not in DTYPES:
+        raise ValueError(f"unknown dtype {dtype!r}; allowed: {', '.join(DTYPES)}")
     index = PositionIndex(rules)
+    if index.size >= MAX_POSITIONS:
+        raise ValueError(f"{rules.describe()} has {index.size:,} positions; the solver's edges hold indices "
+                         f"below {MAX_POSITIONS:,}")
+    threads_before = numba.get_num_threads()
     if threads:
         numba.set_num_threads(threads)
+    try:
+        return _solve(rules, index, tol, progress, out, dtype)
+    finally:
+        numba.set_num_threads(threads_before)
+
+
+def _solve(rules: Rules, index: PositionIndex, tol: float, progress: bool, out: str | os.PathLike | None,
+           dtype: str) -> SolvedTable:
     checkpoint = _Checkpoint(Path(out), rules, tol, index.size) if out is not None else None
     values = checkpoint.values if checkpoint else np.zeros(index.size, dtype=np.float64)
     done = checkpoint.done if checkpoint else {}
@@ -144,10 +164,10 @@ def solve(rules: Rules | str, tol: float = 1e-12, progress: bool = True, out: st
     max_residual = max(done.values(), default=0.0)
     bar = tqdm(total=index.size, unit="pos", unit_scale=True, disable=not progress, desc=f"solve {rules.name}",
                initial=sum(e - s for (s, e), p in zip(index.pair_ranges, index.pairs, strict=True)
-                           if f"{p[0]},{p[1]}" in done))
+                           if _pair_key(p) in done))
     try:
         for pair, (start, end) in zip(index.pairs, index.pair_ranges, strict=True):
-            if f"{pair[0]},{pair[1]}" in done:
+            if _pair_key(pair) in done:
                 continue
             residual = _solve_pair(index, values, pair, start, end, tol, bar)
             max_residual = max(max_residual, residual)
@@ -157,7 +177,7 @@ def solve(rules: Rules | str, tol: float = 1e-12, progress: bool = True, out: st
     finally:
         bar.close()
     header = {"tol": tol, "residual": max_residual, "solve_seconds": round(time.perf_counter() - started, 3),
-              "dtype": dtype}
+              "dtype": "float64"}  # in memory; save() records the dtype it writes
     table = SolvedTable(rules, values, header, index)
     if checkpoint is None:
         return table
@@ -180,4 +200,4 @@ def _solve_pair(index: PositionIndex, values: np.ndarray, pair: tuple[int, int],
         bar.set_postfix_str(f"pair {pair}: sweep {sweep}, largest change {change:.1e}")
         if change < tol:
             return graph.sweep(values, update=False)
-    raise TableError(f"pair {pair} did not converge to {tol} in {MAX_SWEEPS} sweeps")
+    raise RuntimeError(f"layer pair {pair} did not converge to {tol} in {MAX_SWEEPS} sweeps")

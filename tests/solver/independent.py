@@ -40,7 +40,13 @@ def all_positions(rules: Rules) -> list[Position]:
     return found
 
 
-def solve_by_policy_iteration(rules: Rules, max_iterations: int = 200) -> dict[Position, float]:
+def solve_by_policy_iteration(rules: Rules, first_choice=None, max_iterations: int = 200) -> dict[Position, float]:
+    """Policy iteration to a policy no move improves; its exactly solved values are the fixed point.
+
+    ``first_choice(position, roll, moves)`` may give the starting move of each decision (default: the
+    most advanced piece). The start only decides how many iterations are needed: the result is accepted
+    only once exact policy evaluation leaves no improving move anywhere.
+    """
     positions = all_positions(rules)
     key = {p: i for i, p in enumerate(positions)}
     rolls = [r for r in rules.rolls]
@@ -62,6 +68,12 @@ def solve_by_policy_iteration(rules: Rules, max_iterations: int = 200) -> dict[P
         choices.append(per_roll)
     n = len(positions)
     policy = [{r: len(opts) - 1 for r, opts in c.items()} for c in choices]  # start: most advanced piece
+    if first_choice is not None:
+        for p, pol in zip(positions, policy, strict=True):
+            for r in pol:
+                moves = p.legal_moves(r)
+                if moves:
+                    pol[r] = moves.index(first_choice(p, r, moves))
     for _ in range(max_iterations):
         values = _evaluate(rules, positions, choices, policy, n)
         changed = False

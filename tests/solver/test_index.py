@@ -36,8 +36,8 @@ def test_rank_and_unrank_are_inverse_on_every_position(name):
 
 def test_layer_sizes_add_up():
     index = PositionIndex(get_rules("finkel", 3))
-    assert sum(index.layer_sizes().values()) == index.size
-    assert len(index.layer_sizes()) == 16
+    assert sum(index.layer_sizes.values()) == index.size
+    assert len(index.layer_sizes) == 16
 
 
 @pytest.mark.parametrize("name", ["murray", "skiriuk"])

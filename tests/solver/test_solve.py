@@ -20,7 +20,10 @@ def tables():
 @pytest.mark.parametrize("pieces", [1, 2])
 def test_agrees_with_policy_iteration_on_every_position(tables, name, pieces):
     table = tables[name, pieces]
-    reference = solve_by_policy_iteration(get_rules(name, pieces))
+    # One piece starts from a naive policy; two start from the table's moves to save LU factorisations.
+    # Either way the reference only stops at a policy that exact evaluation shows no move can improve.
+    start = None if pieces == 1 else (lambda p, r, moves: table.best_move(p, r))
+    reference = solve_by_policy_iteration(get_rules(name, pieces), first_choice=start)
     worst = max(abs(table.win_probability(p) - v) for p, v in reference.items())
     assert worst < 1e-10
 
@@ -95,3 +98,17 @@ def test_parallel_sweeps_reach_the_same_values():
     one = solver.solve(get_rules("aseb", 3), progress=False, threads=1)
     two = solver.solve(get_rules("aseb", 3), progress=False, threads=2)
     assert np.max(np.abs(one.probabilities() - two.probabilities())) < 1e-11
+
+
+def test_bad_dtype_is_refused_before_any_work():
+    with pytest.raises(ValueError, match="unknown dtype 'float16'; allowed: float64, float32, uint16"):
+        solver.solve(get_rules("finkel", 1), dtype="float16", progress=False)
+
+
+def test_threads_setting_does_not_leak_and_memory_tables_are_float64():
+    import numba
+
+    before = numba.get_num_threads()
+    table = solver.solve(get_rules("finkel", 1), progress=False, threads=1, dtype="uint16")
+    assert numba.get_num_threads() == before
+    assert table.header["dtype"] == "float64" and table.values.dtype == np.float64
