@@ -12,13 +12,16 @@ import json
 import os
 import struct
 import zlib
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from solver._index import PositionIndex
+from solver._lookup import move_probability
 from urgym import Position, Rules
+from urgym._tables import geometry
 
 __all__ = ["DTYPES", "FORMAT_VERSION", "SolvedTable", "TableError"]
 
@@ -106,13 +109,21 @@ class SolvedTable:
     def move_values(self, position: Position, roll: int) -> dict[int, float]:
         """Each legal move's winning probability for the side to move (empty: the roll passes)."""
         self._check(position)
-        mover = position.turn
-        return {m: self.win_probability(position.play(roll, m), side=mover) for m in position.legal_moves(roll)}
+        args = self.lookup_args
+        return {m: float(move_probability(position.code, roll, m, *args)) for m in position.legal_moves(roll)}
 
     def best_move(self, position: Position, roll: int) -> int | None:
         """The move with the highest winning probability (the lowest source on ties); None: no move."""
         values = self.move_values(position, roll)
         return max(values, key=lambda m: (values[m], -m)) if values else None
+
+    @cached_property
+    def lookup_args(self) -> tuple[np.ndarray, ...]:
+        """(geometry, values, index arrays...): the trailing arguments of the :mod:`solver._lookup` kernels."""
+        t = self.index.tables
+        scale = 1.0 / _UINT16_SCALE if self.values.dtype == np.uint16 else 1.0
+        return (geometry(self.rules), self.values, scale, t.info, t.war_rank, t.block_offset, t.choose_private,
+                t.dims)
 
     def _check(self, position: Position) -> None:
         if position.rules != self.rules:

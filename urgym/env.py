@@ -60,8 +60,9 @@ class UrEnv(gym.Env):
     ## Arguments
     - ``rules``: rule-set name or :class:`urgym.Rules` (default ``"finkel"``); ``pieces`` overrides the count.
     - ``opponent``: a built-in policy name (``"random"``, ``"first"``, ``"last"``, ``"greedy"``, played
-      inside numba), a callable ``(position, roll) -> move``, or an object with
-      ``select_move(position, roll)``.
+      inside numba), any other agent spec of :func:`agents.make_agent` (``"expectimax:3"``, ``"perfect"``,
+      ``"heuristic"``, ...), a callable ``(position, roll) -> move``, or an agent (an object with
+      ``select_move(position, roll)``).
     - ``agent_side``: ``"light"`` (moves first), ``"dark"``, or ``"random"`` (drawn every episode).
     - ``illegal_action``: ``"loss"`` (default) or ``"raise"`` (a ``ValueError`` naming the legal moves).
     - ``render_mode``: ``"ansi"`` (text), ``"rgb_array"`` (an image of the board) or ``"human"``
@@ -72,7 +73,8 @@ class UrEnv(gym.Env):
 
     ## Randomness
     Everything random (the agent's side, the dice, the random opponent) comes from ``self.np_random``:
-    ``reset`` draws the seed of the numba generator that rolls the dice from it.
+    ``reset`` draws the seed of the numba generator that rolls the dice from it, and reseeds an opponent
+    agent (anything with ``reseed``) from it too.
 
     ## Version History
     - v0: initial version.
@@ -101,6 +103,7 @@ class UrEnv(gym.Env):
         self.illegal_action = illegal_action
         self.render_mode = render_mode
         self._opponent_policy, self._opponent_callable = _resolve_opponent(opponent)
+        self._opponent_agent = getattr(self._opponent_callable, "__self__", None)
 
         length = self.rules.length
         self.action_space = spaces.Discrete(length + 1)
@@ -123,6 +126,8 @@ class UrEnv(gym.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
         super().reset(seed=seed)
         self._rng[0] = np.uint64(self.np_random.integers(0, 2**63))
+        if hasattr(self._opponent_agent, "reseed"):
+            self._opponent_agent.reseed(int(self.np_random.integers(0, 2**63)))
         if self.agent_side_option == "random":
             self._agent = int(self.np_random.integers(2))
         else:
@@ -249,8 +254,13 @@ def _resolve_opponent(opponent: Opponent) -> tuple[int, Callable[[Position, int]
     if isinstance(opponent, str):
         if opponent in POLICY_NAMES:
             return K.BUILTIN_POLICIES[opponent], None
-        raise ValueError(f"unknown opponent {opponent!r}; built-in opponents: {', '.join(POLICY_NAMES)}, "
-                         "or pass a callable (position, roll) -> move or an agent with select_move")
+        from agents import make_agent  # agents build on urgym: import on use
+
+        try:
+            return K.POLICY_EXTERNAL, make_agent(opponent).select_move
+        except ValueError as err:
+            raise ValueError(f"bad opponent {opponent!r}: {err}; or pass a callable (position, roll) -> move "
+                             "or an agent with select_move") from None
     if hasattr(opponent, "select_move"):
         return K.POLICY_EXTERNAL, opponent.select_move
     if callable(opponent):

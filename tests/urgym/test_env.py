@@ -128,7 +128,7 @@ def test_callable_and_agent_opponents():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(opponent="smart"), "unknown opponent 'smart'; built-in opponents: random, first, last, greedy"),
+    (dict(opponent="smart"), "bad opponent 'smart': unknown agent 'smart'; agents: random, first, last"),
     (dict(rules="go"), "unknown rule set 'go'"),
     (dict(agent_side="white"), "agent_side must be one of"),
     (dict(illegal_action="ignore"), "illegal_action must be one of"),

@@ -1,0 +1,30 @@
+"""Agents that play the Royal Game of Ur, all behind one interface (:class:`Agent`).
+
+Build one from a spec with :func:`make_agent` (``"expectimax:7"``, ``"perfect"``, ...); see
+:mod:`agents.registry` for the spec forms and :func:`agent_help` for the list.
+"""
+
+from agents.base import Agent
+from agents.baselines import BaselineAgent
+from agents.expectimax import ExpectimaxAgent, SearchResult
+from agents.heuristic import GainAgent, GainTable, SequenceGain, gain_table
+from agents.perfect import PerfectAgent, TableMissingError
+from agents.registry import AGENTS, agent_help, make_agent, parse_spec, register_agent
+
+__all__ = [
+    "AGENTS",
+    "Agent",
+    "BaselineAgent",
+    "ExpectimaxAgent",
+    "GainAgent",
+    "GainTable",
+    "PerfectAgent",
+    "SearchResult",
+    "SequenceGain",
+    "TableMissingError",
+    "agent_help",
+    "gain_table",
+    "make_agent",
+    "parse_spec",
+    "register_agent",
+]

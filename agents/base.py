@@ -1,0 +1,51 @@
+"""The agent interface every player of the package implements."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+from urgym import Position
+
+__all__ = ["Agent", "legal_moves_or_raise"]
+
+
+class Agent(ABC):
+    """Chooses a move for a position and a roll.
+
+    Agents are deterministic for a seed: :meth:`reseed` restarts their random stream (only agents that
+    randomize use it). ``spec`` is the registry spec that rebuilds the agent (see :func:`agents.make_agent`).
+    """
+
+    spec: str = "agent"
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.reseed(seed)
+
+    def reseed(self, seed: int | None) -> None:
+        """Restart the agent's random stream from ``seed`` (``None``: fresh entropy)."""
+        self.rng = np.random.default_rng(seed)
+
+    @abstractmethod
+    def select_move(self, position: Position, roll: int) -> int:
+        """The source path position of the move to play (0 enters a piece from home).
+
+        Raises:
+            ValueError: If the roll has no legal move in ``position`` (the turn passes without a decision).
+        """
+
+    def __call__(self, position: Position, roll: int) -> int:
+        return self.select_move(position, roll)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.spec!r})"
+
+
+def legal_moves_or_raise(position: Position, roll: int) -> tuple[int, ...]:
+    """The legal moves of ``roll``, or a ValueError saying there is no decision to make."""
+    moves = position.legal_moves(roll)
+    if not moves:
+        state = "the game is over" if position.is_over else f"roll {roll} has no legal move (the turn passes)"
+        raise ValueError(f"no move to choose: {state} in {position!r}")
+    return moves

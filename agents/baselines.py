@@ -1,0 +1,45 @@
+"""Baseline agents: random, first, last and greedy, running the numba policies of the rules core."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.base import Agent, legal_moves_or_raise
+from urgym import Position
+from urgym import _kernels as K
+from urgym._tables import geometry
+
+__all__ = ["BASELINE_DESCRIPTIONS", "BaselineAgent"]
+
+BASELINE_DESCRIPTIONS = {
+    "random": "a uniformly random legal move",
+    "first": "move the least advanced piece (entering a piece counts as least advanced)",
+    "last": "move the most advanced piece",
+    "greedy": "capture if possible, else land on a rosette, else move the most advanced piece",
+}
+
+
+class BaselineAgent(Agent):
+    """One of the simulator's built-in policies (:data:`BASELINE_DESCRIPTIONS`) as an agent."""
+
+    def __init__(self, policy: str, seed: int | None = None) -> None:
+        if policy not in K.BUILTIN_POLICIES:
+            raise ValueError(f"unknown baseline {policy!r}; baselines: {', '.join(K.BUILTIN_POLICIES)}")
+        self.policy = policy
+        self.spec = policy
+        self._policy_id = K.BUILTIN_POLICIES[policy]
+        self._rng_state = np.zeros(1, dtype=np.uint64)
+        self._moves = np.zeros(K.MAX_MOVES, dtype=np.int64)
+        super().__init__(seed)
+
+    def reseed(self, seed: int | None) -> None:
+        super().reseed(seed)
+        self._rng_state[0] = np.uint64(self.rng.integers(0, 2**63))
+
+    def select_move(self, position: Position, roll: int) -> int:
+        moves = legal_moves_or_raise(position, roll)
+        if len(moves) == 1:
+            return moves[0]
+        self._moves[:len(moves)] = moves
+        return int(K.policy_choice(self._policy_id, position.code, roll, self._moves, len(moves),
+                                   geometry(position.rules), self._rng_state))

@@ -1,0 +1,101 @@
+"""Expectiminimax search to a fixed depth (the search itself is in :mod:`agents._search`)."""
+
+from __future__ import annotations
+
+import time
+from typing import NamedTuple
+
+import numpy as np
+
+from agents import _search
+from agents.base import Agent, legal_moves_or_raise
+from urgym import Position, Rules
+from urgym import _kernels as K
+from urgym._tables import geometry
+
+__all__ = ["ExpectimaxAgent", "SearchResult", "win_score"]
+
+MAX_DEPTH = 30
+
+
+class SearchResult(NamedTuple):
+    """What one search found: the move, each move's value, and the work it took."""
+
+    move: int
+    values: dict[int, float]
+    """Each legal move's value (mover's advancement difference); moves pruning proved worse get ``-inf``."""
+    nodes: int
+    """Chance nodes searched plus moves evaluated at the horizon."""
+    seconds: float
+
+
+def win_score(rules: Rules) -> float:
+    """The score of a won game: above any advancement difference a game in progress can have."""
+    return float(rules.pieces * (rules.length + 1))
+
+
+class ExpectimaxAgent(Agent):
+    """Expectiminimax to ``depth`` plies, scoring the horizon by the advancement difference.
+
+    Depth counts decisions (plies) of either side, the agent's own move included, as the Ur literature
+    does; a roll with no legal move passes and also counts as a ply. Pruning (Star1, alpha-beta with move
+    ordering, a transposition table) never changes the value or the move; ``prune=False`` searches the
+    whole tree. A roll with one legal move is played without searching.
+
+    Args:
+        depth: Plies to search (1 plays the move with the best immediate advancement gain).
+        tt_bits: The transposition table holds 2**tt_bits entries (18 bytes each), kept between moves.
+        prune: Whether to prune (the result is the same either way; only the time differs).
+        seed: Unused (the search is deterministic); accepted like every agent's.
+    """
+
+    def __init__(self, depth: int = 7, tt_bits: int = 18, prune: bool = True, seed: int | None = None) -> None:
+        if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or not 1 <= depth <= MAX_DEPTH:
+            raise ValueError(f"depth must be an integer from 1 to {MAX_DEPTH}, got {depth!r}")
+        if isinstance(tt_bits, bool) or not isinstance(tt_bits, (int, np.integer)) or not 4 <= tt_bits <= 28:
+            raise ValueError(f"tt_bits must be an integer from 4 to 28, got {tt_bits!r}")
+        self.depth = int(depth)
+        self.prune = bool(prune)
+        self.spec = f"expectimax:depth={self.depth}" + ("" if prune else ":prune=false")
+        size = 1 << tt_bits
+        self._tt = (np.zeros(size, np.int64), np.zeros(size, np.int8), np.zeros(size, np.float64),
+                    np.zeros(size, np.int8))
+        self._buf = np.zeros((self.depth + 1, K.MAX_MOVES), dtype=np.int64)
+        self._scores = np.zeros((self.depth + 1, K.MAX_MOVES), dtype=np.float64)
+        self._stats = np.zeros(_search.STATS_SIZE, dtype=np.int64)
+        self._values = np.zeros(K.MAX_MOVES, dtype=np.float64)
+        self._rules: Rules | None = None
+        self.nodes = 0
+        """Nodes searched since the agent was built."""
+        super().__init__(seed)
+
+    def select_move(self, position: Position, roll: int) -> int:
+        moves = legal_moves_or_raise(position, roll)
+        if len(moves) == 1:
+            return moves[0]
+        return self.search(position, roll).move
+
+    def search(self, position: Position, roll: int, all_values: bool = False) -> SearchResult:
+        """Search every legal move of ``roll`` (even a single one) and return the best.
+
+        With ``all_values`` every move gets its exact value; otherwise a move pruning proved worse than the
+        best gets ``-inf`` (which is faster).
+        """
+        moves = legal_moves_or_raise(position, roll)
+        rules = position.rules
+        if rules != self._rules:
+            self._tt[1][:] = 0  # entries of another rule set would be wrong here
+            self._rules = rules
+            self._rolls = np.array(rules.rolls, dtype=np.int64)
+            self._probs = np.array([rules.roll_probabilities[r] for r in rules.rolls], dtype=np.float64)
+            self._win = win_score(rules)
+        self._stats[:] = 0
+        start = time.perf_counter()
+        move = _search.search_root(position.code, roll, self.depth, geometry(rules), self._rolls, self._probs,
+                                   self._win, self.prune, all_values, self._buf, self._scores, *self._tt, self._stats,
+                                   self._values)
+        seconds = time.perf_counter() - start
+        nodes = int(self._stats[_search.S_NODES] + self._stats[_search.S_LEAVES])
+        self.nodes += nodes
+        values = {m: float(self._values[i]) for i, m in enumerate(moves)}
+        return SearchResult(int(move), values, nodes, seconds)

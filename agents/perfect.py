@@ -1,0 +1,71 @@
+"""The perfect player: the solved table's best move, optionally with deliberate slips."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.base import Agent, legal_moves_or_raise
+from solver import SolvedTable, cached_table_path, load_or_solve
+from solver._lookup import best_of
+from urgym import Position, Rules
+from urgym import _kernels as K
+
+__all__ = ["PerfectAgent", "TableMissingError", "table_for"]
+
+
+class TableMissingError(FileNotFoundError):
+    """No solved table is cached for a rule set and solving it was not allowed."""
+
+
+def table_for(rules: Rules, solve: bool = True, progress: bool = True) -> SolvedTable:
+    """The cached solved table of ``rules``; solve and cache it first if ``solve``, else raise."""
+    path = cached_table_path(rules)
+    if not solve and not path.exists():
+        raise TableMissingError(
+            f"no solved table for {rules.describe()} at {path}; create it with "
+            f"`solve --rules {rules.name} --pieces {rules.pieces}`")
+    return load_or_solve(rules, progress=progress)
+
+
+class PerfectAgent(Agent):
+    """Plays the move with the highest winning probability in the solved table (lowest source on ties).
+
+    Args:
+        table: A solved table; by default the cached one of the position's rule set, loaded (or solved, if
+            ``solve``) on first use.
+        epsilon: Chance of a slip: with probability ``epsilon`` the agent plays a uniformly random move
+            other than the best, when there is one. 0 is perfect play.
+        solve: Whether a missing table may be solved (minutes for the full rule sets) rather than raise.
+        seed: Seeds the slips.
+    """
+
+    def __init__(self, table: SolvedTable | None = None, epsilon: float = 0.0, solve: bool = True,
+                 seed: int | None = None) -> None:
+        if not 0.0 <= epsilon <= 1.0:
+            raise ValueError(f"epsilon must be a probability in [0, 1], got {epsilon!r}")
+        self.epsilon = float(epsilon)
+        self.solve = solve
+        self.spec = "perfect" + (f":epsilon={epsilon:g}" if epsilon else "") + ("" if solve else ":solve=false")
+        self._tables: dict[Rules, SolvedTable] = {table.rules: table} if table is not None else {}
+        self._moves = np.zeros(K.MAX_MOVES, dtype=np.int64)
+        self._probabilities = np.zeros(K.MAX_MOVES, dtype=np.float64)
+        super().__init__(seed)
+
+    def table(self, rules: Rules) -> SolvedTable:
+        """The table this agent uses for ``rules``."""
+        if rules not in self._tables:
+            self._tables[rules] = table_for(rules, solve=self.solve)
+        return self._tables[rules]
+
+    def select_move(self, position: Position, roll: int) -> int:
+        moves = legal_moves_or_raise(position, roll)
+        if len(moves) == 1:
+            return moves[0]
+        n = len(moves)
+        self._moves[:n] = moves
+        best = int(best_of(position.code, roll, self._moves, n, self._probabilities,
+                           *self.table(position.rules).lookup_args))
+        if self.epsilon and self.rng.random() < self.epsilon:
+            slip = int(self.rng.integers(n - 1))
+            return moves[slip + (slip >= best)]
+        return moves[best]

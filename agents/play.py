@@ -1,0 +1,130 @@
+"""``play``: a human plays an agent in the terminal, with hints from the solved table when one is cached."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+
+import numpy as np
+
+from agents.base import Agent
+from agents.perfect import PerfectAgent
+from agents.registry import agent_help, make_agent
+from solver import SolvedTable, cached_table_path
+from urgym import RULE_SET_NAMES, SIDES, Position, Rules, get_rules
+from urgym.render import board_text
+
+__all__ = ["describe_move", "main", "play_game"]
+
+HELP = "type a move's number, h for a hint (the perfect move and every move's winning chance), q to quit"
+
+
+def describe_move(position: Position, roll: int, source: int) -> str:
+    """A move in words: where the piece goes and what happens there."""
+    result = position.move_result(roll, source)
+    length = position.rules.length
+    start = "enter a piece" if source == 0 else f"piece on {position.rules.path[source - 1]} ({source})"
+    dest = source + roll
+    where = "bear off" if dest == length + 1 else f"{position.rules.path[dest - 1]} ({dest})"
+    notes = [note for flag, note in ((result.captured, "captures"), (result.landed_on_rosette, "rosette"),
+                                     (result.extra_roll, "rolls again"), (result.won, "wins")) if flag]
+    return f"{start} -> {where}" + (f"  [{', '.join(notes)}]" if notes else "")
+
+
+def cached_table(rules: Rules) -> SolvedTable | None:
+    """The solved table of ``rules`` if one is cached (never solves)."""
+    path = cached_table_path(rules)
+    return SolvedTable.load(path, rules, verify=False) if path.exists() else None
+
+
+def play_game(rules: Rules, agent: Agent, human_side: str, seed: int | None, read: Callable[[str], str],
+              write: Callable[[str], None]) -> str | None:
+    """Play one game; return the winner, or None if the human quit."""
+    rng = np.random.default_rng(seed)
+    probabilities = np.asarray(rules.roll_probabilities)
+    position = Position.start(rules)
+    table: SolvedTable | bool | None = False  # False: not looked up yet
+    write(f"{rules.describe()}: you play {human_side}. {HELP}.")
+    while not position.is_over:
+        roll = int(rng.choice(len(probabilities), p=probabilities))
+        mover = position.turn
+        moves = position.legal_moves(roll)
+        write("\n" + board_text(position))
+        who = "you" if mover == human_side else f"{agent.spec} ({mover})"
+        if not moves:
+            write(f"{who} rolled {roll}: no legal move, the turn passes.")
+            position = position.play(roll, None)
+            continue
+        if mover != human_side:
+            move = agent.select_move(position, roll)
+            write(f"{who} rolled {roll} and plays {describe_move(position, roll, move)}.")
+            position = position.play(roll, move)
+            continue
+        write(f"You rolled {roll}. Your moves:")
+        for i, m in enumerate(moves, 1):
+            write(f"  {i}) {describe_move(position, roll, m)}")
+        while True:
+            answer = read("your move> ").strip().lower()
+            if answer in ("q", "quit", "exit"):
+                write("You quit the game.")
+                return None
+            if answer in ("h", "hint"):
+                if table is False:
+                    table = cached_table(rules)
+                write(_hint(table, rules, position, roll, moves))
+                continue
+            if answer.isdigit() and 1 <= int(answer) <= len(moves):
+                position = position.play(roll, moves[int(answer) - 1])
+                break
+            write(f"{answer!r} is not a move: {HELP} (moves 1 to {len(moves)}).")
+    write("\n" + board_text(position))
+    winner = position.winner
+    write("You won!" if winner == human_side else f"{agent.spec} won.")
+    return winner
+
+
+def _hint(table: SolvedTable | None, rules: Rules, position: Position, roll: int, moves: tuple[int, ...]) -> str:
+    if table is None:
+        return (f"No solved table is cached for {rules.describe()}. Create one with "
+                f"`solve --rules {rules.name} --pieces {rules.pieces}` to get hints.")
+    values = table.move_values(position, roll)
+    best = table.best_move(position, roll)
+    lines = [f"Your winning chance before this roll: {table.win_probability(position):.1%}. With this roll:"]
+    for i, m in enumerate(moves, 1):
+        mark = "  <- perfect move" if m == best else f"  (-{values[best] - values[m]:.1%})"
+        lines.append(f"  {i}) {describe_move(position, roll, m)}: {values[m]:.2%}{mark}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None, read: Callable[[str], str] = input,
+         write: Callable[[str], None] = print) -> int:
+    parser = argparse.ArgumentParser(
+        prog="play", description="Play the Royal Game of Ur against an agent in the terminal.",
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog="agents:\n" + agent_help())
+    parser.add_argument("--rules", default="finkel", help=f"rule set: {', '.join(RULE_SET_NAMES)} (default finkel)")
+    parser.add_argument("--pieces", type=int, default=None, help="pieces per side (default: the rule set's)")
+    parser.add_argument("--agent", default="expectimax:5", help="the opponent's agent spec (default expectimax:5)")
+    parser.add_argument("--side", default="light", choices=[*SIDES, "random"], help="your side (light moves first)")
+    parser.add_argument("--seed", type=int, default=None, help="seed of the dice and the agent")
+    args = parser.parse_args(argv)
+    try:
+        rules = get_rules(args.rules, args.pieces)
+        agent = make_agent(args.agent, seed=args.seed)
+    except ValueError as err:
+        parser.error(str(err))
+    if isinstance(agent, PerfectAgent):
+        write(f"Loading the solved table of {rules.describe()} (it is solved and cached first if missing).")
+        agent.table(rules)
+    side = args.side
+    if side == "random":
+        side = SIDES[int(np.random.default_rng(args.seed).integers(2))]
+    try:
+        play_game(rules, agent, side, args.seed, read, write)
+    except (EOFError, KeyboardInterrupt):
+        write("\nGame abandoned.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,201 @@
+"""Build agents from short specs, shared by the command line and Python.
+
+A spec names an agent and optionally sets its parameters, in any of these forms::
+
+    expectimax                   defaults
+    expectimax:7                 the agent's main parameter (here the depth)
+    expectimax:depth=7           named parameters, separated by ':'
+    expectimax --depth 7         command-line style (also --depth=7)
+    perfect:epsilon=0.05
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from agents.base import Agent
+
+__all__ = ["AGENTS", "AgentInfo", "Param", "agent_help", "make_agent", "parse_spec", "register_agent"]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter an agent spec may set."""
+
+    name: str
+    type: type
+    default: Any
+    help: str
+    choices: tuple[Any, ...] | None = None
+
+
+@dataclass(frozen=True)
+class AgentInfo:
+    """A registered agent: how to build it and what it accepts."""
+
+    name: str
+    factory: Callable[..., Agent]
+    description: str
+    params: tuple[Param, ...] = ()
+    main_param: str | None = None
+    """The parameter ``name:value`` sets."""
+    extra_kwargs: tuple[str, ...] = field(default=())
+    """Python-only keyword arguments (objects, not spec text) the factory also takes."""
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        known = ", ".join(p.name for p in self.params) or "none"
+        raise ValueError(f"agent {self.name!r} has no parameter {name!r}; its parameters: {known}")
+
+
+AGENTS: dict[str, AgentInfo] = {}
+"""Every registered agent by name."""
+
+
+def register_agent(info: AgentInfo) -> None:
+    """Add an agent to the registry (a name may be registered once)."""
+    if info.name in AGENTS:
+        raise ValueError(f"agent {info.name!r} is already registered")
+    AGENTS[info.name] = info
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
+    """Split a spec into the agent name and its parameters as text (not yet converted or checked)."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"an agent spec must be a non-empty string, got {spec!r}; agents: {_names()}")
+    spec = spec.strip()
+    if " " in spec or "\t" in spec:
+        words = shlex.split(spec)
+        return words[0], _parse_flags(words[0], words[1:])
+    name, *parts = spec.split(":")
+    params: dict[str, str] = {}
+    for i, part in enumerate(parts):
+        if "=" in part:
+            key, value = part.split("=", 1)
+            params[key.strip().replace("-", "_")] = value.strip()
+        elif i == 0:
+            params[""] = part.strip()  # the main parameter, resolved once the agent is known
+        else:
+            raise ValueError(f"in agent spec {spec!r}: {part!r} should be key=value")
+    return name, params
+
+
+def _parse_flags(name: str, words: list[str]) -> dict[str, str]:
+    params: dict[str, str] = {}
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if not word.startswith("--"):
+            raise ValueError(f"in agent spec for {name!r}: expected --parameter, got {word!r}")
+        key = word[2:]
+        if "=" in key:
+            key, value = key.split("=", 1)
+        elif i + 1 < len(words) and not words[i + 1].startswith("--"):
+            value = words[i + 1]
+            i += 1
+        else:
+            value = "true"  # a bare flag
+        params[key.replace("-", "_")] = value
+        i += 1
+    return params
+
+
+def make_agent(spec: str | Agent, seed: int | None = None, **kwargs: Any) -> Agent:
+    """Build an agent from a spec (an :class:`Agent` is returned as it is, reseeded if ``seed`` is given).
+
+    Args:
+        spec: An agent spec (see the module docstring).
+        seed: The agent's seed.
+        **kwargs: Parameters as Python values (they override the spec's), or Python-only arguments such
+            as ``table=`` for ``perfect``.
+
+    Raises:
+        ValueError: For an unknown agent, an unknown parameter or a bad value, saying what is allowed.
+    """
+    if isinstance(spec, Agent):
+        if seed is not None:
+            spec.reseed(seed)
+        return spec
+    name, text_params = parse_spec(spec)
+    if name not in AGENTS:
+        raise ValueError(f"unknown agent {name!r}; agents: {_names()}")
+    info = AGENTS[name]
+    params: dict[str, Any] = {}
+    for key, text in text_params.items():
+        if key == "":
+            if info.main_param is None:
+                hint = f"use {name}:key=value" if info.params else "it takes no parameters"
+                raise ValueError(f"agent {name!r} takes no main parameter (got {spec!r}); {hint}")
+            key = info.main_param
+        params[key] = _convert(info, info.param(key), text)
+    for key, value in kwargs.items():
+        if key not in info.extra_kwargs:
+            info.param(key)  # raises for an unknown name
+        params[key] = value
+    return info.factory(seed=seed, **params)
+
+
+def _convert(info: AgentInfo, param: Param, text: str) -> Any:
+    try:
+        if param.type is bool:
+            lowered = text.lower()
+            if lowered not in ("true", "false", "1", "0", "yes", "no"):
+                raise ValueError(text)
+            value: Any = lowered in ("true", "1", "yes")
+        else:
+            value = param.type(text)
+    except ValueError:
+        raise ValueError(f"agent {info.name!r}: {param.name} must be {param.type.__name__}, got {text!r}") from None
+    if param.choices is not None and value not in param.choices:
+        raise ValueError(f"agent {info.name!r}: {param.name} must be one of "
+                         f"{', '.join(map(str, param.choices))}, got {value!r}")
+    return value
+
+
+def _names() -> str:
+    return ", ".join(AGENTS)
+
+
+def agent_help() -> str:
+    """A listing of every agent and its parameters, for command-line help."""
+    lines = []
+    for info in AGENTS.values():
+        lines.append(f"  {info.name:<11} {info.description}")
+        for p in info.params:
+            main = " (main: name:VALUE)" if p.name == info.main_param else ""
+            lines.append(f"      {p.name}={p.default!r}{main}  {p.help}")
+    return "\n".join(lines)
+
+
+def _register_builtins() -> None:
+    from agents.baselines import BASELINE_DESCRIPTIONS, BaselineAgent
+    from agents.expectimax import ExpectimaxAgent
+    from agents.heuristic import THREAT_MODELS, GainAgent
+    from agents.perfect import PerfectAgent
+
+    for policy, description in BASELINE_DESCRIPTIONS.items():
+        register_agent(AgentInfo(policy, lambda seed, _p=policy: BaselineAgent(_p, seed=seed), description))
+    register_agent(AgentInfo(
+        "heuristic", GainAgent, "the gain G = W + A + C of Raposo & Lamont (2023), best sequence first",
+        (Param("max_moves", int, 2, "moves per sequence (each after the first needs a rosette)"),
+         Param("threats", str, "all", "opponent pieces the capture term counts", THREAT_MODELS)),
+        main_param="max_moves"))
+    register_agent(AgentInfo(
+        "expectimax", ExpectimaxAgent, "expectiminimax search scoring the advancement difference at the horizon",
+        (Param("depth", int, 7, "plies searched (decisions of either side)"),
+         Param("tt_bits", int, 18, "log2 of the transposition table's entries"),
+         Param("prune", bool, True, "prune (Star1, alpha-beta, transpositions); never changes the move")),
+        main_param="depth"))
+    register_agent(AgentInfo(
+        "perfect", PerfectAgent, "the solved table's best move (solves and caches the table on first use)",
+        (Param("epsilon", float, 0.0, "chance of playing a random non-best move instead"),
+         Param("solve", bool, True, "solve a missing table rather than stop")),
+        main_param="epsilon", extra_kwargs=("table",)))
+
+
+_register_builtins()

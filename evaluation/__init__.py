@@ -1,0 +1,1 @@
+"""Benchmark agents against perfect play."""
