@@ -22,6 +22,8 @@ from numba import njit
 
 from urgym import _kernels as K
 
+TT_MIN_DEPTH = 2
+"""Chance nodes this deep or deeper go through the transposition table; shallower ones are cheaper to redo."""
 TT_EXACT = 1
 TT_LOWER = 2
 TT_UPPER = 3
@@ -40,16 +42,29 @@ def _tt_slot(state, depth, mask):
 
 
 @njit(cache=True)
+def _capture_gain(opp, dest, geom):
+    """Path position of the opponent's piece a move to ``dest`` captures (0: none)."""
+    if dest > geom[K.G_LENGTH]:
+        return 0
+    hit = opp & geom[K.G_OPP_SAME_TILE + dest]
+    if hit == 0:
+        return 0
+    return np.int64(np.log2(np.float64(hit))) + 1  # single-visit paths: one position per tile
+
+
+@njit(cache=True)
 def _order_moves(state, roll, moves, n, geom, scores):
-    """Sort ``moves[:n]`` by the mover's static score after the move, best first (insertion sort)."""
+    """Sort ``moves[:n]`` by the mover's immediate gain (roll plus capture), best first (insertion sort).
+
+    A win comes first, and an extra roll counts a little on top of its gain.
+    """
+    opp = K.opp_mask(state)
     for i in range(n):
-        nxt, flags = K.apply_move(state, roll, moves[i], geom)
+        _, flags = K.apply_move(state, roll, moves[i], geom)
         if flags & K.WIN:
             scores[i] = 1e9
-        elif flags & K.EXTRA_ROLL:
-            scores[i] = K.advancement(nxt, geom) + 0.5  # an extra roll is worth a little on top
         else:
-            scores[i] = -K.advancement(nxt, geom)
+            scores[i] = _capture_gain(opp, moves[i] + roll, geom) + (0.5 if flags & K.EXTRA_ROLL else 0.0)
     for i in range(1, n):
         m = moves[i]
         s = scores[i]
@@ -63,44 +78,89 @@ def _order_moves(state, roll, moves, n, geom, scores):
 
 
 @njit(cache=True)
-def _last_ply(state, geom, rolls, probs, win, moves, stats):
+def _last_ply(state, geom, rolls, probs, win, best, stats):
     """A chance node one ply above the horizon, without playing any move.
 
     After a move, the mover's advancement difference is the one before plus the roll plus the position the
     captured piece had reached (both for a kept turn and, negated twice, for a passed one), so the best
-    move is the one with the largest such gain, unless a move wins.
+    move of each roll is the one with the largest such gain, unless a move wins. One pass over the pieces
+    finds the best gain of every roll (``best[r]``, -1 when roll r has no legal move).
     """
-    base = K.advancement(state, geom)
     length = geom[K.G_LENGTH]
-    last_piece = K.own_home(state) + K.popcount(K.own_mask(state)) == 1
+    own = K.own_mask(state)
     opp = K.opp_mask(state)
+    home = K.own_home(state)
+    last_piece = home + K.popcount(own) == 1
+    max_roll = geom[K.G_MAX_ROLL]
+    for r in range(max_roll + 1):
+        best[r] = -1
+    base = 0
+    for p in range(0, length + 1):
+        if p > 0 and (opp >> (p - 1)) & 1:
+            base -= p  # the opponent's position p is on its own path: it may share the number with ours
+        if p == 0:
+            if home == 0:
+                continue
+        elif not (own >> (p - 1)) & 1:
+            continue
+        else:
+            base += p
+        for r in range(1, max_roll + 1):
+            dest = p + r
+            if not K.can_move(own, opp, p, dest, geom):
+                continue
+            # Bearing off the last piece wins, which outranks any gain.
+            gain = 1000 if (dest == length + 1 and last_piece) else _capture_gain(opp, dest, geom)
+            if gain > best[r]:
+                best[r] = gain
+    pieces = geom[K.G_PIECES]
+    base += (K.own_scored(state, pieces) - K.opp_scored(state, pieces)) * (length + 1)
     total = 0.0
     for i in range(rolls.shape[0]):
-        roll = rolls[i]
-        n = K.legal_moves(state, roll, geom, moves)
-        stats[S_LEAVES] += max(n, 1)
-        if n == 0:
-            total += probs[i] * base
-            continue
-        best = 0
-        won = False
-        for j in range(n):
-            dest = moves[j] + roll
-            if dest == length + 1:
-                won = won or last_piece
-                continue
-            hit = opp & geom[K.G_OPP_SAME_TILE + dest]
-            gain = 0
-            q = 1
-            while hit:
-                if hit & 1:
-                    gain += q
-                hit >>= 1
-                q += 1
-            if gain > best:
-                best = gain
-        total += probs[i] * (win if won else base + roll + best)
+        r = rolls[i]
+        g = best[r]
+        stats[S_LEAVES] += 1
+        if g < 0:
+            total += probs[i] * base  # no legal move: the turn passes
+        elif g >= 1000:
+            total += probs[i] * win
+        else:
+            total += probs[i] * (base + r + g)
     return total
+
+
+@njit(cache=True)
+def _value_bounds(state, depth, geom, win):
+    """Bounds on a chance node's value ``depth`` plies deep, for the side about to roll.
+
+    A ply changes the advancement difference by at most the largest roll plus the position of a captured
+    piece, so without a finished game the value stays within ``depth`` such swings of today's difference.
+    A side can only finish if it has at most ``depth`` pieces left, one per move.
+    """
+    swing = geom[K.G_MAX_ROLL] + geom[K.G_LENGTH]
+    base = K.advancement(state, geom)
+    lower = max(base - depth * swing, -win)
+    upper = min(base + depth * swing, win)
+    if K.opp_home(state) + K.popcount(K.opp_mask(state)) <= depth:
+        lower = -win
+    if K.own_home(state) + K.popcount(K.own_mask(state)) <= depth:
+        upper = win
+    return np.float64(lower), np.float64(upper), base
+
+
+@njit(cache=True)
+def _last_ply_upper(state, base, roll, move, nxt, flags, geom, win):
+    """An upper bound, for the mover, on a move whose successor is searched one ply deep.
+
+    After the move the mover's advancement difference is ``base`` plus its gain; one more ply by the
+    opponent can only lower it, one more by the mover raises it by at most a swing, or wins.
+    """
+    after = base + _capture_gain(K.opp_mask(state), move + roll, geom) + roll
+    if flags & K.EXTRA_ROLL:
+        if K.own_home(nxt) + K.popcount(K.own_mask(nxt)) <= 1:
+            return win
+        return np.float64(after + geom[K.G_MAX_ROLL] + geom[K.G_LENGTH])
+    return np.float64(after)
 
 
 @njit(cache=True)
@@ -117,7 +177,7 @@ def _chance(state, depth, alpha, beta, geom, rolls, probs, win, prune, buf, scor
     if depth == 1:
         return _last_ply(state, geom, rolls, probs, win, buf[1], stats)
     slot = -1
-    if prune:
+    if prune and depth >= TT_MIN_DEPTH:
         slot = _tt_slot(state, depth, tt_state.shape[0] - 1)
         if tt_state[slot] == state and tt_depth[slot] == depth:
             stats[S_TT_HITS] += 1
@@ -129,6 +189,15 @@ def _chance(state, depth, alpha, beta, geom, rolls, probs, win, prune, buf, scor
                 return beta
             if flag == TT_UPPER and v <= alpha:
                 return alpha
+    lower = -win
+    upper = win
+    base = 0
+    if prune:
+        lower, upper, base = _value_bounds(state, depth, geom, win)
+        if alpha >= upper:
+            return alpha
+        if beta <= lower:
+            return beta
     moves = buf[depth]
     total = 0.0
     remaining = 1.0
@@ -140,19 +209,15 @@ def _chance(state, depth, alpha, beta, geom, rolls, probs, win, prune, buf, scor
         lo = -np.inf
         hi = np.inf
         if prune:
-            lo = (alpha - total - win * remaining) / p
-            hi = (beta - total + win * remaining) / p
-        a = max(lo, -win)
-        b = min(hi, win)
+            lo = (alpha - total - upper * remaining) / p
+            hi = (beta - total - lower * remaining) / p
+        a = max(lo, lower)
+        b = min(hi, upper)
         # The decision node of this roll, fail-hard in (a, b).
         n = K.legal_moves(state, roll, geom, moves)
         if n == 0:
-            if depth == 1:
-                stats[S_LEAVES] += 1
-                v = np.float64(K.advancement(state, geom))
-            else:
-                v = -_chance(K.swap_sides(state), depth - 1, -b, -a, geom, rolls, probs, win, prune, buf, scores,
-                             tt_state, tt_depth, tt_value, tt_flag, stats)
+            v = -_chance(K.swap_sides(state), depth - 1, -b, -a, geom, rolls, probs, win, prune, buf, scores,
+                         tt_state, tt_depth, tt_value, tt_flag, stats)
         else:
             if prune and n > 1:
                 _order_moves(state, roll, moves, n, geom, scores[depth])
@@ -161,11 +226,9 @@ def _chance(state, depth, alpha, beta, geom, rolls, probs, win, prune, buf, scor
                 nxt, flags = K.apply_move(state, roll, moves[j], geom)
                 if flags & K.WIN:
                     c = win
-                elif depth == 1:
-                    stats[S_LEAVES] += 1
-                    c = np.float64(K.advancement(nxt, geom))
-                    if not flags & K.EXTRA_ROLL:
-                        c = -c
+                elif prune and depth == 2 and _last_ply_upper(state, base, roll, moves[j], nxt, flags, geom,
+                                                                 win) <= v:
+                    continue  # the last ply cannot lift this move above the best so far
                 elif flags & K.EXTRA_ROLL:
                     c = _chance(nxt, depth - 1, v, b, geom, rolls, probs, win, prune, buf, scores, tt_state,
                                 tt_depth, tt_value, tt_flag, stats)
@@ -210,6 +273,8 @@ def _move_value(state, roll, move, depth, alpha, beta, geom, rolls, probs, win, 
 
 @njit(cache=True)
 def _tt_store(slot, state, depth, value, flag, tt_state, tt_depth, tt_value, tt_flag):
+    if slot < 0:
+        return  # not stored at this depth
     # Keep an exact entry of the same position and depth rather than overwrite it with a bound.
     if tt_state[slot] == state and tt_depth[slot] == depth and tt_flag[slot] == TT_EXACT:
         return

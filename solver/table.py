@@ -74,16 +74,18 @@ class SolvedTable:
         index: Its :class:`~solver._index.PositionIndex`.
         values: One value per index (the side to move's winning probability), possibly quantized.
         header: Metadata (tolerance, final residual, solve time, dtype, checksum, ...).
+        path: The file the table was loaded from (None for a table only in memory).
     """
 
     def __init__(self, rules: Rules, values: np.ndarray, header: dict[str, Any],
-                 index: PositionIndex | None = None) -> None:
+                 index: PositionIndex | None = None, path: Path | None = None) -> None:
         self.rules = rules
         self.index = index or PositionIndex(rules)
         if values.shape != (self.index.size,):
             raise TableError(f"table has {values.shape[0]} values, the rules need {self.index.size}")
         self.values = values
         self.header = header
+        self.path = path
 
     # --- queries -----------------------------------------------------------------------------------
     def value_at(self, index: int) -> float:
@@ -162,7 +164,7 @@ class SolvedTable:
         values = np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=(header["positions"],))
         if verify and checksum(values) != header["checksum"]:
             raise TableError(f"{path} is corrupt: its checksum does not match its header")
-        return cls(table_rules, values, header)
+        return cls(table_rules, values, header, path=path.resolve())
 
 
 def write_table(path: Path, header: dict[str, Any], data: np.ndarray) -> Path:

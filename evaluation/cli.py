@@ -1,0 +1,166 @@
+"""``evaluate``: how far an agent is from perfect play.
+
+Examples::
+
+    evaluate --agent expectimax --depth 7                  # against perfect play on finkel
+    evaluate --agent greedy --opponent expectimax:3 --games 2000 --json out.json
+    evaluate --tournament random,greedy,heuristic,expectimax:3,expectimax:7,perfect --plot t.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from agents import agent_help, make_agent
+from agents.perfect import table_for
+from evaluation.match import play_match
+from evaluation.positions import benchmark_positions, score_positions
+from evaluation.report import (
+    format_match,
+    format_tournament,
+    match_rows,
+    plot_match,
+    plot_tournament,
+    tournament_rows,
+    write_csv,
+    write_json,
+)
+from evaluation.runner import BACKENDS, default_workers
+from evaluation.tournament import run_tournament
+from solver import PositionIndex, SolvedTable, cached_table_path
+from urgym import RULE_SET_NAMES, Rules, get_rules
+
+__all__ = ["main"]
+
+DEFAULT_GAMES = 400
+SOLVE_RATE = 130_000
+"""Positions a core solves per second (measured on finkel: 138 M positions in 532 s on 2 cores)."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="evaluate", description="Benchmark an agent against perfect play (or any other agent).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("Examples::")[1] + "\nAgent parameters may follow --agent as options "
+        "(--depth 7), or be written into the spec (expectimax:7).\n\nagents:\n" + agent_help())
+    parser.add_argument("--agent", help="the agent to evaluate (a spec: expectimax, expectimax:7, greedy, ...)")
+    parser.add_argument("--opponent", default="perfect", help="its opponent's spec (default: perfect)")
+    parser.add_argument("--tournament", help="comma-separated specs: every pair plays, every agent is benchmarked")
+    parser.add_argument("--rules", default="finkel", help=f"rule set: {', '.join(RULE_SET_NAMES)} (default finkel)")
+    parser.add_argument("--pieces", type=int, help="pieces per side (default: the rule set's)")
+    parser.add_argument("--games", type=int, default=DEFAULT_GAMES,
+                        help=f"games per match, sides alternating (default {DEFAULT_GAMES})")
+    parser.add_argument("--positions", type=int, default=1000,
+                        help="positions of the position benchmark (default 1000; 0 skips it)")
+    parser.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the dice and the agents (default 0)")
+    parser.add_argument("--json", help="write the results as JSON to this path")
+    parser.add_argument("--csv", help="write the results as CSV to this path")
+    parser.add_argument("--plot", help="write a plot to this path (.png, .pdf, .svg)")
+    parser.add_argument("--no-solve", action="store_true",
+                        help="stop, with the command to run, instead of solving a missing table")
+    parser.add_argument("--backend", default="process", choices=BACKENDS,
+                        help="run games in local worker processes or as Ray tasks (default process)")
+    parser.add_argument("--ray-address", help="the Ray cluster to use with --backend ray (default: local)")
+    parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if args.tournament and args.agent:
+        parser.error("give either --agent or --tournament, not both")
+    if not args.tournament and not args.agent:
+        parser.error("give --agent SPEC (for example --agent expectimax --depth 7) or --tournament SPEC,SPEC,...")
+    if extra and not args.agent:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    for name, value in (("games", args.games), ("workers", args.workers or 1)):
+        if value < 1:
+            parser.error(f"--{name} must be at least 1, got {value}")
+    if args.positions < 0:
+        parser.error(f"--positions must be 0 or more, got {args.positions}")
+    try:
+        rules = get_rules(args.rules, args.pieces)
+        specs = _specs(args, extra)
+        for spec in specs:
+            make_agent(spec)
+    except ValueError as err:
+        parser.error(str(err))
+    table = _table(rules, args, parser, specs)
+    workers = args.workers or default_workers()
+    common = dict(workers=workers, backend=args.backend, ray_address=args.ray_address, progress=not args.no_progress)
+    if args.tournament:
+        result = run_tournament(list(specs), rules, args.games, args.seed, table, args.positions, **common)
+        print(format_tournament(result))
+        _write(args, result.to_dict(), tournament_rows(result), lambda path: plot_tournament(path, result))
+        return 0
+    match = play_match(specs[0], specs[1], rules, args.games, args.seed, table, **common)
+    benchmarks = {}
+    if table is not None and args.positions:
+        positions = benchmark_positions(table, args.positions)
+        for spec in dict.fromkeys(specs):
+            bench = score_positions(spec, table, positions, **common)
+            benchmarks[bench.spec] = bench
+    print(format_match(match, benchmarks))
+    data = {"match": match.to_dict(), "position_benchmark": [b.to_dict() for b in benchmarks.values()]}
+    _write(args, data, match_rows(match, benchmarks), lambda path: plot_match(path, match, benchmarks))
+    return 0
+
+
+def _specs(args: argparse.Namespace, extra: list[str]) -> tuple[str, ...]:
+    if args.tournament:
+        specs = tuple(s.strip() for s in args.tournament.split(",") if s.strip())
+        if len(specs) < 2:
+            raise ValueError(f"a tournament needs at least two agents, got {args.tournament!r}")
+        return specs
+    agent = args.agent
+    if extra:
+        if ":" in agent or " " in agent:
+            raise ValueError(f"give the agent's parameters either in the spec ({agent!r}) or as options "
+                             f"({' '.join(extra)}), not both")
+        agent = " ".join([agent, *extra])
+    return agent, args.opponent
+
+
+def _table(rules: Rules, args: argparse.Namespace, parser: argparse.ArgumentParser,
+           specs: tuple[str, ...]) -> SolvedTable | None:
+    """The rule set's solved table: loaded from the cache, or solved and cached (unless --no-solve)."""
+    try:
+        index = PositionIndex(rules)
+    except ValueError as err:
+        if any(s.split(":")[0].split()[0] == "perfect" for s in specs):
+            parser.error(f"the perfect player needs a solved table: {err}")
+        print(f"note: {err}; regrets and the position benchmark are skipped", file=sys.stderr)
+        return None
+    path = cached_table_path(rules)
+    if not path.exists():
+        command = f"solve --rules {rules.name} --pieces {rules.pieces}"
+        minutes = index.size / (SOLVE_RATE * default_workers()) / 60
+        if args.no_solve:
+            print(f"No solved table for {rules.describe()} at {path}.\nCreate it with:  {command}\n"
+                  f"({index.size:,} positions, about {minutes:.0f} min on this machine)", file=sys.stderr)
+            raise SystemExit(3)
+        print(f"No solved table for {rules.name} ({rules.pieces} pieces) yet: solving it now ({index.size:,} "
+              f"positions, about {max(minutes, 0.1):.1f} min here) and caching it at {path}. It is reused from "
+              f"then on; `{command}` does the same.", file=sys.stderr)
+    start = time.perf_counter()
+    table = table_for(rules, solve=True, progress=not args.no_progress)
+    if time.perf_counter() - start > 5:
+        print(f"table ready in {time.perf_counter() - start:.0f} s", file=sys.stderr)
+    return table
+
+
+def _write(args: argparse.Namespace, data: dict, rows: list[dict], plot) -> None:
+    if args.json:
+        print(f"wrote {write_json(args.json, data)}")
+    if args.csv:
+        print(f"wrote {write_csv(args.csv, rows)}")
+    if args.plot:
+        print(f"wrote {plot(args.plot)}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,236 @@
+"""Match play between two agents, every decision scored against the solved table.
+
+Game g of a match uses the dice stream (seed, g), and agent 0 plays light in the even games, so each agent
+plays light in half the games and a seed fixes every roll. When both agents run in numba (the baselines
+and ``perfect``), whole games run in :func:`evaluation._kernels.play_games`; otherwise a Python loop asks
+the agents and uses the same dice and the same table lookups.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from agents import Agent, BaselineAgent, PerfectAgent, make_agent
+from evaluation import _kernels as EK
+from evaluation.runner import default_workers, run_tasks, table_key, worker_agent, worker_table
+from evaluation.stats import RegretSummary, WinRate
+from solver import SolvedTable
+from solver._lookup import best_of
+from urgym import Position, Rules
+from urgym import _kernels as K
+from urgym._tables import geometry, roll_cumulative
+
+__all__ = ["AgentMatchStats", "MatchResult", "numba_kind", "play_match"]
+
+
+def numba_kind(agent: Agent) -> tuple[int, float] | None:
+    """(kind, epsilon) when the agent can run inside the numba match loop, else None."""
+    if isinstance(agent, BaselineAgent):
+        return K.BUILTIN_POLICIES[agent.policy], 0.0
+    if isinstance(agent, PerfectAgent):
+        return EK.KIND_PERFECT, agent.epsilon
+    return None
+
+
+@dataclass
+class GamesTask:
+    """Games ``first_game .. first_game + n_games - 1`` of a match."""
+
+    specs: tuple[str | Agent, str | Agent]
+    rules: Rules
+    table_path: str | None
+    seed: int
+    first_game: int
+    n_games: int
+    numba: bool
+
+
+@dataclass
+class GamesChunk:
+    """What a task's games produced (regret histograms are sent sparse)."""
+
+    winners: np.ndarray
+    turns: np.ndarray
+    acc: np.ndarray
+    hist_bins: list[np.ndarray]
+    hist_counts: list[np.ndarray]
+    legal: np.ndarray
+    seconds: float
+
+
+def play_games_task(task: GamesTask) -> GamesChunk:
+    """Play one task's games (runs in a worker)."""
+    table = worker_table(task.table_path, task.rules)
+    agents = [worker_agent(spec, slot, task.rules, table) for slot, spec in enumerate(task.specs)]
+    winners = np.zeros(task.n_games, dtype=np.int8)
+    turns = np.zeros(task.n_games, dtype=np.int32)
+    acc = np.zeros((2, EK.ACC_SIZE), dtype=np.float64)
+    hist = np.zeros((2, EK.REGRET_BINS), dtype=np.int64)
+    legal = np.zeros(2, dtype=np.int64)
+    start = time.perf_counter()
+    if task.numba:
+        kinds = [numba_kind(a) for a in agents]
+        EK.play_games(np.array([k[0] for k in kinds], dtype=np.int64), np.array([k[1] for k in kinds]), task.seed,
+                      task.first_game, task.n_games, geometry(task.rules), roll_cumulative(task.rules),
+                      *table.lookup_args[1:], winners, turns, acc, hist, legal)
+        # One kernel plays both agents: share its time out by decisions.
+        choices = acc[:, EK.ACC_CHOICES]
+        acc[:, EK.ACC_SECONDS] = (time.perf_counter() - start) * choices / max(choices.sum(), 1)
+    else:
+        for i in range(task.n_games):
+            winners[i], turns[i] = _play_game(agents, task, task.first_game + i, table, acc, hist, legal)
+    seconds = time.perf_counter() - start
+    nonzero = [np.flatnonzero(h) for h in hist]
+    return GamesChunk(winners, turns, acc, nonzero, [h[b] for h, b in zip(hist, nonzero, strict=True)], legal,
+                      seconds)
+
+
+def _play_game(agents: list[Agent], task: GamesTask, game: int, table: SolvedTable | None, acc: np.ndarray,
+               hist: np.ndarray, legal: np.ndarray) -> tuple[int, int]:
+    """One game in Python; returns (winning agent, turns). Same dice stream as the numba loop."""
+    rules = task.rules
+    geom, cumulative = geometry(rules), roll_cumulative(rules)
+    dice = np.zeros(1, dtype=np.uint64)
+    K.seed_stream(dice, task.seed, game)
+    for a, agent in enumerate(agents):
+        agent.reseed(int(np.uint64(task.seed) ^ np.uint64(EK.AGENT_SALT)) + 2 * game + a)
+    moves = np.zeros(K.MAX_MOVES, dtype=np.int64)
+    probabilities = np.zeros(K.MAX_MOVES, dtype=np.float64)
+    light_agent = game % 2
+    state = K.start_state(rules.pieces)
+    n_turns = 0
+    while not K.is_over(state):
+        roll = int(K.roll_dice(cumulative, dice))
+        n = K.legal_moves(state, roll, geom, moves)
+        if n == 0:
+            state = K.swap_sides(state)
+            n_turns += 1
+            continue
+        legal += (1, n)
+        a = light_agent if K.turn_of(state) == 0 else 1 - light_agent
+        move = int(moves[0])
+        if n > 1:
+            position = Position(rules, state)
+            start = time.perf_counter()
+            move = agents[a].select_move(position, roll)
+            acc[a, EK.ACC_SECONDS] += time.perf_counter() - start
+            if move not in moves[:n]:
+                raise ValueError(f"agent {agents[a].spec!r} chose illegal move {move!r} for roll {roll} in "
+                                 f"{position!r}; legal moves: {moves[:n].tolist()}")
+            if table is not None:
+                best = best_of(state, roll, moves, n, probabilities, *table.lookup_args)
+                chosen = int(np.flatnonzero(moves[:n] == move)[0])
+                EK.record_regret(acc, hist, a, probabilities[best] - probabilities[chosen])
+        state, flags = K.apply_move(state, roll, move, geom)
+        if not flags & K.EXTRA_ROLL:
+            n_turns += 1
+    winner_side = 1 - K.turn_of(state)
+    return (light_agent if winner_side == 0 else 1 - light_agent), n_turns
+
+
+@dataclass(frozen=True)
+class AgentMatchStats:
+    """One agent's side of a match."""
+
+    spec: str
+    wins: WinRate
+    as_light: WinRate
+    as_dark: WinRate
+    regret: RegretSummary | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"agent": self.spec, "win_rate": self.wins.to_dict(), "as_light": self.as_light.to_dict(),
+                "as_dark": self.as_dark.to_dict(), "regret": self.regret.to_dict() if self.regret else None}
+
+
+@dataclass(frozen=True)
+class MatchResult:
+    """A match's outcome: each agent's statistics and the games' shape."""
+
+    rules: Rules
+    games: int
+    seed: int
+    agents: tuple[AgentMatchStats, AgentMatchStats]
+    turns_per_player: float
+    """Mean turns per player per game (a turn ends when the dice pass to the other side)."""
+    legal_moves_per_decision: float
+    """Mean legal moves over every decision with at least one legal move (the branching factor b)."""
+    seconds: float
+    winners: np.ndarray = field(repr=False)
+    """Per game, the winning agent (0 or 1); agent 0 played light in the even games."""
+
+    @property
+    def games_per_second(self) -> float:
+        return self.games / self.seconds if self.seconds else float("inf")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rules": self.rules.describe(), "rule_set": self.rules.name, "pieces": self.rules.pieces,
+                "games": self.games, "seed": self.seed, "agents": [a.to_dict() for a in self.agents],
+                "turns_per_player": self.turns_per_player,
+                "legal_moves_per_decision": self.legal_moves_per_decision, "seconds": self.seconds}
+
+
+def play_match(agent: str | Agent, opponent: str | Agent, rules: Rules, games: int = 1000, seed: int = 0,
+               table: SolvedTable | None = None, workers: int | None = None, backend: str = "process",
+               ray_address: str | None = None, progress: bool = True, use_numba: bool = True) -> MatchResult:
+    """Play ``games`` games between two agents, alternating sides, and score every decision.
+
+    Args:
+        agent, opponent: Agent specs (or agents; with several workers they are pickled to each worker).
+        rules: The rule set.
+        games: Games to play (sides alternate, so an even number gives each agent light equally often).
+        seed: Fixes the dice and the agents' randomness: the same seed gives the same numbers.
+        table: The solved table of ``rules`` for regrets (None: no regret figures).
+        workers: Worker processes (default: all cores).
+        backend: ``"process"`` or ``"ray"``.
+        ray_address: The Ray cluster for ``backend="ray"``.
+        progress: Show a progress bar.
+        use_numba: Run numba-capable pairs in the numba loop (False forces the Python loop).
+    """
+    if games < 1:
+        raise ValueError(f"games must be at least 1, got {games}")
+    specs = (agent, opponent)
+    built = [make_agent(s) for s in specs]  # validates both specs before any work starts
+    numba = use_numba and table is not None and all(numba_kind(a) is not None for a in built)
+    workers = workers or default_workers()
+    per_task = _games_per_task(games, workers, numba)
+    key = table_key(table, in_process=workers <= 1 and backend == "process")
+    tasks = [GamesTask(specs, rules, key, seed, first, min(per_task, games - first), numba)
+             for first in range(0, games, per_task)]
+    start = time.perf_counter()
+    label = f"{built[0].spec} vs {built[1].spec}" if progress else None
+    chunks = run_tasks(play_games_task, tasks, [t.n_games for t in tasks], workers, backend, ray_address, label)
+    seconds = time.perf_counter() - start
+    return _combine(chunks, built, rules, games, seed, seconds, table is not None)
+
+
+def _games_per_task(games: int, workers: int, numba: bool) -> int:
+    # Numba games take microseconds: few large tasks. Python agents: many small ones for load balance.
+    parts = workers * (4 if numba else 16)
+    return max(1, -(-games // parts))
+
+
+def _combine(chunks: list[GamesChunk], agents: list[Agent], rules: Rules, games: int, seed: int, seconds: float,
+             scored: bool) -> MatchResult:
+    winners = np.concatenate([c.winners for c in chunks])
+    turns = np.concatenate([c.turns for c in chunks])
+    acc = sum(c.acc for c in chunks)
+    legal = sum(c.legal for c in chunks)
+    hist = np.zeros((2, EK.REGRET_BINS), dtype=np.int64)
+    for c in chunks:
+        for a in range(2):
+            hist[a, c.hist_bins[a]] += c.hist_counts[a]
+    light_agent = np.arange(games) % 2
+    stats = []
+    for a in range(2):
+        light, dark = light_agent == a, light_agent != a
+        regret = RegretSummary.from_accumulators(acc[a], hist[a]) if scored else None
+        stats.append(AgentMatchStats(agents[a].spec, WinRate(int(np.sum(winners == a)), games),
+                                     WinRate(int(np.sum(winners[light] == a)), int(light.sum())),
+                                     WinRate(int(np.sum(winners[dark] == a)), int(dark.sum())), regret))
+    return MatchResult(rules, games, seed, (stats[0], stats[1]), float(turns.mean()) / 2,
+                       float(legal[1] / legal[0]) if legal[0] else float("nan"), seconds, winners)

@@ -1,0 +1,88 @@
+"""Summaries of evaluation results: Wilson intervals and regret statistics from accumulators."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from evaluation._kernels import ACC_BLUNDERS, ACC_CHOICES, ACC_PERFECT, ACC_REGRET_SUM, ACC_SECONDS, REGRET_BINS
+
+__all__ = ["RegretSummary", "WinRate", "wilson_interval"]
+
+Z95 = 1.959963984540054
+
+
+def wilson_interval(wins: int, games: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of a win rate (95% by default); (0, 1) for no games."""
+    if games == 0:
+        return 0.0, 1.0
+    p = wins / games
+    denominator = 1 + z * z / games
+    centre = (p + z * z / (2 * games)) / denominator
+    half = z * math.sqrt(p * (1 - p) / games + z * z / (4 * games * games)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+@dataclass(frozen=True)
+class WinRate:
+    """Wins out of games, with the rate and its 95% Wilson interval."""
+
+    wins: int
+    games: int
+
+    @property
+    def rate(self) -> float:
+        return self.wins / self.games if self.games else float("nan")
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        return wilson_interval(self.wins, self.games)
+
+    def __str__(self) -> str:
+        if not self.games:
+            return "-"
+        low, high = self.interval
+        return f"{self.rate:.1%} [{low:.1%}, {high:.1%}]"
+
+    def to_dict(self) -> dict[str, float | int]:
+        low, high = self.interval
+        return {"wins": self.wins, "games": self.games, "rate": self.rate, "low95": low, "high95": high}
+
+
+@dataclass(frozen=True)
+class RegretSummary:
+    """Regret statistics of an agent's decisions (win-% points: 1.0 is one percentage point).
+
+    Only decisions with two or more legal moves count; the time is per such decision.
+    """
+
+    decisions: int
+    mean: float
+    median: float
+    p95: float
+    perfect_share: float
+    blunders: int
+    blunder_share: float
+    seconds_per_move: float
+
+    @classmethod
+    def from_accumulators(cls, acc: np.ndarray, hist: np.ndarray) -> RegretSummary:
+        """Build from one agent's accumulator row and regret histogram (see :mod:`evaluation._kernels`)."""
+        n = int(acc[ACC_CHOICES])
+        if n == 0:
+            return cls(0, float("nan"), float("nan"), float("nan"), float("nan"), 0, float("nan"), float("nan"))
+        cumulative = np.cumsum(hist)
+        scale = 100.0 / REGRET_BINS  # bin index -> win-% points (lower edge)
+
+        def quantile(q: float) -> float:
+            return float(np.searchsorted(cumulative, q * n, side="left")) * scale
+
+        blunders = int(acc[ACC_BLUNDERS])
+        seconds = float(acc[ACC_SECONDS]) / n
+        return cls(n, 100.0 * float(acc[ACC_REGRET_SUM]) / n, quantile(0.5), quantile(0.95),
+                   float(acc[ACC_PERFECT]) / n, blunders, blunders / n, seconds)
+
+    def to_dict(self) -> dict[str, float | int | None]:
+        return asdict(self)

@@ -1,0 +1,73 @@
+"""A round robin: every pair of agents plays a match, and every agent takes the position benchmark."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+
+from agents import Agent, make_agent
+from evaluation.match import MatchResult, play_match
+from evaluation.positions import PositionBenchmark, benchmark_positions, score_positions
+from solver import SolvedTable
+from urgym import Rules
+
+__all__ = ["TournamentResult", "run_tournament"]
+
+
+@dataclass(frozen=True)
+class TournamentResult:
+    """Matches of every pair and each agent's position benchmark."""
+
+    specs: tuple[str, ...]
+    matches: dict[tuple[int, int], MatchResult]
+    """The match of agents i < j (agent i is the match's agent 0)."""
+    benchmarks: tuple[PositionBenchmark, ...] | None
+
+    @property
+    def win_matrix(self) -> np.ndarray:
+        """Row agent's win rate against the column agent (NaN on the diagonal)."""
+        n = len(self.specs)
+        matrix = np.full((n, n), np.nan)
+        for (i, j), match in self.matches.items():
+            matrix[i, j] = match.agents[0].wins.rate
+            matrix[j, i] = match.agents[1].wins.rate
+        return matrix
+
+    def match_regret(self, i: int) -> float:
+        """Agent i's mean regret (win-% points) over its decisions in all its matches."""
+        total, count = 0.0, 0
+        for (a, b), match in self.matches.items():
+            if i in (a, b) and match.agents[0 if i == a else 1].regret is not None:
+                regret = match.agents[0 if i == a else 1].regret
+                total += regret.mean * regret.decisions
+                count += regret.decisions
+        return total / count if count else float("nan")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "agents": list(self.specs),
+            "win_matrix": [[None if np.isnan(x) else float(x) for x in row] for row in self.win_matrix],
+            "matches": [m.to_dict() for m in self.matches.values()],
+            "position_benchmark": [b.to_dict() for b in self.benchmarks] if self.benchmarks else None,
+        }
+
+
+def run_tournament(agents: list[str | Agent], rules: Rules, games: int, seed: int = 0,
+                   table: SolvedTable | None = None, positions: int = 1000, workers: int | None = None,
+                   backend: str = "process", ray_address: str | None = None, progress: bool = True) -> TournamentResult:
+    """Play every pair ``games`` games (same seed, so every pair sees the same dice) and benchmark each agent."""
+    if len(agents) < 2:
+        raise ValueError(f"a tournament needs at least two agents, got {len(agents)}")
+    specs = tuple(make_agent(a).spec for a in agents)
+    matches = {}
+    for i, j in combinations(range(len(agents)), 2):
+        matches[(i, j)] = play_match(agents[i], agents[j], rules, games, seed, table, workers, backend, ray_address,
+                                     progress)
+    benchmarks = None
+    if table is not None and positions:
+        chosen = benchmark_positions(table, positions)
+        benchmarks = tuple(score_positions(a, table, chosen, workers, backend, ray_address, progress) for a in agents)
+    return TournamentResult(specs, matches, benchmarks)

@@ -1,0 +1,111 @@
+import numpy as np
+import pytest
+
+from agents import Agent, make_agent
+from evaluation.match import play_match
+from evaluation.positions import benchmark_positions, score_positions
+from evaluation.tournament import run_tournament
+from urgym import get_rules
+
+RULES = get_rules("finkel", 3)
+
+
+@pytest.mark.parametrize("opponent", ["first", "last", "greedy"])
+def test_numba_and_python_loops_play_the_same_games(finkel3_table, opponent):
+    fast = play_match("perfect", opponent, RULES, games=60, seed=3, table=finkel3_table, workers=1, progress=False)
+    slow = play_match("perfect", opponent, RULES, games=60, seed=3, table=finkel3_table, workers=1, progress=False,
+                      use_numba=False)
+    assert np.array_equal(fast.winners, slow.winners)
+    assert fast.turns_per_player == slow.turns_per_player
+    assert fast.legal_moves_per_decision == slow.legal_moves_per_decision
+    for a, b in zip(fast.agents, slow.agents, strict=True):
+        assert a.regret.decisions == b.regret.decisions
+        assert a.regret.mean == pytest.approx(b.regret.mean, abs=1e-12)
+        assert a.regret.blunders == b.regret.blunders
+
+
+def test_same_seed_same_numbers_with_any_worker_count(finkel3_table):
+    one = play_match("heuristic", "perfect:epsilon=0.1", RULES, games=24, seed=5, table=finkel3_table, workers=1,
+                     progress=False)
+    two = play_match("heuristic", "perfect:epsilon=0.1", RULES, games=24, seed=5, table=finkel3_table, workers=2,
+                     progress=False)
+    assert np.array_equal(one.winners, two.winners)
+    assert one.agents[0].regret.mean == pytest.approx(two.agents[0].regret.mean, abs=1e-12)
+    other = play_match("heuristic", "perfect:epsilon=0.1", RULES, games=24, seed=6, table=finkel3_table, workers=1,
+                       progress=False)
+    assert not np.array_equal(one.winners, other.winners)
+
+
+def test_sides_alternate_and_perfect_play_has_no_regret(finkel3_table):
+    match = play_match("perfect", "random", RULES, games=400, seed=1, table=finkel3_table, workers=1, progress=False)
+    perfect, random = match.agents
+    assert perfect.as_light.games == perfect.as_dark.games == 200
+    assert perfect.wins.wins + random.wins.wins == 400
+    assert perfect.as_light.wins + perfect.as_dark.wins == perfect.wins.wins
+    assert perfect.regret.mean == 0.0 and perfect.regret.perfect_share == 1.0
+    assert random.regret.mean > 0.5 and random.regret.perfect_share < 0.9
+    assert perfect.wins.rate > 0.85
+    assert 1.5 < match.legal_moves_per_decision < 3.5  # fewer pieces, fewer choices than 7-piece finkel
+
+
+def test_slips_cost_win_rate_and_show_as_regret(finkel3_table):
+    match = play_match("perfect:epsilon=0.5", "perfect", RULES, games=400, seed=2, table=finkel3_table, workers=1,
+                       progress=False)
+    sloppy, perfect = match.agents
+    assert sloppy.wins.rate < 0.5
+    # Half the decisions slip to another move; a slip is perfect only when moves tie.
+    assert 0.4 < sloppy.regret.perfect_share < 0.75
+    assert perfect.regret.mean == 0.0
+
+
+def test_an_illegal_move_is_reported(finkel3_table):
+    class Cheater(Agent):
+        spec = "cheater"
+
+        def select_move(self, position, roll):
+            return 99
+
+    with pytest.raises(ValueError, match="chose illegal move 99"):
+        play_match(Cheater(), "random", RULES, games=2, seed=0, table=finkel3_table, workers=1, progress=False)
+
+
+def test_match_without_a_table_reports_no_regret():
+    match = play_match("greedy", "random", get_rules("murray", 2), games=20, seed=0, table=None, workers=1,
+                       progress=False)
+    assert match.agents[0].regret is None
+    assert match.agents[0].wins.games == 20
+
+
+def test_benchmark_positions_are_fixed_decisions(finkel3_table):
+    positions = benchmark_positions(finkel3_table, 50)
+    assert positions == benchmark_positions(finkel3_table, 50)
+    assert all(len(p.legal_moves(r)) >= 2 and not p.is_over for p, r in positions)
+    assert len({p for p, _ in positions}) > 40  # spread over many games
+
+
+def test_position_regrets_match_the_table(finkel3_table):
+    positions = benchmark_positions(finkel3_table, 80)
+    bench = score_positions("greedy", finkel3_table, positions, workers=1, progress=False)
+    greedy = make_agent("greedy")
+    for (position, roll), regret in zip(positions, bench.regrets, strict=True):
+        values = finkel3_table.move_values(position, roll)
+        expected = max(values.values()) - values[greedy.select_move(position, roll)]
+        assert regret == pytest.approx(expected, abs=1e-12)
+    assert bench.regret.mean == pytest.approx(100 * bench.regrets.mean())
+    two = score_positions("greedy", finkel3_table, positions, workers=2, progress=False)
+    assert np.array_equal(two.regrets, bench.regrets)
+
+
+def test_tournament_win_matrix_and_regrets(finkel3_table):
+    result = run_tournament(["random", "greedy", "perfect"], RULES, games=100, seed=0, table=finkel3_table,
+                            positions=60, workers=1, progress=False)
+    matrix = result.win_matrix
+    for i in range(3):
+        assert np.isnan(matrix[i, i])
+        for j in range(3):
+            if i != j:
+                assert matrix[i, j] + matrix[j, i] == pytest.approx(1.0)
+    assert matrix[2, 0] > 0.8 and matrix[2, 1] > 0.5
+    assert result.benchmarks[2].regret.mean == 0.0
+    assert result.benchmarks[0].regret.mean > result.benchmarks[2].regret.mean
+    assert result.match_regret(2) == 0.0
