@@ -196,6 +196,26 @@ def _register_builtins() -> None:
         (Param("epsilon", float, 0.0, "chance of playing a random non-best move instead"),
          Param("solve", bool, True, "solve a missing table rather than stop")),
         main_param="epsilon", extra_kwargs=("table",)))
+    register_agent(AgentInfo(
+        "td", _td_agent, "TD(lambda) after-state network learned by self-play (agents.td)",
+        (Param("model", str, "", "a .npz written by `train --algo td-lambda` (default: the shipped finkel model)"),),
+        main_param="model"))
+    register_agent(AgentInfo(
+        "ppo", _ppo_agent, "MaskablePPO policy (needs the learn extra)",
+        (Param("model", str, "", "a .zip written by `train` (default: the shipped finkel model)"),),
+        main_param="model"))
+
+
+def _td_agent(model: Any = "", seed: int | None = None) -> Agent:
+    from agents.td import TDAgent
+
+    return TDAgent(model or None, seed=seed)
+
+
+def _ppo_agent(model: Any = "", seed: int | None = None) -> Agent:
+    from agents.learned import PPOAgent
+
+    return PPOAgent(model or None, seed=seed)
 
 
 _register_builtins()

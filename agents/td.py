@@ -1,0 +1,255 @@
+"""TD(lambda) on after-states with a small network, as in TD-Gammon: the learned agent that learns fastest.
+
+The network estimates V(s), the winning chance of the side about to roll in s (the same quantity the
+solved table holds), from the mover's point of view: own and opponent pieces per path position, then
+each side's pieces at home and scored (the environment's observation without the roll). A move is worth
+1 if it wins, V(s') if it keeps the turn and 1 - V(s') if it passes it; the agent plays the best.
+
+Training is self-play in numba. Along a game the prediction of light's winning chance y_t (V or 1 - V,
+by who is to roll) is moved towards the next one by TD(lambda):
+
+    w <- w + alpha * (y_{t+1} - y_t) * e_t,     e_t = lambda * e_{t-1} + grad y_t,
+
+with y_T = 1 if light won, else 0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from numba import njit
+
+from agents.base import Agent, legal_moves_or_raise
+from solver.table import rules_from_dict, rules_to_dict
+from urgym import Position, Rules
+from urgym import _kernels as K
+from urgym._tables import geometry, roll_cumulative
+
+__all__ = ["DEFAULT_TD_MODEL", "TDAgent", "TDNetwork"]
+
+DEFAULT_TD_MODEL = Path(__file__).parent / "models" / "td_finkel.npz"
+FEATURES_VERSION = 1
+
+
+def feature_count(rules: Rules) -> int:
+    return 2 * rules.length + 4
+
+
+@dataclass
+class TDNetwork:
+    """One hidden layer of sigmoid units and a sigmoid output: V(s) in (0, 1)."""
+
+    rules: Rules
+    w1: np.ndarray  # (hidden, features)
+    b1: np.ndarray  # (hidden,)
+    w2: np.ndarray  # (hidden,)
+    b2: np.ndarray  # (1,)
+    info: dict
+
+    @classmethod
+    def initial(cls, rules: Rules, hidden: int = 80, seed: int = 0) -> TDNetwork:
+        rng = np.random.default_rng(seed)
+        n = feature_count(rules)
+        return cls(rules, rng.normal(0, 0.1, (hidden, n)), np.zeros(hidden), rng.normal(0, 0.1, hidden),
+                   np.zeros(1), {})
+
+    @property
+    def params(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        return self.w1, self.b1, self.w2, self.b2
+
+    def copy(self) -> TDNetwork:
+        return TDNetwork(self.rules, self.w1.copy(), self.b1.copy(), self.w2.copy(), self.b2.copy(), dict(self.info))
+
+    def value(self, position: Position) -> float:
+        """The network's winning chance for the side to move."""
+        x = np.zeros(feature_count(self.rules))
+        h = np.zeros(self.b1.shape[0])
+        return float(_value(position.code, geometry(self.rules), x, h, *self.params))
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the network atomically (``.npz`` with the rule set and training facts)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        meta = {"format": "urgym-td", "features_version": FEATURES_VERSION, "rules": rules_to_dict(self.rules),
+                **self.info}
+        tmp = path.with_name(f".{path.name}.tmp")
+        with open(tmp, "wb") as f:
+            np.savez(f, w1=self.w1, b1=self.b1, w2=self.w2, b2=self.b2, meta=np.array(json.dumps(meta)))
+        os.replace(tmp, path)
+        return path
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> TDNetwork:
+        path = Path(path)
+        if not path.exists():
+            raise FileNotFoundError(f"no TD model at {path}")
+        try:
+            with np.load(path) as data:
+                meta = json.loads(str(data["meta"]))
+                arrays = [np.array(data[k], dtype=np.float64) for k in ("w1", "b1", "w2", "b2")]
+        except (KeyError, ValueError, OSError) as err:
+            raise ValueError(f"{path} is not a urgym TD model: {err}") from None
+        if meta.get("format") != "urgym-td" or meta.get("features_version") != FEATURES_VERSION:
+            raise ValueError(f"{path} is not a urgym TD model of features version {FEATURES_VERSION}")
+        rules = rules_from_dict(meta.pop("rules"))
+        w1, b1, w2, b2 = arrays
+        if w1.shape != (b1.shape[0], feature_count(rules)) or w2.shape != b1.shape or b2.shape != (1,):
+            raise ValueError(f"{path} has inconsistent weight shapes")
+        meta.pop("format")
+        meta.pop("features_version")
+        return cls(rules, w1, b1, w2, b2, meta)
+
+
+@njit(cache=True)
+def _features(state, geom, x):
+    """The mover's view of ``state`` (the environment's observation without the roll) into ``x``."""
+    length = geom[K.G_LENGTH]
+    pieces = geom[K.G_PIECES]
+    own = K.own_mask(state)
+    opp = K.opp_mask(state)
+    for p in range(1, length + 1):
+        x[p - 1] = (own >> (p - 1)) & 1
+        x[length + p - 1] = (opp >> (p - 1)) & 1
+    base = 2 * length
+    x[base] = K.own_home(state) / pieces
+    x[base + 1] = K.opp_home(state) / pieces
+    x[base + 2] = K.own_scored(state, pieces) / pieces
+    x[base + 3] = K.opp_scored(state, pieces) / pieces
+
+
+@njit(cache=True)
+def _sigmoid(z):
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+@njit(cache=True)
+def _value(state, geom, x, h, w1, b1, w2, b2):
+    """V(state) for the side to move; leaves the features in ``x`` and hidden activations in ``h``."""
+    _features(state, geom, x)
+    z = b2[0]
+    for j in range(w1.shape[0]):
+        a = b1[j]
+        for i in range(x.shape[0]):
+            a += w1[j, i] * x[i]
+        h[j] = _sigmoid(a)
+        z += w2[j] * h[j]
+    return _sigmoid(z)
+
+
+@njit(cache=True)
+def choose(state, roll, moves, n, geom, x, h, w1, b1, w2, b2):
+    """Index of the move with the highest winning chance for the mover (lowest source on ties)."""
+    best = 0
+    best_value = -1.0
+    for i in range(n):
+        nxt, flags = K.apply_move(state, roll, moves[i], geom)
+        if flags & K.WIN:
+            v = 1.0
+        else:
+            v = _value(nxt, geom, x, h, w1, b1, w2, b2)
+            if not flags & K.EXTRA_ROLL:
+                v = 1.0 - v
+        if v > best_value:
+            best_value = v
+            best = i
+    return best
+
+
+@njit(cache=True)
+def train_games(n_games, seed, first_game, alpha, lam, geom, cumulative, w1, b1, w2, b2):
+    """Play ``n_games`` self-play games, updating the weights in place by TD(lambda); return moves played."""
+    hidden, n_features = w1.shape
+    x = np.zeros(n_features)
+    h = np.zeros(hidden)
+    e1 = np.zeros_like(w1)
+    eb1 = np.zeros_like(b1)
+    e2 = np.zeros_like(w2)
+    eb2 = np.zeros(1)
+    moves = np.zeros(K.MAX_MOVES, dtype=np.int64)
+    dice = np.zeros(1, dtype=np.uint64)
+    start = K.start_state(geom[K.G_PIECES])
+    played = 0
+    for g in range(n_games):
+        K.seed_stream(dice, seed, first_game + g)
+        e1[:] = 0.0
+        eb1[:] = 0.0
+        e2[:] = 0.0
+        eb2[:] = 0.0
+        state = start
+        previous = -1.0  # light's predicted chance at the previous state
+        while True:
+            if K.is_over(state):
+                target = 1.0 if K.winner_of(state) == 0 else 0.0
+            else:
+                v = _value(state, geom, x, h, w1, b1, w2, b2)
+                target = v if K.turn_of(state) == 0 else 1.0 - v
+            if previous >= 0.0:
+                delta = target - previous
+                w1 += alpha * delta * e1
+                b1 += alpha * delta * eb1
+                w2 += alpha * delta * e2
+                b2[0] += alpha * delta * eb2[0]
+            if K.is_over(state):
+                break
+            # Gradient of light's prediction y = V or 1 - V at this state, added to the decayed traces.
+            sign = 1.0 if K.turn_of(state) == 0 else -1.0
+            v = _value(state, geom, x, h, w1, b1, w2, b2)
+            dv = sign * v * (1.0 - v)
+            for j in range(hidden):
+                e2[j] = lam * e2[j] + dv * h[j]
+                dh = dv * w2[j] * h[j] * (1.0 - h[j])
+                eb1[j] = lam * eb1[j] + dh
+                for i in range(n_features):
+                    e1[j, i] = lam * e1[j, i] + dh * x[i]
+            eb2[0] = lam * eb2[0] + dv
+            previous = target
+            # Roll and move greedily; a roll with no legal move passes.
+            roll = K.roll_dice(cumulative, dice)
+            n = K.legal_moves(state, roll, geom, moves)
+            if n == 0:
+                state = K.swap_sides(state)
+            else:
+                i = choose(state, roll, moves, n, geom, x, h, w1, b1, w2, b2) if n > 1 else 0
+                state, _ = K.apply_move(state, roll, moves[i], geom)
+                played += 1
+    return played
+
+
+class TDAgent(Agent):
+    """Plays the move the TD network rates best (see the module docstring).
+
+    Args:
+        model: A ``.npz`` file written by :meth:`TDNetwork.save`, or a :class:`TDNetwork`; by default the
+            network that ships with the package (finkel).
+        seed: Unused (the agent is deterministic); accepted like every agent's.
+    """
+
+    def __init__(self, model: str | os.PathLike | TDNetwork | None = None, seed: int | None = None) -> None:
+        self.network = model if isinstance(model, TDNetwork) else TDNetwork.load(model or DEFAULT_TD_MODEL)
+        self.spec = f"td:model={model}" if model is not None and not isinstance(model, TDNetwork) else "td"
+        self._moves = np.zeros(K.MAX_MOVES, dtype=np.int64)
+        self._x = np.zeros(feature_count(self.network.rules))
+        self._h = np.zeros(self.network.b1.shape[0])
+        super().__init__(seed)
+
+    def select_move(self, position: Position, roll: int) -> int:
+        moves = legal_moves_or_raise(position, roll)
+        if position.rules != self.network.rules:
+            raise ValueError(f"this TD model was trained on {self.network.rules.describe()!r}, not on "
+                             f"{position.rules.describe()!r}")
+        if len(moves) == 1:
+            return moves[0]
+        n = len(moves)
+        self._moves[:n] = moves
+        return moves[choose(position.code, roll, self._moves, n, geometry(position.rules), self._x, self._h,
+                            *self.network.params)]
+
+
+def train_chunk(network: TDNetwork, games: int, seed: int, first_game: int, alpha: float, lam: float) -> int:
+    """Train ``network`` in place on ``games`` self-play games; return the moves played."""
+    return int(train_games(games, seed, first_game, alpha, lam, geometry(network.rules),
+                           roll_cumulative(network.rules), *network.params))

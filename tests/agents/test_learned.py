@@ -1,0 +1,144 @@
+"""Learned agents: TD(lambda) and MaskablePPO train, save, reload and play legal moves only."""
+
+import numpy as np
+import pytest
+from sb3_contrib.common.maskable.utils import get_action_masks
+from stable_baselines3.common.env_util import make_vec_env
+from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+from agents import make_agent
+from agents.learned import OpponentMix, PPOAgent, model_card
+from agents.td import TDAgent, TDNetwork, train_chunk
+from agents.train import main as train_main
+from agents.train import train_ppo, train_td
+from evaluation.positions import benchmark_positions, score_positions
+from tests.agents.positions import decision_positions
+from urgym import Position, get_rules
+from urgym.env import UrEnv
+
+RULES = get_rules("finkel", 3)
+
+
+def test_td_network_save_and_reload_is_identical(tmp_path):
+    network = TDNetwork.initial(RULES, hidden=16, seed=3)
+    train_chunk(network, 50, seed=1, first_game=0, alpha=0.1, lam=0.7)
+    path = network.save(tmp_path / "net.npz")
+    again = TDNetwork.load(path)
+    for a, b in zip(network.params, again.params, strict=True):
+        assert np.array_equal(a, b)
+    assert again.rules == RULES
+    position = Position.start(RULES)
+    assert again.value(position) == network.value(position)
+
+
+def test_td_agent_plays_the_move_its_network_rates_best():
+    network = TDNetwork.initial(RULES, hidden=16, seed=4)
+    train_chunk(network, 100, seed=2, first_game=0, alpha=0.1, lam=0.7)
+    agent = TDAgent(network)
+    for position, roll in decision_positions("finkel", 40, seed=5, pieces=3):
+        values = {}
+        for move in position.legal_moves(roll):
+            result = position.move_result(roll, move)
+            v = 1.0 if result.won else network.value(result.position)
+            values[move] = v if result.extra_roll else 1.0 - v
+        assert agent.select_move(position, roll) == max(values, key=lambda m: (values[m], -m))
+
+
+def test_td_learning_beats_random_play(finkel3_table):
+    network = TDNetwork.initial(RULES, hidden=32, seed=0)
+    positions = benchmark_positions(finkel3_table, 300)
+    random = score_positions("random", finkel3_table, positions, workers=1, progress=False).regret.mean
+    train_chunk(network, 3000, seed=0, first_game=0, alpha=0.1, lam=0.7)
+    learned = score_positions(TDAgent(network), finkel3_table, positions, workers=1, progress=False).regret.mean
+    assert learned < 0.5 * random
+
+
+def test_td_model_errors(tmp_path):
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, w1=np.zeros(2))
+    with pytest.raises(ValueError, match="not a urgym TD model"):
+        TDNetwork.load(bad)
+    with pytest.raises(FileNotFoundError, match="no TD model"):
+        TDNetwork.load(tmp_path / "none.npz")
+    agent = TDAgent(TDNetwork.initial(RULES, hidden=4))
+    position, roll = decision_positions("finkel", 1, seed=1)[0]
+    with pytest.raises(ValueError, match="trained on"):
+        agent.select_move(position, roll)
+
+
+def test_train_td_writes_models_card_and_curve(finkel3_table, tmp_path):
+    result = train_td(RULES, finkel3_table, tmp_path, timesteps=30_000, minutes=None, hidden=16,
+                      eval_every=10_000, eval_positions=50, progress=False)
+    assert result["timesteps"] >= 30_000
+    for name in ("model.npz", "best_model.npz", "curve.csv"):
+        assert (tmp_path / name).exists()
+    best = TDNetwork.load(tmp_path / "best_model.npz")
+    assert best.info["algo"] == "td-lambda" and best.info["position_benchmark_regret"] == result["best_regret"]
+    agent = make_agent(f"td:model={tmp_path / 'model.npz'}")
+    for position, roll in decision_positions("finkel", 20, seed=2, pieces=3):
+        assert agent.select_move(position, roll) in position.legal_moves(roll)
+
+
+@pytest.mark.parametrize("vec_env_cls", [DummyVecEnv, SubprocVecEnv])
+def test_masks_reach_the_learner_under_both_vector_envs(vec_env_cls):
+    env = make_vec_env(UrEnv, n_envs=2, seed=0, vec_env_cls=vec_env_cls,
+                       env_kwargs={"rules": RULES, "opponent": "greedy", "agent_side": "random"})
+    try:
+        env.reset()
+        rng = np.random.default_rng(0)
+        for _ in range(60):
+            masks = get_action_masks(env)
+            legal = env.env_method("_legal_list")
+            for mask, moves in zip(masks, legal, strict=True):
+                assert sorted(np.flatnonzero(mask)) == sorted(moves)
+            actions = [int(rng.choice(np.flatnonzero(m))) for m in masks]
+            _, _, _, infos = env.step(np.array(actions))
+            assert not any(info["illegal_action"] for info in infos)
+    finally:
+        env.close()
+
+
+def test_ppo_trains_saves_reloads_and_plays_legal_moves(finkel3_table, tmp_path):
+    result = train_ppo(RULES, finkel3_table, tmp_path, timesteps=2048, minutes=None, opponents=["self", "random"],
+                       envs=2, vec_env="subproc", eval_every=1024, eval_positions=30, snapshot_every=1024,
+                       progress=False)
+    assert result["timesteps"] >= 2048
+    assert list((tmp_path / "snapshots").glob("*.zip"))
+    assert model_card(tmp_path / "model.zip")["algo"] == "maskable-ppo"
+    agent = make_agent(f"ppo:model={tmp_path / 'model.zip'}")
+    again = PPOAgent(tmp_path / "model.zip")
+    for position, roll in decision_positions("finkel", 30, seed=3, pieces=3):
+        move = agent.select_move(position, roll)
+        assert move in position.legal_moves(roll)
+        assert again.select_move(position, roll) == move
+    with pytest.raises(ValueError, match="trained on"):
+        agent.select_move(*decision_positions("finkel", 1, seed=1)[0])
+
+
+def test_opponent_mix_draws_per_episode(tmp_path):
+    mix = OpponentMix(["greedy", "first", "self"], tmp_path)
+    drawn = set()
+    for seed in range(30):
+        mix.reseed(seed)
+        drawn.add(mix.current.spec)
+    assert drawn == {"greedy", "first", "random"}  # no snapshot yet: self plays randomly
+    with pytest.raises(ValueError, match="snapshot directory"):
+        OpponentMix(["self"])
+
+
+def test_shipped_models_play_finkel():
+    for spec in ("td", "ppo"):
+        agent = make_agent(spec)
+        for position, roll in decision_positions("finkel", 10, seed=4):
+            assert agent.select_move(position, roll) in position.legal_moves(roll)
+
+
+def test_train_command(finkel3_table, tmp_path, capsys):
+    assert train_main(["--algo", "td-lambda", "--pieces", "3", "--timesteps", "5000", "--hidden", "8",
+                       "--eval-every", "5000", "--eval-positions", "20", "--out", str(tmp_path), "--no-progress"]) == 0
+    assert "best mean regret" in capsys.readouterr().out
+    assert (tmp_path / "curve.png").read_bytes()[:4] == b"\x89PNG"
+    for argv in (["--algo", "td-lambda", "--opponent", "greedy"], ["--opponent", "nobody"], ["--rules", "go"]):
+        with pytest.raises(SystemExit):
+            train_main([*argv, "--pieces", "2", "--out", str(tmp_path / "bad")])
+    assert not (tmp_path / "bad").exists()
