@@ -13,7 +13,7 @@ import argparse
 import sys
 import time
 
-from agents import agent_help, make_agent
+from agents import agent_help, make_agent, parse_spec
 from agents.perfect import table_for
 from evaluation.match import play_match
 from evaluation.positions import benchmark_positions, score_positions
@@ -131,7 +131,7 @@ def _table(rules: Rules, args: argparse.Namespace, parser: argparse.ArgumentPars
     try:
         index = PositionIndex(rules)
     except ValueError as err:
-        if any(s.split(":")[0].split()[0] == "perfect" for s in specs):
+        if any(parse_spec(s)[0] == "perfect" for s in specs):
             parser.error(f"the perfect player needs a solved table: {err}")
         print(f"note: {err}; regrets and the position benchmark are skipped", file=sys.stderr)
         return None

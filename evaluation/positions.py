@@ -60,13 +60,14 @@ def score_positions_task(task: PositionsTask) -> tuple[np.ndarray, np.ndarray]:
     probabilities = np.zeros(K.MAX_MOVES, dtype=np.float64)
     regrets = np.zeros(len(task.codes))
     seconds = np.zeros(len(task.codes))
+    geom = geometry(task.rules)
     for i, (code, roll) in enumerate(zip(task.codes, task.rolls, strict=True)):
         position = Position(task.rules, code)
         agent.reseed(task.first + i)  # each position's own seed: results do not depend on batching
         start = time.perf_counter()
         move = agent.select_move(position, roll)
         seconds[i] = time.perf_counter() - start
-        n = K.legal_moves(code, roll, geometry(task.rules), moves)
+        n = K.legal_moves(code, roll, geom, moves)
         if move not in moves[:n]:
             raise ValueError(f"agent {agent.spec!r} chose illegal move {move!r} for roll {roll} in {position!r}")
         best = best_of(code, roll, moves, n, probabilities, *table.lookup_args)

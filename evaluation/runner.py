@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from tqdm.auto import tqdm
 
-from agents import Agent, make_agent
+from agents import Agent, make_agent, parse_spec
 from solver import SolvedTable
 from urgym import Position, Rules
 
@@ -75,7 +75,7 @@ def worker_agent(spec: str | Agent, slot: int, rules: Rules, table: SolvedTable 
         return spec
     key = (spec, slot)
     if key not in _AGENTS:
-        name = spec.split(":")[0].split()[0]
+        name = parse_spec(spec)[0]
         agent = make_agent(spec, **({"table": table} if name == "perfect" and table is not None else {}))
         _warm_up(agent, rules)
         _AGENTS[key] = agent
