@@ -8,7 +8,7 @@ from agents.base import Agent
 from agents.baselines import BaselineAgent
 from agents.expectimax import ExpectimaxAgent, SearchResult
 from agents.heuristic import GainAgent, GainTable, SequenceGain, gain_table
-from agents.perfect import PerfectAgent, TableMissingError
+from agents.perfect import PerfectAgent
 from agents.registry import AGENTS, agent_help, make_agent, parse_spec, register_agent
 
 __all__ = [
@@ -21,7 +21,6 @@ __all__ = [
     "PerfectAgent",
     "SearchResult",
     "SequenceGain",
-    "TableMissingError",
     "agent_help",
     "gain_table",
     "make_agent",

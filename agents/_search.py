@@ -1,4 +1,4 @@
-"""Numba expectiminimax on the packed positions of :mod:`urgym._kernels`.
+"""Numba expectiminimax on the packed positions of :mod:`urgym.core`.
 
 Values are negamax values: a chance node's value is the expected score of the side about to roll,
 
@@ -6,7 +6,7 @@ Values are negamax values: a chance node's value is the expected score of the si
 
 where ``d`` counts the decisions (plies) still to search, a roll without a legal move passes (also one ply,
 so a run of passes cannot recurse forever), and at d = 0 the score is the advancement difference of
-:func:`urgym._kernels.advancement`. A won game scores ``win = pieces * (L + 1)``, above every other score,
+:func:`urgym.core.advancement`. A won game scores ``win = pieces * (L + 1)``, above every other score,
 and a lost one ``-win``; those are the bounds the chance-node pruning needs.
 
 Pruning never changes a value: Star1 cuts chance nodes from the bounds of the unsearched rolls, decision
@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from urgym import _kernels as K
+from urgym import core
 
 TT_MIN_DEPTH = 2
 """Chance nodes this deep or deeper go through the transposition table; shallower ones are cheaper to redo."""
@@ -44,9 +44,9 @@ def _tt_slot(state, depth, mask):
 @njit(cache=True)
 def _capture_gain(opp, dest, geom):
     """Path position of the opponent's piece a move to ``dest`` captures (0: none)."""
-    if dest > geom[K.G_LENGTH]:
+    if dest > geom[core.G_LENGTH]:
         return 0
-    hit = opp & geom[K.G_OPP_SAME_TILE + dest]
+    hit = opp & geom[core.G_OPP_SAME_TILE + dest]
     if hit == 0:
         return 0
     return np.int64(np.log2(np.float64(hit))) + 1  # single-visit paths: one position per tile
@@ -58,13 +58,13 @@ def _order_moves(state, roll, moves, n, geom, scores):
 
     A win comes first, and an extra roll counts a little on top of its gain.
     """
-    opp = K.opp_mask(state)
+    opp = core.opp_mask(state)
     for i in range(n):
-        _, flags = K.apply_move(state, roll, moves[i], geom)
-        if flags & K.WIN:
+        _, flags = core.apply_move(state, roll, moves[i], geom)
+        if flags & core.WIN:
             scores[i] = 1e9
         else:
-            scores[i] = _capture_gain(opp, moves[i] + roll, geom) + (0.5 if flags & K.EXTRA_ROLL else 0.0)
+            scores[i] = _capture_gain(opp, moves[i] + roll, geom) + (0.5 if flags & core.EXTRA_ROLL else 0.0)
     for i in range(1, n):
         m = moves[i]
         s = scores[i]
@@ -86,12 +86,12 @@ def _last_ply(state, geom, rolls, probs, win, best, stats):
     move of each roll is the one with the largest such gain, unless a move wins. One pass over the pieces
     finds the best gain of every roll (``best[r]``, -1 when roll r has no legal move).
     """
-    length = geom[K.G_LENGTH]
-    own = K.own_mask(state)
-    opp = K.opp_mask(state)
-    home = K.own_home(state)
-    last_piece = home + K.popcount(own) == 1
-    max_roll = geom[K.G_MAX_ROLL]
+    length = geom[core.G_LENGTH]
+    own = core.own_mask(state)
+    opp = core.opp_mask(state)
+    home = core.own_home(state)
+    last_piece = home + core.popcount(own) == 1
+    max_roll = geom[core.G_MAX_ROLL]
     for r in range(max_roll + 1):
         best[r] = -1
     base = 0
@@ -107,14 +107,14 @@ def _last_ply(state, geom, rolls, probs, win, best, stats):
             base += p
         for r in range(1, max_roll + 1):
             dest = p + r
-            if not K.can_move(own, opp, p, dest, geom):
+            if not core.can_move(own, opp, p, dest, geom):
                 continue
             # Bearing off the last piece wins, which outranks any gain.
             gain = 1000 if (dest == length + 1 and last_piece) else _capture_gain(opp, dest, geom)
             if gain > best[r]:
                 best[r] = gain
-    pieces = geom[K.G_PIECES]
-    base += (K.own_scored(state, pieces) - K.opp_scored(state, pieces)) * (length + 1)
+    pieces = geom[core.G_PIECES]
+    base += (core.own_scored(state, pieces) - core.opp_scored(state, pieces)) * (length + 1)
     total = 0.0
     for i in range(rolls.shape[0]):
         r = rolls[i]
@@ -137,13 +137,13 @@ def _value_bounds(state, depth, geom, win):
     piece, so without a finished game the value stays within ``depth`` such swings of today's difference.
     A side can only finish if it has at most ``depth`` pieces left, one per move.
     """
-    swing = geom[K.G_MAX_ROLL] + geom[K.G_LENGTH]
-    base = K.advancement(state, geom)
+    swing = geom[core.G_MAX_ROLL] + geom[core.G_LENGTH]
+    base = core.advancement(state, geom)
     lower = max(base - depth * swing, -win)
     upper = min(base + depth * swing, win)
-    if K.opp_home(state) + K.popcount(K.opp_mask(state)) <= depth:
+    if core.opp_home(state) + core.popcount(core.opp_mask(state)) <= depth:
         lower = -win
-    if K.own_home(state) + K.popcount(K.own_mask(state)) <= depth:
+    if core.own_home(state) + core.popcount(core.own_mask(state)) <= depth:
         upper = win
     return np.float64(lower), np.float64(upper), base
 
@@ -155,11 +155,11 @@ def _last_ply_upper(state, base, roll, move, nxt, flags, geom, win):
     After the move the mover's advancement difference is ``base`` plus its gain; one more ply by the
     opponent can only lower it, one more by the mover raises it by at most a swing, or wins.
     """
-    after = base + _capture_gain(K.opp_mask(state), move + roll, geom) + roll
-    if flags & K.EXTRA_ROLL:
-        if K.own_home(nxt) + K.popcount(K.own_mask(nxt)) <= 1:
+    after = base + _capture_gain(core.opp_mask(state), move + roll, geom) + roll
+    if flags & core.EXTRA_ROLL:
+        if core.own_home(nxt) + core.popcount(core.own_mask(nxt)) <= 1:
             return win
-        return np.float64(after + geom[K.G_MAX_ROLL] + geom[K.G_LENGTH])
+        return np.float64(after + geom[core.G_MAX_ROLL] + geom[core.G_LENGTH])
     return np.float64(after)
 
 
@@ -171,7 +171,7 @@ def _chance(state, depth, alpha, beta, geom, rolls, probs, win, prune, buf, scor
     One self-recursive function (numba's cache cannot hold mutually recursive ones): for each roll it plays
     the decision node inline, and each move's value as :func:`_move_value` computes it at the root.
     """
-    if K.is_over(state):
+    if core.is_over(state):
         return -win  # the previous mover has just won
     stats[S_NODES] += 1
     if depth == 1:
@@ -214,22 +214,22 @@ def _chance(state, depth, alpha, beta, geom, rolls, probs, win, prune, buf, scor
         a = max(lo, lower)
         b = min(hi, upper)
         # The decision node of this roll, fail-hard in (a, b).
-        n = K.legal_moves(state, roll, geom, moves)
+        n = core.legal_moves(state, roll, geom, moves)
         if n == 0:
-            v = -_chance(K.swap_sides(state), depth - 1, -b, -a, geom, rolls, probs, win, prune, buf, scores,
+            v = -_chance(core.swap_sides(state), depth - 1, -b, -a, geom, rolls, probs, win, prune, buf, scores,
                          tt_state, tt_depth, tt_value, tt_flag, stats)
         else:
             if prune and n > 1:
                 _order_moves(state, roll, moves, n, geom, scores[depth])
             v = a if prune else -np.inf
             for j in range(n):
-                nxt, flags = K.apply_move(state, roll, moves[j], geom)
-                if flags & K.WIN:
+                nxt, flags = core.apply_move(state, roll, moves[j], geom)
+                if flags & core.WIN:
                     c = win
                 elif prune and depth == 2 and _last_ply_upper(state, base, roll, moves[j], nxt, flags, geom,
                                                                  win) <= v:
                     continue  # the last ply cannot lift this move above the best so far
-                elif flags & K.EXTRA_ROLL:
+                elif flags & core.EXTRA_ROLL:
                     c = _chance(nxt, depth - 1, v, b, geom, rolls, probs, win, prune, buf, scores, tt_state,
                                 tt_depth, tt_value, tt_flag, stats)
                 else:
@@ -257,14 +257,14 @@ def _chance(state, depth, alpha, beta, geom, rolls, probs, win, prune, buf, scor
 def _move_value(state, roll, move, depth, alpha, beta, geom, rolls, probs, win, prune, buf, scores, tt_state,
                 tt_depth, tt_value, tt_flag, stats):
     """Value for the mover of playing ``move``; ``depth`` counts this decision. Fail-hard in (alpha, beta)."""
-    nxt, flags = K.apply_move(state, roll, move, geom)
-    if flags & K.WIN:
+    nxt, flags = core.apply_move(state, roll, move, geom)
+    if flags & core.WIN:
         return win
     if depth == 1:
         stats[S_LEAVES] += 1
-        v = np.float64(K.advancement(nxt, geom))
-        return v if flags & K.EXTRA_ROLL else -v
-    if flags & K.EXTRA_ROLL:
+        v = np.float64(core.advancement(nxt, geom))
+        return v if flags & core.EXTRA_ROLL else -v
+    if flags & core.EXTRA_ROLL:
         return _chance(nxt, depth - 1, alpha, beta, geom, rolls, probs, win, prune, buf, scores, tt_state,
                        tt_depth, tt_value, tt_flag, stats)
     return -_chance(nxt, depth - 1, -beta, -alpha, geom, rolls, probs, win, prune, buf, scores, tt_state,
@@ -289,13 +289,13 @@ def search_root(state, roll, depth, geom, rolls, probs, win, prune, all_values, 
                 tt_value, tt_flag, stats, values):
     """Best move for ``roll`` searched ``depth`` plies deep; ``values[i]`` gets legal move i's value.
 
-    Moves are in ascending source order (as :func:`urgym._kernels.legal_moves` gives them); ties go to the
+    Moves are in ascending source order (as :func:`urgym.core.legal_moves` gives them); ties go to the
     lowest source. With pruning, unless ``all_values``, a move that cannot beat the best so far gets ``-inf``
     instead of its value.
     Returns the chosen source, or -1 when the roll has no legal move.
     """
     root = buf[0]
-    n = K.legal_moves(state, roll, geom, root)
+    n = core.legal_moves(state, roll, geom, root)
     if n == 0:
         return -1
     order = np.empty(n, dtype=np.int64)

@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import Agent, legal_moves_or_raise
-from urgym import Position
-from urgym import _kernels as K
-from urgym._tables import geometry
+from urgym import Position, core
+from urgym.core import geometry
 
 __all__ = ["BASELINE_DESCRIPTIONS", "BaselineAgent"]
 
@@ -23,13 +22,13 @@ class BaselineAgent(Agent):
     """One of the simulator's built-in policies (:data:`BASELINE_DESCRIPTIONS`) as an agent."""
 
     def __init__(self, policy: str, seed: int | None = None) -> None:
-        if policy not in K.BUILTIN_POLICIES:
-            raise ValueError(f"unknown baseline {policy!r}; baselines: {', '.join(K.BUILTIN_POLICIES)}")
+        if policy not in core.BUILTIN_POLICIES:
+            raise ValueError(f"unknown baseline {policy!r}; baselines: {', '.join(core.BUILTIN_POLICIES)}")
         self.policy = policy
         self.spec = policy
-        self._policy_id = K.BUILTIN_POLICIES[policy]
+        self._policy_id = core.BUILTIN_POLICIES[policy]
         self._rng_state = np.zeros(1, dtype=np.uint64)
-        self._moves = np.zeros(K.MAX_MOVES, dtype=np.int64)
+        self._moves = np.zeros(core.MAX_MOVES, dtype=np.int64)
         super().__init__(seed)
 
     def reseed(self, seed: int | None) -> None:
@@ -41,5 +40,5 @@ class BaselineAgent(Agent):
         if len(moves) == 1:
             return moves[0]
         self._moves[:len(moves)] = moves
-        return int(K.policy_choice(self._policy_id, position.code, roll, self._moves, len(moves),
+        return int(core.policy_choice(self._policy_id, position.code, roll, self._moves, len(moves),
                                    geometry(position.rules), self._rng_state))

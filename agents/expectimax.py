@@ -9,9 +9,8 @@ import numpy as np
 
 from agents import _search
 from agents.base import Agent, legal_moves_or_raise
-from urgym import Position, Rules
-from urgym import _kernels as K
-from urgym._tables import geometry
+from urgym import Position, Rules, core
+from urgym.core import geometry
 
 __all__ = ["ExpectimaxAgent", "SearchResult", "win_score"]
 
@@ -60,10 +59,10 @@ class ExpectimaxAgent(Agent):
         size = 1 << tt_bits
         self._tt = (np.zeros(size, np.int64), np.zeros(size, np.int8), np.zeros(size, np.float64),
                     np.zeros(size, np.int8))
-        self._buf = np.zeros((self.depth + 1, K.MAX_MOVES), dtype=np.int64)
-        self._scores = np.zeros((self.depth + 1, K.MAX_MOVES), dtype=np.float64)
+        self._buf = np.zeros((self.depth + 1, core.MAX_MOVES), dtype=np.int64)
+        self._scores = np.zeros((self.depth + 1, core.MAX_MOVES), dtype=np.float64)
         self._stats = np.zeros(_search.STATS_SIZE, dtype=np.int64)
-        self._values = np.zeros(K.MAX_MOVES, dtype=np.float64)
+        self._values = np.zeros(core.MAX_MOVES, dtype=np.float64)
         self._rules: Rules | None = None
         self.nodes = 0
         """Nodes searched since the agent was built."""
@@ -86,8 +85,7 @@ class ExpectimaxAgent(Agent):
         if rules != self._rules:
             self._tt[1][:] = 0  # entries of another rule set would be wrong here
             self._rules = rules
-            self._rolls = np.array(rules.rolls, dtype=np.int64)
-            self._probs = np.array([rules.roll_probabilities[r] for r in rules.rolls], dtype=np.float64)
+            self._rolls, self._probs = core.chance_outcomes(rules)
             self._win = win_score(rules)
         self._stats[:] = 0
         start = time.perf_counter()

@@ -134,7 +134,7 @@ class _GainEvaluator:
         self.max_moves = max_moves
         self.pieces = pieces
         rules = position.rules
-        self.probabilities = {r: p for r, p in enumerate(rules.roll_probabilities) if p > 0}
+        self.probabilities = dict(position.chance_outcomes())
         self.length = rules.length
         self.capturable = set(rules.shared_positions) - set(rules.rosette_positions) if rules.safe_rosettes \
             else set(rules.shared_positions)

@@ -5,26 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import Agent, legal_moves_or_raise
-from solver import SolvedTable, cached_table_path, load_or_solve
-from solver._lookup import best_of
-from urgym import Position, Rules
-from urgym import _kernels as K
+from solver import SolvedTable, table_for
+from solver.lookup import best_of
+from urgym import Position, Rules, core
 
-__all__ = ["PerfectAgent", "TableMissingError", "table_for"]
-
-
-class TableMissingError(FileNotFoundError):
-    """No solved table is cached for a rule set and solving it was not allowed."""
-
-
-def table_for(rules: Rules, solve: bool = True, progress: bool = True) -> SolvedTable:
-    """The cached solved table of ``rules``; solve and cache it first if ``solve``, else raise."""
-    path = cached_table_path(rules)
-    if not solve and not path.exists():
-        raise TableMissingError(
-            f"no solved table for {rules.describe()} at {path}; create it with "
-            f"`solve --rules {rules.name} --pieces {rules.pieces}`")
-    return load_or_solve(rules, progress=progress)
+__all__ = ["PerfectAgent"]
 
 
 class PerfectAgent(Agent):
@@ -47,8 +32,8 @@ class PerfectAgent(Agent):
         self.solve = solve
         self.spec = "perfect" + (f":epsilon={epsilon:g}" if epsilon else "") + ("" if solve else ":solve=false")
         self._tables: dict[Rules, SolvedTable] = {table.rules: table} if table is not None else {}
-        self._moves = np.zeros(K.MAX_MOVES, dtype=np.int64)
-        self._probabilities = np.zeros(K.MAX_MOVES, dtype=np.float64)
+        self._moves = np.zeros(core.MAX_MOVES, dtype=np.int64)
+        self._probabilities = np.zeros(core.MAX_MOVES, dtype=np.float64)
         super().__init__(seed)
 
     def table(self, rules: Rules) -> SolvedTable:

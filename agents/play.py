@@ -12,7 +12,7 @@ from agents.base import Agent
 from agents.perfect import PerfectAgent
 from agents.registry import agent_help, make_agent
 from solver import SolvedTable, cached_table_path
-from urgym import RULE_SET_NAMES, SIDES, Position, Rules, get_rules
+from urgym import RULE_SET_NAMES, SIDES, Game, Position, Rules, get_rules
 from urgym.render import board_text
 
 __all__ = ["describe_move", "main", "play_game"]
@@ -35,31 +35,31 @@ def describe_move(position: Position, roll: int, source: int) -> str:
 def cached_table(rules: Rules) -> SolvedTable | None:
     """The solved table of ``rules`` if one is cached (never solves)."""
     path = cached_table_path(rules)
-    return SolvedTable.load(path, rules, verify=False) if path.exists() else None
+    return SolvedTable.load(path, rules) if path.exists() else None
 
 
 def play_game(rules: Rules, agent: Agent, human_side: str, seed: int | None, read: Callable[[str], str],
               write: Callable[[str], None]) -> str | None:
-    """Play one game; return the winner, or None if the human quit."""
-    rng = np.random.default_rng(seed)
-    probabilities = np.asarray(rules.roll_probabilities)
-    position = Position.start(rules)
+    """Play one game; return the winner, or None if the human quit.
+
+    The dice are game 0 of ``seed`` in the core's game flow (a random seed when None), the same rolls
+    every other loop of the package makes for that seed.
+    """
+    if seed is None:
+        seed = int(np.random.default_rng().integers(2**63))
+    game = Game(rules, seed)
     table: SolvedTable | bool | None = False  # False: not looked up yet
-    write(f"{rules.describe()}: you play {human_side}. {HELP}.")
-    while not position.is_over:
-        roll = int(rng.choice(len(probabilities), p=probabilities))
-        mover = position.turn
-        moves = position.legal_moves(roll)
+    write(f"{rules.describe()}: you play {human_side} (dice seed {seed}). {HELP}.")
+    shown = 0  # steps of the game's history already told
+    while not game.is_over:
+        shown = _tell_passes(game, shown, human_side, agent, write)
+        position, roll, moves, mover = game.position, game.roll, game.legal_moves, game.turn
         write("\n" + board_text(position))
-        who = "you" if mover == human_side else f"{agent.spec} ({mover})"
-        if not moves:
-            write(f"{who} rolled {roll}: no legal move, the turn passes.")
-            position = position.play(roll, None)
-            continue
         if mover != human_side:
             move = agent.select_move(position, roll)
-            write(f"{who} rolled {roll} and plays {describe_move(position, roll, move)}.")
-            position = position.play(roll, move)
+            write(f"{agent.spec} ({mover}) rolled {roll} and plays {describe_move(position, roll, move)}.")
+            game.play(move)
+            shown += 1
             continue
         write(f"You rolled {roll}. Your moves:")
         for i, m in enumerate(moves, 1):
@@ -75,13 +75,22 @@ def play_game(rules: Rules, agent: Agent, human_side: str, seed: int | None, rea
                 write(_hint(table, rules, position, roll, moves))
                 continue
             if answer.isdigit() and 1 <= int(answer) <= len(moves):
-                position = position.play(roll, moves[int(answer) - 1])
+                game.play(moves[int(answer) - 1])
+                shown += 1
                 break
             write(f"{answer!r} is not a move: {HELP} (moves 1 to {len(moves)}).")
-    write("\n" + board_text(position))
-    winner = position.winner
+    write("\n" + board_text(game.position))
+    winner = game.winner
     write("You won!" if winner == human_side else f"{agent.spec} won.")
     return winner
+
+
+def _tell_passes(game: Game, shown: int, human_side: str, agent: Agent, write: Callable[[str], None]) -> int:
+    """Tell the rolls that passed since the last move; return how many history steps are told."""
+    for step in game.history[shown:]:
+        who = "you" if step.side == human_side else f"{agent.spec} ({step.side})"
+        write(f"{who} rolled {step.roll}: no legal move, the turn passes.")
+    return len(game.history)
 
 
 def _hint(table: SolvedTable | None, rules: Rules, position: Position, roll: int, moves: tuple[int, ...]) -> str:

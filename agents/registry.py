@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents.base import Agent
+from urgym.env import register_spec_resolver
 
 __all__ = ["AGENTS", "AgentInfo", "Param", "agent_help", "make_agent", "parse_spec", "register_agent"]
 
@@ -219,3 +220,4 @@ def _ppo_agent(model: Any = "", seed: int | None = None) -> Agent:
 
 
 _register_builtins()
+register_spec_resolver(make_agent)  # environments build opponents from specs through this hook

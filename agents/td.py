@@ -24,19 +24,14 @@ import numpy as np
 from numba import njit
 
 from agents.base import Agent, legal_moves_or_raise
-from solver.table import rules_from_dict, rules_to_dict
-from urgym import Position, Rules
-from urgym import _kernels as K
-from urgym._tables import geometry, roll_cumulative
+from urgym import Position, Rules, core
+from urgym.core import feature_count, geometry, roll_cumulative
+from urgym.files import write_atomic
 
 __all__ = ["DEFAULT_TD_MODEL", "TDAgent", "TDNetwork"]
 
 DEFAULT_TD_MODEL = Path(__file__).parent / "models" / "td_finkel.npz"
 FEATURES_VERSION = 1
-
-
-def feature_count(rules: Rules) -> int:
-    return 2 * rules.length + 4
 
 
 @dataclass
@@ -72,15 +67,14 @@ class TDNetwork:
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write the network atomically (``.npz`` with the rule set and training facts)."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        meta = {"format": "urgym-td", "features_version": FEATURES_VERSION, "rules": rules_to_dict(self.rules),
+        meta = {"format": "urgym-td", "features_version": FEATURES_VERSION, "rules": self.rules.to_dict(),
                 **self.info}
-        tmp = path.with_name(f".{path.name}.tmp")
-        with open(tmp, "wb") as f:
-            np.savez(f, w1=self.w1, b1=self.b1, w2=self.w2, b2=self.b2, meta=np.array(json.dumps(meta)))
-        os.replace(tmp, path)
-        return path
+
+        def write(tmp: Path) -> None:
+            with open(tmp, "wb") as f:
+                np.savez(f, w1=self.w1, b1=self.b1, w2=self.w2, b2=self.b2, meta=np.array(json.dumps(meta)))
+
+        return write_atomic(path, write)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> TDNetwork:
@@ -95,30 +89,13 @@ class TDNetwork:
             raise ValueError(f"{path} is not a urgym TD model: {err}") from None
         if meta.get("format") != "urgym-td" or meta.get("features_version") != FEATURES_VERSION:
             raise ValueError(f"{path} is not a urgym TD model of features version {FEATURES_VERSION}")
-        rules = rules_from_dict(meta.pop("rules"))
+        rules = Rules.from_dict(meta.pop("rules"))
         w1, b1, w2, b2 = arrays
         if w1.shape != (b1.shape[0], feature_count(rules)) or w2.shape != b1.shape or b2.shape != (1,):
             raise ValueError(f"{path} has inconsistent weight shapes")
         meta.pop("format")
         meta.pop("features_version")
         return cls(rules, w1, b1, w2, b2, meta)
-
-
-@njit(cache=True)
-def _features(state, geom, x):
-    """The mover's view of ``state`` (the environment's observation without the roll) into ``x``."""
-    length = geom[K.G_LENGTH]
-    pieces = geom[K.G_PIECES]
-    own = K.own_mask(state)
-    opp = K.opp_mask(state)
-    for p in range(1, length + 1):
-        x[p - 1] = (own >> (p - 1)) & 1
-        x[length + p - 1] = (opp >> (p - 1)) & 1
-    base = 2 * length
-    x[base] = K.own_home(state) / pieces
-    x[base + 1] = K.opp_home(state) / pieces
-    x[base + 2] = K.own_scored(state, pieces) / pieces
-    x[base + 3] = K.opp_scored(state, pieces) / pieces
 
 
 @njit(cache=True)
@@ -129,7 +106,7 @@ def _sigmoid(z):
 @njit(cache=True)
 def _value(state, geom, x, h, w1, b1, w2, b2):
     """V(state) for the side to move; leaves the features in ``x`` and hidden activations in ``h``."""
-    _features(state, geom, x)
+    core.write_features(state, geom, x)
     z = b2[0]
     for j in range(w1.shape[0]):
         a = b1[j]
@@ -146,12 +123,12 @@ def choose(state, roll, moves, n, geom, x, h, w1, b1, w2, b2):
     best = 0
     best_value = -1.0
     for i in range(n):
-        nxt, flags = K.apply_move(state, roll, moves[i], geom)
-        if flags & K.WIN:
+        nxt, flags = core.apply_move(state, roll, moves[i], geom)
+        if flags & core.WIN:
             v = 1.0
         else:
             v = _value(nxt, geom, x, h, w1, b1, w2, b2)
-            if not flags & K.EXTRA_ROLL:
+            if not flags & core.EXTRA_ROLL:
                 v = 1.0 - v
         if v > best_value:
             best_value = v
@@ -169,34 +146,33 @@ def train_games(n_games, seed, first_game, alpha, lam, geom, cumulative, w1, b1,
     eb1 = np.zeros_like(b1)
     e2 = np.zeros_like(w2)
     eb2 = np.zeros(1)
-    moves = np.zeros(K.MAX_MOVES, dtype=np.int64)
+    moves = np.zeros(core.MAX_MOVES, dtype=np.int64)
     dice = np.zeros(1, dtype=np.uint64)
-    start = K.start_state(geom[K.G_PIECES])
+    counters = np.zeros(core.COUNTERS_SIZE, dtype=np.int64)
     played = 0
     for g in range(n_games):
-        K.seed_stream(dice, seed, first_game + g)
+        state = core.start_game(geom[core.G_PIECES], seed, first_game + g, dice, counters)
         e1[:] = 0.0
         eb1[:] = 0.0
         e2[:] = 0.0
         eb2[:] = 0.0
-        state = start
         previous = -1.0  # light's predicted chance at the previous state
         while True:
-            if K.is_over(state):
-                target = 1.0 if K.winner_of(state) == 0 else 0.0
+            if core.is_over(state):
+                target = 1.0 if core.winner_of(state) == 0 else 0.0
             else:
                 v = _value(state, geom, x, h, w1, b1, w2, b2)
-                target = v if K.turn_of(state) == 0 else 1.0 - v
+                target = v if core.turn_of(state) == 0 else 1.0 - v
             if previous >= 0.0:
                 delta = target - previous
                 w1 += alpha * delta * e1
                 b1 += alpha * delta * eb1
                 w2 += alpha * delta * e2
                 b2[0] += alpha * delta * eb2[0]
-            if K.is_over(state):
+            if core.is_over(state):
                 break
             # Gradient of light's prediction y = V or 1 - V at this state, added to the decayed traces.
-            sign = 1.0 if K.turn_of(state) == 0 else -1.0
+            sign = 1.0 if core.turn_of(state) == 0 else -1.0
             v = _value(state, geom, x, h, w1, b1, w2, b2)
             dv = sign * v * (1.0 - v)
             for j in range(hidden):
@@ -207,15 +183,12 @@ def train_games(n_games, seed, first_game, alpha, lam, geom, cumulative, w1, b1,
                     e1[j, i] = lam * e1[j, i] + dh * x[i]
             eb2[0] = lam * eb2[0] + dv
             previous = target
-            # Roll and move greedily; a roll with no legal move passes.
-            roll = K.roll_dice(cumulative, dice)
-            n = K.legal_moves(state, roll, geom, moves)
-            if n == 0:
-                state = K.swap_sides(state)
-            else:
+            # One chance node of the game flow (a roll with no legal move passes), then the greedy move.
+            state, roll, n = core.roll_turn(state, geom, cumulative, dice, moves, counters)
+            if n > 0:
                 i = choose(state, roll, moves, n, geom, x, h, w1, b1, w2, b2) if n > 1 else 0
-                state, _ = K.apply_move(state, roll, moves[i], geom)
-                played += 1
+                state, _ = core.play_move(state, roll, moves[i], geom, counters)
+        played += counters[core.C_MOVES]
     return played
 
 
@@ -231,7 +204,7 @@ class TDAgent(Agent):
     def __init__(self, model: str | os.PathLike | TDNetwork | None = None, seed: int | None = None) -> None:
         self.network = model if isinstance(model, TDNetwork) else TDNetwork.load(model or DEFAULT_TD_MODEL)
         self.spec = f"td:model={model}" if model is not None and not isinstance(model, TDNetwork) else "td"
-        self._moves = np.zeros(K.MAX_MOVES, dtype=np.int64)
+        self._moves = np.zeros(core.MAX_MOVES, dtype=np.int64)
         self._x = np.zeros(feature_count(self.network.rules))
         self._h = np.zeros(self.network.b1.shape[0])
         super().__init__(seed)

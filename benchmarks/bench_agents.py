@@ -21,25 +21,21 @@ import numpy as np
 
 from agents import ExpectimaxAgent, make_agent
 from benchmarks.common import machine
-from urgym import Position, get_rules
+from urgym import Game, Position
 
 
 def game_decisions(count: int, seed: int = 0) -> list[tuple[Position, int]]:
     """Decisions with two or more legal moves from seeded expectimax:2 self-play games."""
-    rules = get_rules("finkel")
-    rng = np.random.default_rng(seed)
     player = make_agent("expectimax:2")
-    probabilities = np.asarray(rules.roll_probabilities)
     decisions: list[tuple[Position, int]] = []
-    position = Position.start(rules)
+    game_index = 0
     while len(decisions) < count:
-        roll = int(rng.choice(len(probabilities), p=probabilities))
-        moves = position.legal_moves(roll)
-        if len(moves) >= 2:
-            decisions.append((position, roll))
-        position = position.play(roll, player.select_move(position, roll) if moves else None)
-        if position.is_over:
-            position = Position.start(rules)
+        game = Game("finkel", seed, game_index)
+        game_index += 1
+        while not game.is_over and len(decisions) < count:
+            if len(game.legal_moves) >= 2:
+                decisions.append((game.position, game.roll))
+            game.play(player.select_move(game.position, game.roll))
     return decisions
 
 

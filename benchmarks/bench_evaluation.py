@@ -13,10 +13,10 @@ import argparse
 import statistics
 import time
 
-from agents.perfect import table_for
 from benchmarks.common import machine
 from evaluation.match import play_match
 from evaluation.runner import default_workers
+from solver import table_for
 from urgym import get_rules
 
 

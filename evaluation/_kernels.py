@@ -4,8 +4,9 @@ Every decision with two or more legal moves is scored against the solved table: 
 winning chance minus the chosen move's. Regrets go into per-agent accumulators (see :data:`ACC_*`) and a
 histogram, so any number of games fits in fixed memory.
 
-Game g uses the dice stream ``seed_stream(seed, g)`` (the same stream the Python match loop uses) and agent
-a's own stream ``seed_stream(seed ^ AGENT_SALT, 2 g + a)``; agent 0 plays light in even games.
+Game g of a match is game g of the seed in the core's game flow (the dice every loop of the package rolls
+for it), agent a draws its own choices from ``core.policy_stream(seed, g, a)``, and agent 0 plays light in
+even games.
 """
 
 from __future__ import annotations
@@ -13,12 +14,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from solver._lookup import best_of
-from urgym import _kernels as K
+from solver.lookup import best_of
+from urgym import core
 
-KIND_PERFECT = 4  # kinds 0..3 are the built-in policies of urgym._kernels
-
-AGENT_SALT = 0x5EED0A6E
+KIND_PERFECT = 4  # kinds 0..3 are the built-in policies of urgym.core
 
 REGRET_BINS = 100_000
 """Histogram bins over regrets 0..1 (a bin is 0.001 win-% points)."""
@@ -53,11 +52,11 @@ def record_regret(acc, hist, agent, regret):
 def _choose(kind, epsilon, best, n, state, roll, moves, geom, agent_rng):
     """The index of the move an agent of ``kind`` plays, given the table's best index."""
     if kind == KIND_PERFECT:
-        if epsilon > 0.0 and n > 1 and K.next_uniform(agent_rng) < epsilon:
-            slip = K.next_below(agent_rng, n - 1)
+        if epsilon > 0.0 and n > 1 and core.next_uniform(agent_rng) < epsilon:
+            slip = core.next_below(agent_rng, n - 1)
             return slip + (1 if slip >= best else 0)
         return best
-    move = K.policy_choice(kind, state, roll, moves, n, geom, agent_rng)
+    move = core.policy_choice(kind, state, roll, moves, n, geom, agent_rng)
     for i in range(n):
         if moves[i] == move:
             return i
@@ -74,27 +73,22 @@ def play_games(kinds, epsilons, seed, first_game, n_games, geom, cumulative, val
     """
     dice = np.zeros(1, dtype=np.uint64)
     agent_rngs = np.zeros((2, 1), dtype=np.uint64)
-    moves = np.zeros(K.MAX_MOVES, dtype=np.int64)
-    probabilities = np.zeros(K.MAX_MOVES, dtype=np.float64)
-    start = K.start_state(geom[K.G_PIECES])
+    moves = np.zeros(core.MAX_MOVES, dtype=np.int64)
+    counters = np.zeros(core.COUNTERS_SIZE, dtype=np.int64)
+    probabilities = np.zeros(core.MAX_MOVES, dtype=np.float64)
     for i in range(n_games):
         g = first_game + i
-        K.seed_stream(dice, seed, g)
+        state = core.start_game(geom[core.G_PIECES], seed, g, dice, counters)
         for a in range(2):
-            K.seed_stream(agent_rngs[a], seed ^ AGENT_SALT, 2 * g + a)
+            core.policy_stream(agent_rngs[a], seed, g, a)
         light_agent = g % 2
-        state = start
-        n_turns = 0
-        while not K.is_over(state):
-            roll = K.roll_dice(cumulative, dice)
-            n = K.legal_moves(state, roll, geom, moves)
+        while True:
+            state, roll, n = core.next_decision(state, geom, cumulative, dice, moves, counters)
             if n == 0:
-                state = K.swap_sides(state)
-                n_turns += 1
-                continue
+                break
             legal_counts[0] += 1
             legal_counts[1] += n
-            agent = light_agent if K.turn_of(state) == 0 else 1 - light_agent
+            agent = light_agent if core.turn_of(state) == 0 else 1 - light_agent
             chosen = 0
             if n > 1:
                 best = best_of(state, roll, moves, n, probabilities, geom, values, scale, info, war_rank,
@@ -102,47 +96,42 @@ def play_games(kinds, epsilons, seed, first_game, n_games, geom, cumulative, val
                 chosen = _choose(kinds[agent], epsilons[agent], best, n, state, roll, moves, geom,
                                  agent_rngs[agent])
                 record_regret(acc, hist, agent, probabilities[best] - probabilities[chosen])
-            state, flags = K.apply_move(state, roll, moves[chosen], geom)
-            if not flags & K.EXTRA_ROLL:
-                n_turns += 1
-        # A finished game is seen by the loser: the winner is the side not to move.
-        winner_side = 1 - K.turn_of(state)
-        winners[i] = light_agent if winner_side == 0 else 1 - light_agent
-        turns[i] = n_turns
+            state, _ = core.play_move(state, roll, moves[chosen], geom, counters)
+        winners[i] = light_agent if core.winner_of(state) == 0 else 1 - light_agent
+        turns[i] = counters[core.C_TURNS]
 
 
 @njit(cache=True)
 def sample_decisions(seed, wanted, keep, geom, cumulative, values, scale, info, war_rank, block_offset,
-                     choose_private, dims, states, rolls):
-    """Fill ``states``/``rolls`` with ``wanted`` decisions (two or more legal moves) of perfect self-play.
+                     choose_private, dims, states, rolls, max_games):
+    """Fill ``states``/``rolls`` with decisions (two or more legal moves) of perfect self-play.
 
-    Each decision is kept with probability ``keep``, so the sample spreads over many games.
+    Each decision is kept with probability ``keep``, so the sample spreads over many games. Stops after
+    ``wanted`` decisions or ``max_games`` games (a rule set with few choices may never offer enough);
+    returns (decisions found, games played).
     """
     dice = np.zeros(1, dtype=np.uint64)
     pick = np.zeros(1, dtype=np.uint64)
-    K.seed_stream(pick, seed ^ AGENT_SALT, 0)
-    moves = np.zeros(K.MAX_MOVES, dtype=np.int64)
-    probabilities = np.zeros(K.MAX_MOVES, dtype=np.float64)
-    start = K.start_state(geom[K.G_PIECES])
+    core.policy_stream(pick, seed, 0, 0)
+    moves = np.zeros(core.MAX_MOVES, dtype=np.int64)
+    counters = np.zeros(core.COUNTERS_SIZE, dtype=np.int64)
+    probabilities = np.zeros(core.MAX_MOVES, dtype=np.float64)
     found = 0
     g = 0
-    while found < wanted:
-        K.seed_stream(dice, seed, g)
+    while found < wanted and g < max_games:
+        state = core.start_game(geom[core.G_PIECES], seed, g, dice, counters)
         g += 1
-        state = start
-        while not K.is_over(state) and found < wanted:
-            roll = K.roll_dice(cumulative, dice)
-            n = K.legal_moves(state, roll, geom, moves)
+        while found < wanted:
+            state, roll, n = core.next_decision(state, geom, cumulative, dice, moves, counters)
             if n == 0:
-                state = K.swap_sides(state)
-                continue
+                break
             chosen = 0
             if n > 1:
-                if K.next_uniform(pick) < keep:
+                if core.next_uniform(pick) < keep:
                     states[found] = state
                     rolls[found] = roll
                     found += 1
                 chosen = best_of(state, roll, moves, n, probabilities, geom, values, scale, info, war_rank,
                                  block_offset, choose_private, dims)
-            state, _ = K.apply_move(state, roll, moves[chosen], geom)
-    return g
+            state, _ = core.play_move(state, roll, moves[chosen], geom, counters)
+    return found, g

@@ -14,7 +14,6 @@ import sys
 import time
 
 from agents import agent_help, make_agent, parse_spec
-from agents.perfect import table_for
 from evaluation.match import play_match
 from evaluation.positions import benchmark_positions, score_positions
 from evaluation.report import (
@@ -29,7 +28,7 @@ from evaluation.report import (
 )
 from evaluation.runner import BACKENDS, default_workers
 from evaluation.tournament import run_tournament
-from solver import PositionIndex, SolvedTable, cached_table_path
+from solver import PositionIndex, SolvedTable, cached_table_path, table_for
 from urgym import RULE_SET_NAMES, Rules, get_rules
 
 __all__ = ["main"]

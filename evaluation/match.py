@@ -19,10 +19,9 @@ from evaluation import _kernels as EK
 from evaluation.runner import default_workers, run_tasks, table_key, worker_agent, worker_table
 from evaluation.stats import RegretSummary, WinRate
 from solver import SolvedTable
-from solver._lookup import best_of
-from urgym import Position, Rules
-from urgym import _kernels as K
-from urgym._tables import geometry, roll_cumulative
+from solver.lookup import best_of
+from urgym import Game, Rules, core
+from urgym.core import geometry, roll_cumulative
 
 __all__ = ["AgentMatchStats", "MatchResult", "numba_kind", "play_match"]
 
@@ -30,7 +29,7 @@ __all__ = ["AgentMatchStats", "MatchResult", "numba_kind", "play_match"]
 def numba_kind(agent: Agent) -> tuple[int, float] | None:
     """(kind, epsilon) when the agent can run inside the numba match loop, else None."""
     if isinstance(agent, BaselineAgent):
-        return K.BUILTIN_POLICIES[agent.policy], 0.0
+        return core.BUILTIN_POLICIES[agent.policy], 0.0
     if isinstance(agent, PerfectAgent):
         return EK.KIND_PERFECT, agent.epsilon
     return None
@@ -89,47 +88,39 @@ def play_games_task(task: GamesTask) -> GamesChunk:
                       seconds)
 
 
-def _play_game(agents: list[Agent], task: GamesTask, game: int, table: SolvedTable | None, acc: np.ndarray,
+def _play_game(agents: list[Agent], task: GamesTask, game_index: int, table: SolvedTable | None, acc: np.ndarray,
                hist: np.ndarray, legal: np.ndarray) -> tuple[int, int]:
-    """One game in Python; returns (winning agent, turns). Same dice stream as the numba loop."""
-    rules = task.rules
-    geom, cumulative = geometry(rules), roll_cumulative(rules)
-    dice = np.zeros(1, dtype=np.uint64)
-    K.seed_stream(dice, task.seed, game)
+    """One game in Python; returns (winning agent, turns). Same dice as the numba loop (the core's game flow)."""
     for a, agent in enumerate(agents):
-        agent.reseed(int(np.uint64(task.seed) ^ np.uint64(EK.AGENT_SALT)) + 2 * game + a)
-    moves = np.zeros(K.MAX_MOVES, dtype=np.int64)
-    probabilities = np.zeros(K.MAX_MOVES, dtype=np.float64)
-    light_agent = game % 2
-    state = K.start_state(rules.pieces)
-    n_turns = 0
-    while not K.is_over(state):
-        roll = int(K.roll_dice(cumulative, dice))
-        n = K.legal_moves(state, roll, geom, moves)
-        if n == 0:
-            state = K.swap_sides(state)
-            n_turns += 1
-            continue
+        agent.reseed(_agent_seed(task.seed, game_index, a))
+    moves = np.zeros(core.MAX_MOVES, dtype=np.int64)
+    probabilities = np.zeros(core.MAX_MOVES, dtype=np.float64)
+    light_agent = game_index % 2
+    game = Game(task.rules, task.seed, game_index)
+    while not game.is_over:
+        position, roll, legal_moves = game.position, game.roll, game.legal_moves
+        n = len(legal_moves)
         legal += (1, n)
-        a = light_agent if K.turn_of(state) == 0 else 1 - light_agent
-        move = int(moves[0])
+        a = light_agent if game.turn == "light" else 1 - light_agent
+        move = legal_moves[0]
         if n > 1:
-            position = Position(rules, state)
             start = time.perf_counter()
             move = agents[a].select_move(position, roll)
             acc[a, EK.ACC_SECONDS] += time.perf_counter() - start
-            if move not in moves[:n]:
+            if move not in legal_moves:
                 raise ValueError(f"agent {agents[a].spec!r} chose illegal move {move!r} for roll {roll} in "
-                                 f"{position!r}; legal moves: {moves[:n].tolist()}")
+                                 f"{position!r}; legal moves: {list(legal_moves)}")
             if table is not None:
-                best = best_of(state, roll, moves, n, probabilities, *table.lookup_args)
-                chosen = int(np.flatnonzero(moves[:n] == move)[0])
-                EK.record_regret(acc, hist, a, probabilities[best] - probabilities[chosen])
-        state, flags = K.apply_move(state, roll, move, geom)
-        if not flags & K.EXTRA_ROLL:
-            n_turns += 1
-    winner_side = 1 - K.turn_of(state)
-    return (light_agent if winner_side == 0 else 1 - light_agent), n_turns
+                moves[:n] = legal_moves
+                best = best_of(position.code, roll, moves, n, probabilities, *table.lookup_args)
+                EK.record_regret(acc, hist, a, probabilities[best] - probabilities[legal_moves.index(move)])
+        game.play(move)
+    return (light_agent if game.winner == "light" else 1 - light_agent), game.turns
+
+
+def _agent_seed(seed: int, game: int, slot: int) -> int:
+    """The seed of a Python agent's own stream in game ``game`` of a match (apart from the dice)."""
+    return int(np.random.SeedSequence((seed, game, slot)).generate_state(1, np.uint64)[0])
 
 
 @dataclass(frozen=True)

@@ -19,10 +19,9 @@ from evaluation import _kernels as EK
 from evaluation.runner import default_workers, run_tasks, table_key, worker_agent, worker_table
 from evaluation.stats import RegretSummary
 from solver import SolvedTable
-from solver._lookup import best_of
-from urgym import Position, Rules
-from urgym import _kernels as K
-from urgym._tables import geometry, roll_cumulative
+from solver.lookup import best_of
+from urgym import Position, Rules, core
+from urgym.core import geometry, roll_cumulative
 
 __all__ = ["KEEP", "POSITIONS_SEED", "PositionBenchmark", "benchmark_positions", "score_positions"]
 
@@ -37,8 +36,12 @@ def benchmark_positions(table: SolvedTable, count: int = 1000,
         raise ValueError(f"the position benchmark needs at least 1 position, got {count}")
     states = np.zeros(count, dtype=np.int64)
     rolls = np.zeros(count, dtype=np.int64)
-    EK.sample_decisions(seed, count, KEEP, geometry(table.rules), roll_cumulative(table.rules), *table.lookup_args[1:],
-                        states, rolls)
+    max_games = 1000 + 100 * count
+    found, games = EK.sample_decisions(seed, count, KEEP, geometry(table.rules), roll_cumulative(table.rules),
+                                       *table.lookup_args[1:], states, rolls, max_games)
+    if found < count:
+        raise ValueError(f"perfect play of {table.rules.describe()} offered only {found} decisions with a choice of "
+                         f"moves in {games:,} games; ask for fewer positions or play more pieces")
     return [(Position(table.rules, int(s)), int(r)) for s, r in zip(states, rolls, strict=True)]
 
 
@@ -56,8 +59,8 @@ def score_positions_task(task: PositionsTask) -> tuple[np.ndarray, np.ndarray]:
     """Regret and seconds of each position of a task (runs in a worker)."""
     table = worker_table(task.table_key, task.rules)
     agent = worker_agent(task.spec, 0, task.rules, table)
-    moves = np.zeros(K.MAX_MOVES, dtype=np.int64)
-    probabilities = np.zeros(K.MAX_MOVES, dtype=np.float64)
+    moves = np.zeros(core.MAX_MOVES, dtype=np.int64)
+    probabilities = np.zeros(core.MAX_MOVES, dtype=np.float64)
     regrets = np.zeros(len(task.codes))
     seconds = np.zeros(len(task.codes))
     geom = geometry(task.rules)
@@ -67,7 +70,7 @@ def score_positions_task(task: PositionsTask) -> tuple[np.ndarray, np.ndarray]:
         start = time.perf_counter()
         move = agent.select_move(position, roll)
         seconds[i] = time.perf_counter() - start
-        n = K.legal_moves(code, roll, geom, moves)
+        n = core.legal_moves(code, roll, geom, moves)
         if move not in moves[:n]:
             raise ValueError(f"agent {agent.spec!r} chose illegal move {move!r} for roll {roll} in {position!r}")
         best = best_of(code, roll, moves, n, probabilities, *table.lookup_args)

@@ -7,8 +7,6 @@ import io
 import json
 import math
 import os
-import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,24 +14,10 @@ from evaluation.match import MatchResult
 from evaluation.positions import PositionBenchmark
 from evaluation.stats import RegretSummary
 from evaluation.tournament import TournamentResult
+from urgym.files import write_atomic
 
 __all__ = ["format_match", "format_tournament", "match_rows", "plot_match", "plot_tournament", "tournament_rows",
-           "write_atomic", "write_csv", "write_json"]
-
-
-def write_atomic(path: str | os.PathLike, write: Callable[[Path], None]) -> Path:
-    """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it onto ``path``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(Path(tmp))
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+           "write_csv", "write_json"]
 
 
 def write_json(path: str | os.PathLike, data: dict[str, Any]) -> Path:

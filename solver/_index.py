@@ -24,8 +24,7 @@ from math import comb
 import numpy as np
 from numba import njit
 
-from urgym import Position, Rules
-from urgym import _kernels as K
+from urgym import Position, Rules, core
 
 MAX_INDEX_PATH = 20  # the per-mask tables have 2^L entries
 
@@ -186,7 +185,7 @@ class PositionIndex:
         code = unrank_in_block(index - int(self.blocks[block, B_START]), self.blocks[block], t.private_masks,
                                t.war_own, t.war_opp, t.choose_private, t.dims)
         if turn == "dark":
-            code |= 1 << K.TURN_SHIFT
+            code |= 1 << core.TURN_SHIFT
         return Position.from_code(self.rules, code)
 
     def _layer_sizes(self) -> dict[tuple[int, int], int]:
@@ -219,14 +218,14 @@ def _pairs(n: int) -> list[tuple[int, int]]:
 def rank_state(state, info, war_rank, block_offset, choose_private, dims):
     """Index of a packed position (see :class:`PositionIndex`)."""
     n, p, s = dims[0], dims[1], dims[2]
-    io = info[K.own_mask(state)]
-    ip = info[K.opp_mask(state)]
+    io = info[core.own_mask(state)]
+    ip = info[core.opp_mask(state)]
     a = (io >> _PRIV_COUNT_SHIFT) & 15
     b = (io >> _WAR_COUNT_SHIFT) & 15
     d = (ip >> _PRIV_COUNT_SHIFT) & 15
     c = (ip >> _WAR_COUNT_SHIFT) & 15
-    so = n - K.own_home(state) - a - b
-    sp = n - K.opp_home(state) - c - d
+    so = n - core.own_home(state) - a - b
+    sp = n - core.opp_home(state) - c - d
     war = war_rank[((io >> _OWN_TRIT_SHIFT) & _TRIT_MASK) + ((ip >> _OPP_TRIT_SHIFT) & _TRIT_MASK)]
     block = (((((so * (n + 1) + sp) * (p + 1) + a) * (s + 1) + b) * (s + 1) + c) * (p + 1)) + d
     rank_in_block = (war * choose_private[a] + (io & _PRIV_RANK_MASK)) * choose_private[d] + (ip & _PRIV_RANK_MASK)
@@ -246,4 +245,4 @@ def unrank_in_block(local, block, private_masks, war_own, war_opp, choose_privat
     opp = private_masks[d * (1 << p) + opp_private] | war_opp[war]
     own_h = n - block[B_OWN_SCORED] - a - block[B_B]
     opp_h = n - block[B_OPP_SCORED] - block[B_C] - d
-    return K.pack(own, opp, own_h, opp_h, 0)
+    return core.pack(own, opp, own_h, opp_h, 0)

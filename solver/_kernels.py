@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit, prange
 
 from solver._index import B_START, rank_state, unrank_in_block
-from urgym import _kernels as K
+from urgym import core
 
 # Columns of a work item: a slice of one block.
 I_START, I_END, I_BLOCK = range(3)
@@ -25,14 +25,14 @@ I_START, I_END, I_BLOCK = range(3)
 @njit(cache=True)
 def _successor_edges(state, roll, geom, moves, info, war_rank, block_offset, choose_private, dims, out, n_out):
     """Append the edges of one roll of ``state`` to ``out`` from ``n_out``; return the new count."""
-    n = K.legal_moves(state, roll, geom, moves)
+    n = core.legal_moves(state, roll, geom, moves)
     if n == 0:
-        nxt = K.swap_sides(state)
+        nxt = core.swap_sides(state)
         out[n_out] = np.uint32((rank_state(nxt, info, war_rank, block_offset, choose_private, dims) << 1) | 1)
         return n_out + 1
     for j in range(n):
-        nxt, flags = K.apply_move(state, roll, moves[j], geom)
-        passes = 0 if flags & K.EXTRA_ROLL else 1
+        nxt, flags = core.apply_move(state, roll, moves[j], geom)
+        passes = 0 if flags & core.EXTRA_ROLL else 1
         out[n_out] = np.uint32((rank_state(nxt, info, war_rank, block_offset, choose_private, dims) << 1) | passes)
         n_out += 1
     return n_out
@@ -44,13 +44,13 @@ def count_edges(items, pair_start, blocks, rolls, geom, private_masks, war_own, 
     """Edges per state and roll (one per legal move, or one pass edge) into ``counts``; totals per item."""
     n_rolls = rolls.shape[0]
     for it in prange(items.shape[0]):
-        moves = np.empty(K.MAX_MOVES, dtype=np.int64)
+        moves = np.empty(core.MAX_MOVES, dtype=np.int64)
         block = blocks[items[it, I_BLOCK]]
         total = 0
         for i in range(items[it, I_START], items[it, I_END]):
             state = unrank_in_block(i - block[B_START], block, private_masks, war_own, war_opp, choose_private, dims)
             for k in range(n_rolls):
-                n = max(K.legal_moves(state, rolls[k], geom, moves), 1)
+                n = max(core.legal_moves(state, rolls[k], geom, moves), 1)
                 counts[(i - pair_start) * n_rolls + k] = n
                 total += n
         item_edges[it] = total
@@ -61,7 +61,7 @@ def fill_edges(items, item_edge_start, blocks, rolls, geom, private_masks, war_o
                block_offset, choose_private, dims, edges):
     """Write every state's edges: states in index order, each state's edges grouped by roll."""
     for it in prange(items.shape[0]):
-        moves = np.empty(K.MAX_MOVES, dtype=np.int64)
+        moves = np.empty(core.MAX_MOVES, dtype=np.int64)
         block = blocks[items[it, I_BLOCK]]
         e = item_edge_start[it]
         for i in range(items[it, I_START], items[it, I_END]):

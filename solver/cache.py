@@ -7,10 +7,10 @@ import json
 import os
 from pathlib import Path
 
-from solver.table import SolvedTable, rules_to_dict
+from solver.table import SolvedTable
 from urgym import Rules, get_rules
 
-__all__ = ["cache_dir", "cached_table_path", "load_or_solve"]
+__all__ = ["TableMissingError", "cache_dir", "cached_table_path", "load_or_solve", "table_for"]
 
 
 def cache_dir() -> Path:
@@ -23,8 +23,26 @@ def cache_dir() -> Path:
 
 def cached_table_path(rules: Rules, dtype: str = "float64", directory: str | os.PathLike | None = None) -> Path:
     """The cache file of a rule set: its name, piece count and a fingerprint of every rule."""
-    fingerprint = hashlib.sha256(json.dumps(rules_to_dict(rules), sort_keys=True).encode()).hexdigest()[:10]
+    fingerprint = hashlib.sha256(json.dumps(rules.to_dict(), sort_keys=True).encode()).hexdigest()[:10]
     return Path(directory or cache_dir()) / f"{rules.name}-{rules.pieces}p-{dtype}-{fingerprint}.urtable"
+
+
+class TableMissingError(FileNotFoundError):
+    """No solved table is cached for a rule set and solving it was not allowed."""
+
+
+def table_for(rules: Rules, solve: bool = True, progress: bool = True) -> SolvedTable:
+    """The one way to get the solved table of ``rules``: the cached one, solved and cached first if ``solve``.
+
+    Raises:
+        TableMissingError: If no table is cached and ``solve`` is False (the message gives the command).
+    """
+    path = cached_table_path(rules)
+    if not solve and not path.exists():
+        raise TableMissingError(
+            f"no solved table for {rules.describe()} at {path}; create it with "
+            f"`solve --rules {rules.name} --pieces {rules.pieces}`")
+    return load_or_solve(rules, progress=progress)
 
 
 def load_or_solve(rules: Rules | str, pieces: int | None = None, tol: float = 1e-12, dtype: str = "float64",

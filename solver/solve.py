@@ -24,9 +24,9 @@ from tqdm.auto import tqdm
 
 from solver import _kernels as SK
 from solver._index import B_END, B_START, PositionIndex
-from solver.table import DTYPES, SolvedTable, rules_to_dict
+from solver.table import DTYPES, SolvedTable
 from urgym import Rules, get_rules
-from urgym._tables import geometry
+from urgym.core import chance_outcomes, geometry
 
 __all__ = ["solve"]
 
@@ -53,8 +53,7 @@ class _PairGraph:
         rules = index.rules
         t = index.tables
         self.start = start
-        self.rolls = np.array(rules.rolls, dtype=np.int64)
-        self.probs = np.array([rules.roll_probabilities[r] for r in self.rolls], dtype=np.float64)
+        self.rolls, self.probs = chance_outcomes(rules)
         self.items = _work_items(index, start, end)
         geom = geometry(rules)
         item_edges = np.zeros(len(self.items), dtype=np.int64)
@@ -96,7 +95,7 @@ class _Checkpoint:
     def __init__(self, out: Path, rules: Rules, tol: float, size: int) -> None:
         self.values_path = out.with_name(out.name + ".partial")
         self.state_path = out.with_name(out.name + ".partial.json")
-        self.key = {"rules": rules_to_dict(rules), "tol": tol, "positions": size}
+        self.key = {"rules": rules.to_dict(), "tol": tol, "positions": size}
         self.done: dict[str, float] = {}
         self.elapsed = 0.0
         if self.state_path.exists() and self.values_path.exists():

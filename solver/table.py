@@ -19,9 +19,10 @@ from typing import Any
 import numpy as np
 
 from solver._index import PositionIndex
-from solver._lookup import move_probability
+from solver.lookup import move_probability
 from urgym import Position, Rules
-from urgym._tables import geometry
+from urgym.core import geometry
+from urgym.files import write_atomic
 
 __all__ = ["DTYPES", "FORMAT_VERSION", "SolvedTable", "TableError"]
 
@@ -34,19 +35,6 @@ _UINT16_SCALE = 65535.0
 
 class TableError(ValueError):
     """A solved table that is corrupt, truncated or does not match the rules asked for."""
-
-
-def rules_to_dict(rules: Rules) -> dict[str, Any]:
-    return {"name": rules.name, "path": list(rules.path), "rosettes": sorted(rules.rosettes),
-            "pieces": rules.pieces, "roll_probabilities": list(rules.roll_probabilities),
-            "safe_rosettes": rules.safe_rosettes, "rosette_extra_roll": rules.rosette_extra_roll,
-            "capture_extra_roll": rules.capture_extra_roll}
-
-
-def rules_from_dict(d: dict[str, Any]) -> Rules:
-    return Rules(name=d["name"], path=tuple(d["path"]), rosettes=frozenset(d["rosettes"]), pieces=d["pieces"],
-                 roll_probabilities=tuple(d["roll_probabilities"]), safe_rosettes=d["safe_rosettes"],
-                 rosette_extra_roll=d["rosette_extra_roll"], capture_extra_roll=d["capture_extra_roll"])
 
 
 def encode(values: np.ndarray, dtype: str) -> np.ndarray:
@@ -121,7 +109,7 @@ class SolvedTable:
 
     @cached_property
     def lookup_args(self) -> tuple[np.ndarray, ...]:
-        """(geometry, values, index arrays...): the trailing arguments of the :mod:`solver._lookup` kernels."""
+        """(geometry, values, index arrays...): the trailing arguments of the :mod:`solver.lookup` kernels."""
         t = self.index.tables
         scale = 1.0 / _UINT16_SCALE if self.values.dtype == np.uint16 else 1.0
         return (geometry(self.rules), self.values, scale, t.info, t.war_rank, t.block_offset, t.choose_private,
@@ -137,7 +125,7 @@ class SolvedTable:
         """Write the table atomically (a temporary file renamed into place)."""
         dtype = dtype or self.header.get("dtype", "float64")
         data = encode(self.probabilities(), dtype)
-        header = dict(self.header, format_version=FORMAT_VERSION, rules=rules_to_dict(self.rules),
+        header = dict(self.header, format_version=FORMAT_VERSION, rules=self.rules.to_dict(),
                       positions=int(self.index.size), dtype=dtype, checksum=checksum(data),
                       value="winning probability of the side to move")
         return write_table(Path(path), header, data)
@@ -152,7 +140,10 @@ class SolvedTable:
         """
         path = Path(path)
         header, offset = read_header(path)
-        table_rules = rules_from_dict(header["rules"])
+        try:
+            table_rules = Rules.from_dict(header["rules"])
+        except ValueError as err:
+            raise TableError(f"{path} has a corrupt header: {err}") from None
         if rules is not None and rules != table_rules:
             raise TableError(f"{path} was solved for {table_rules.describe()!r}, not {rules.describe()!r}")
         dtype = np.dtype({"float64": "<f8", "float32": "<f4", "uint16": "<u2"}[header["dtype"]])
@@ -168,18 +159,16 @@ class SolvedTable:
 
 
 def write_table(path: Path, header: dict[str, Any], data: np.ndarray) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
     blob = json.dumps(header, sort_keys=True).encode()
     offset = -(-(len(MAGIC) + 8 + len(blob)) // _ALIGN) * _ALIGN
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    with open(tmp, "wb") as f:
-        f.write(MAGIC + struct.pack("<Q", len(blob)) + blob)
-        f.write(b"\0" * (offset - f.tell()))
-        data.tofile(f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    return path
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "wb") as f:
+            f.write(MAGIC + struct.pack("<Q", len(blob)) + blob)
+            f.write(b"\0" * (offset - f.tell()))
+            data.tofile(f)
+
+    return write_atomic(path, write)
 
 
 def read_header(path: Path) -> tuple[dict[str, Any], int]:

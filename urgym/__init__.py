@@ -1,9 +1,12 @@
 """urgym: the Royal Game of Ur, with an exact rules engine and a Gymnasium environment.
 
-Importing the package registers the environment ``urgym/Ur-v0``.
+Importing the package registers the environment ``urgym/Ur-v0``. The rules and the game flow live in
+:mod:`urgym.core`; :class:`Position` and :class:`Game` are their Python faces.
 """
 
-from urgym.position import SIDES, MoveResult, Position
+from urgym.files import MissingExtraError
+from urgym.game import Game, GameStep
+from urgym.position import SIDES, Decision, MoveResult, Position
 from urgym.rules import DICE, MAX_PATH_LENGTH, MAX_PIECES, RULE_SET_NAMES, Rules, get_rules
 from urgym.simulate import POLICY_NAMES, SimulationResult, simulate
 
@@ -14,6 +17,10 @@ __all__ = [
     "POLICY_NAMES",
     "RULE_SET_NAMES",
     "SIDES",
+    "Decision",
+    "Game",
+    "GameStep",
+    "MissingExtraError",
     "MoveResult",
     "Position",
     "Rules",
@@ -22,7 +29,7 @@ __all__ = [
     "simulate",
 ]
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 def _register_envs() -> None:

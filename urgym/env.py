@@ -9,13 +9,14 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from urgym import _kernels as K
-from urgym._tables import geometry, roll_cumulative
+from urgym import core
+from urgym.core import geometry, roll_cumulative
+from urgym.game import check_seed
 from urgym.position import SIDES, Position
 from urgym.rules import Rules, get_rules
 from urgym.simulate import POLICY_NAMES
 
-__all__ = ["Opponent", "UrEnv"]
+__all__ = ["SPEC_RESOLVER_GROUP", "Opponent", "UrEnv", "action_index", "register_spec_resolver"]
 
 Opponent = str | Callable[[Position, int], int] | Any
 """A built-in policy name, a callable ``(position, roll) -> move``, or an object with ``select_move``."""
@@ -60,9 +61,9 @@ class UrEnv(gym.Env):
     ## Arguments
     - ``rules``: rule-set name or :class:`urgym.Rules` (default ``"finkel"``); ``pieces`` overrides the count.
     - ``opponent``: a built-in policy name (``"random"``, ``"first"``, ``"last"``, ``"greedy"``, played
-      inside numba), any other agent spec of :func:`agents.make_agent` (``"expectimax:3"``, ``"perfect"``,
-      ``"heuristic"``, ...), a callable ``(position, roll) -> move``, or an agent (an object with
-      ``select_move(position, roll)``).
+      inside numba), any other agent spec (``"expectimax:3"``, ``"perfect"``, ``"heuristic"``, ...: built
+      by the ``agents`` package through :func:`register_spec_resolver`), a callable
+      ``(position, roll) -> move``, or an agent (an object with ``select_move(position, roll)``).
     - ``agent_side``: ``"light"`` (moves first), ``"dark"``, or ``"random"`` (drawn every episode).
     - ``illegal_action``: ``"loss"`` (default) or ``"raise"`` (a ``ValueError`` naming the legal moves).
     - ``render_mode``: ``"ansi"`` (text), ``"rgb_array"`` (an image of the board) or ``"human"``
@@ -72,12 +73,14 @@ class UrEnv(gym.Env):
     at the end of a game also ``winner``.
 
     ## Randomness
-    Everything random (the agent's side, the dice, the random opponent) comes from ``self.np_random``:
-    ``reset`` draws the seed of the numba generator that rolls the dice from it, and reseeds an opponent
-    agent (anything with ``reseed``) from it too.
+    The dice follow the core's game flow (:mod:`urgym.core`): after ``reset(seed=s)`` episode k rolls the
+    dice of game k of seed s, the same rolls :class:`urgym.Game` (``Game(rules, s, k)``), the simulator and
+    match play use. Without a seed, s is drawn from ``self.np_random``, which also draws the agent's side
+    (with ``agent_side="random"``) and reseeds an opponent agent (anything with ``reseed``) every episode.
 
     ## Version History
-    - v0: initial version.
+    - v0: initial version. Since urgym 0.2 the dice of a seed follow the core's (seed, game) streams, and
+      an action that is not an integer (``0.7``, ``"1"``) raises ``TypeError`` instead of being truncated.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 4}
@@ -107,13 +110,15 @@ class UrEnv(gym.Env):
 
         length = self.rules.length
         self.action_space = spaces.Discrete(length + 1)
-        self.observation_space = spaces.Box(0.0, 1.0, shape=(2 * length + 4 + self.rules.max_roll,),
-                                            dtype=np.float32)
+        self.observation_space = spaces.Box(0.0, 1.0, shape=(core.observation_size(self.rules),), dtype=np.float32)
         self._geom = geometry(self.rules)
         self._cumulative = roll_cumulative(self.rules)
-        self._rng = np.zeros(1, dtype=np.uint64)
-        self._moves = np.zeros(K.MAX_MOVES, dtype=np.int64)
-        self._counters = np.zeros(2, dtype=np.int64)
+        self._dice = np.zeros(1, dtype=np.uint64)
+        self._policy_rngs = np.zeros((2, 1), dtype=np.uint64)
+        self._dice_seed: int | None = None
+        self._episode = 0
+        self._moves = np.zeros(core.MAX_MOVES, dtype=np.int64)
+        self._counters = np.zeros(core.COUNTERS_SIZE, dtype=np.int64)
         self._policies = np.zeros(2, dtype=np.int64)
         self._obs = np.zeros(self.observation_space.shape, dtype=np.float32)
         self._state = -1  # no game until reset
@@ -125,18 +130,25 @@ class UrEnv(gym.Env):
     # --- Gymnasium API ------------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
         super().reset(seed=seed)
-        self._rng[0] = np.uint64(self.np_random.integers(0, 2**63))
+        if seed is not None or self._dice_seed is None:
+            # Episode k of seed s rolls the dice of game k of seed s, as every loop of the package does.
+            self._dice_seed = check_seed(seed) if seed is not None else int(self.np_random.integers(0, 2**63))
+            self._episode = 0
         if hasattr(self._opponent_agent, "reseed"):
             self._opponent_agent.reseed(int(self.np_random.integers(0, 2**63)))
         if self.agent_side_option == "random":
             self._agent = int(self.np_random.integers(2))
         else:
             self._agent = SIDES.index(self.agent_side_option)
-        self._policies[self._agent] = K.POLICY_EXTERNAL
+        self._policies[self._agent] = core.POLICY_EXTERNAL
         self._policies[1 - self._agent] = self._opponent_policy
         self._illegal = False
         while True:
-            self._state = K.start_state(self.rules.pieces)
+            self._state = core.start_game(self.rules.pieces, self._dice_seed, self._episode, self._dice,
+                                          self._counters)
+            for side in range(2):
+                core.policy_stream(self._policy_rngs[side], self._dice_seed, self._episode, side)
+            self._episode += 1
             self._run_until_agent_decision()
             if self._n_moves:
                 break
@@ -149,7 +161,7 @@ class UrEnv(gym.Env):
             raise RuntimeError("call reset() before step()")
         if self._n_moves == 0:
             raise RuntimeError("the episode has ended; call reset() to start a new one")
-        action = int(action)
+        action = action_index(action)
         if action not in self._moves[: self._n_moves]:
             if self.illegal_action == "raise":
                 raise ValueError(f"illegal action {action} for roll {self._roll}; legal actions: "
@@ -157,12 +169,12 @@ class UrEnv(gym.Env):
             self._illegal = True
             self._n_moves = 0
             return self._observation(), -1.0, True, False, self._info()
-        self._state = K.play_counted(self._state, self._roll, action, self._geom, self._counters)
+        self._state, _ = core.play_move(self._state, self._roll, action, self._geom, self._counters)
         self._run_until_agent_decision()
         reward, terminated = 0.0, False
         if self._n_moves == 0:
             terminated = True
-            reward = 1.0 if K.winner_of(self._state) == self._agent else -1.0
+            reward = 1.0 if core.winner_of(self._state) == self._agent else -1.0
         if self.render_mode == "human":
             self.render()
         return self._observation(), reward, terminated, False, self._info()
@@ -212,13 +224,13 @@ class UrEnv(gym.Env):
     def _run_until_agent_decision(self) -> None:
         """Roll and play the opponent's moves until the agent must decide or the game ends."""
         while True:
-            self._state, self._roll, self._n_moves = K.advance(
-                self._state, self._policies, self._geom, self._cumulative, self._rng, self._moves,
-                self._counters)
-            if self._n_moves == 0 or K.turn_of(self._state) == self._agent:
+            self._state, self._roll, self._n_moves = core.advance(
+                self._state, self._policies, self._geom, self._cumulative, self._dice, self._policy_rngs,
+                self._moves, self._counters)
+            if self._n_moves == 0 or core.turn_of(self._state) == self._agent:
                 return
             move = self._ask_opponent()
-            self._state = K.play_counted(self._state, self._roll, move, self._geom, self._counters)
+            self._state, _ = core.play_move(self._state, self._roll, move, self._geom, self._counters)
 
     def _ask_opponent(self) -> int:
         position = Position(self.rules, self._state)
@@ -232,7 +244,7 @@ class UrEnv(gym.Env):
         return [int(m) for m in self._moves[: self._n_moves]]
 
     def _observation(self) -> np.ndarray:
-        K.write_observation(self._state, self._agent, self.roll, self._geom, self._obs)
+        core.write_observation(self._state, self._agent, self.roll, self._geom, self._obs)
         return self._obs.copy()
 
     def _info(self) -> dict[str, Any]:
@@ -243,26 +255,67 @@ class UrEnv(gym.Env):
             "agent_side": self.agent_side,
             "illegal_action": self._illegal,
         }
-        winner = 1 - self._agent if self._illegal else K.winner_of(self._state)
+        winner = 1 - self._agent if self._illegal else core.winner_of(self._state)
         if winner >= 0:
             info["winner"] = SIDES[winner]
         return info
+
+
+def action_index(action: Any) -> int:
+    """An action as an int: Python and numpy integers and 0-d integer arrays pass; anything else is refused.
+
+    Raises:
+        TypeError: For a float, a bool, a string, an array of several values and so on (never rounded).
+    """
+    value = action.item() if isinstance(action, np.ndarray) and action.shape == () else action
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"an action must be an integer (a path position, 0 enters a piece), got {action!r} "
+                        f"of type {type(action).__name__}")
+    return int(value)
+
+
+SpecResolver = Callable[[str], Any]
+_spec_resolvers: list[SpecResolver] = []
+
+SPEC_RESOLVER_GROUP = "urgym.agent_specs"
+"""Entry-point group of functions that build an agent from a spec string (the ``agents`` package adds one)."""
+
+
+def register_spec_resolver(resolver: SpecResolver) -> None:
+    """Let environments build opponents from spec strings with ``resolver(spec) -> agent``.
+
+    Higher layers register here (``agents`` does so on import, and through the ``urgym.agent_specs`` entry
+    point), so this package never imports them.
+    """
+    if resolver not in _spec_resolvers:
+        _spec_resolvers.append(resolver)
+
+
+def _spec_resolver() -> SpecResolver | None:
+    if not _spec_resolvers:
+        from importlib.metadata import entry_points
+
+        for entry in entry_points(group=SPEC_RESOLVER_GROUP):
+            register_spec_resolver(entry.load())
+    return _spec_resolvers[0] if _spec_resolvers else None
 
 
 def _resolve_opponent(opponent: Opponent) -> tuple[int, Callable[[Position, int], int] | None]:
     """(kernel policy id, Python callable): a built-in name runs in numba, anything else in Python."""
     if isinstance(opponent, str):
         if opponent in POLICY_NAMES:
-            return K.BUILTIN_POLICIES[opponent], None
-        from agents import make_agent  # agents build on urgym: import on use
-
+            return core.BUILTIN_POLICIES[opponent], None
+        resolver = _spec_resolver()
+        if resolver is None:
+            raise ValueError(f"unknown opponent {opponent!r}: built-in policies are {', '.join(POLICY_NAMES)}; other "
+                             "agent specs need the agents package, which is not installed")
         try:
-            return K.POLICY_EXTERNAL, make_agent(opponent).select_move
+            return core.POLICY_EXTERNAL, resolver(opponent).select_move
         except ValueError as err:
             raise ValueError(f"bad opponent {opponent!r}: {err}; or pass a callable (position, roll) -> move "
                              "or an agent with select_move") from None
     if hasattr(opponent, "select_move"):
-        return K.POLICY_EXTERNAL, opponent.select_move
+        return core.POLICY_EXTERNAL, opponent.select_move
     if callable(opponent):
-        return K.POLICY_EXTERNAL, opponent
+        return core.POLICY_EXTERNAL, opponent
     raise TypeError(f"opponent must be a policy name, a callable or an agent, got {type(opponent).__name__}")

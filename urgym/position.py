@@ -1,6 +1,6 @@
 """An immutable, hashable position of the Royal Game of Ur: the public way to handle positions.
 
-A :class:`Position` wraps the packed integer form of :mod:`urgym._kernels` and a :class:`~urgym.Rules`.
+A :class:`Position` wraps the packed integer form of :mod:`urgym.core` and a :class:`~urgym.Rules`.
 Every rule it applies comes from the kernels; this module validates input and converts at the boundary.
 """
 
@@ -11,11 +11,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from urgym import _kernels as K
-from urgym._tables import geometry, positions_mask
+from urgym import core
+from urgym.core import geometry, positions_mask
 from urgym.rules import Rules, get_rules
 
-__all__ = ["SIDES", "MoveResult", "Position"]
+__all__ = ["SIDES", "Decision", "MoveResult", "Position"]
 
 SIDES = ("light", "dark")
 
@@ -29,6 +29,12 @@ class MoveResult(NamedTuple):
     landed_on_rosette: bool
     scored: bool
     won: bool
+
+    @classmethod
+    def from_flags(cls, position: Position, flags: int) -> MoveResult:
+        """Wrap the outcome flags of :func:`urgym.core.apply_move` and the position they led to."""
+        return cls(position, bool(flags & core.EXTRA_ROLL), bool(flags & core.CAPTURE), bool(flags & core.ROSETTE),
+                   bool(flags & core.SCORED), bool(flags & core.WIN))
 
 
 class Position:
@@ -50,7 +56,7 @@ class Position:
     def start(cls, rules: Rules | str) -> Position:
         """The opening position: every piece at home, light to move."""
         rules = get_rules(rules)
-        return cls(rules, K.start_state(rules.pieces))
+        return cls(rules, core.start_state(rules.pieces))
 
     @classmethod
     def from_pieces(
@@ -97,8 +103,8 @@ class Position:
             raise ValueError(f"turn must be 'light' or 'dark', got {turn!r}")
         mover = turn
         other = "dark" if mover == "light" else "light"
-        code = K.pack(positions_mask(sides[mover]), positions_mask(sides[other]), int(homes[mover]), int(homes[other]),
-                      SIDES.index(mover))
+        code = core.pack(positions_mask(sides[mover]), positions_mask(sides[other]), int(homes[mover]),
+                         int(homes[other]), SIDES.index(mover))
         return cls(rules, code)
 
     @classmethod
@@ -106,10 +112,10 @@ class Position:
         """Rebuild a position from its packed integer form (:attr:`code`), validating it."""
         rules = get_rules(rules)
         code = int(code)
-        if code < 0 or code >> (K.TURN_SHIFT + 1):
+        if code < 0 or code >> (core.TURN_SHIFT + 1):
             raise ValueError(f"position code {code} is outside the packed format")
         length = rules.length
-        for side_mask in (K.own_mask(code), K.opp_mask(code)):
+        for side_mask in (core.own_mask(code), core.opp_mask(code)):
             if side_mask >> length:
                 raise ValueError(f"position code {code} has pieces beyond path position {length}")
         probe = cls(rules, code)
@@ -129,12 +135,12 @@ class Position:
     @property
     def turn(self) -> str:
         """The side to move, ``"light"`` or ``"dark"`` (after a win: the losing side)."""
-        return SIDES[K.turn_of(self._code)]
+        return SIDES[core.turn_of(self._code)]
 
     @property
     def winner(self) -> str | None:
         """``"light"`` or ``"dark"`` once a side has scored every piece, else ``None``."""
-        w = K.winner_of(self._code)
+        w = core.winner_of(self._code)
         return None if w < 0 else SIDES[w]
 
     @property
@@ -143,12 +149,12 @@ class Position:
 
     def pieces(self, side: str) -> tuple[int, ...]:
         """The side's on-board path positions, ascending."""
-        mask = K.own_mask(self._code) if self._is_mover(side) else K.opp_mask(self._code)
+        mask = core.own_mask(self._code) if self._is_mover(side) else core.opp_mask(self._code)
         return tuple(p for p in range(1, self._rules.length + 1) if (mask >> (p - 1)) & 1)
 
     def home(self, side: str) -> int:
         """The side's pieces at home (not yet entered)."""
-        return int(K.own_home(self._code) if self._is_mover(side) else K.opp_home(self._code))
+        return int(core.own_home(self._code) if self._is_mover(side) else core.opp_home(self._code))
 
     def scored(self, side: str) -> int:
         """The side's pieces borne off."""
@@ -159,14 +165,37 @@ class Position:
         path = self._rules.path if _check_side(side) == "light" else self._rules.dark_path
         return tuple(path[p - 1] for p in self.pieces(side))
 
+    # --- chance -------------------------------------------------------------------------------------
+    @property
+    def is_chance_node(self) -> bool:
+        """True while the game goes on: a position is always met before its roll (OpenSpiel's chance node)."""
+        return not self.is_over
+
+    def chance_outcomes(self) -> tuple[tuple[int, float], ...]:
+        """The rolls this position can meet and their probabilities (rolls of probability 0 left out).
+
+        Raises:
+            ValueError: If the game is over (a finished game has no chance node).
+        """
+        if self.is_over:
+            raise ValueError(f"the game is over: {self.winner} has won, so there is no roll to make")
+        rolls, probabilities = core.chance_outcomes(self._rules)
+        return tuple((int(r), float(p)) for r, p in zip(rolls, probabilities, strict=True))
+
+    def after_roll(self, roll: int) -> Decision:
+        """The decision this position meets after ``roll``: its legal moves, or a forced pass."""
+        if self.is_over:
+            raise ValueError(f"the game is over: {self.winner} has won, so there is no roll to make")
+        return Decision(self, roll, self.legal_moves(roll))
+
     # --- moves --------------------------------------------------------------------------------------
     def legal_moves(self, roll: int) -> tuple[int, ...]:
         """Source positions of the legal moves for ``roll`` (0 enters a piece); empty: the turn passes."""
         self._check_roll(roll)
         if self.is_over:
             return ()
-        out = np.empty(K.MAX_MOVES, dtype=np.int64)
-        n = K.legal_moves(self._code, roll, geometry(self._rules), out)
+        out = np.empty(core.MAX_MOVES, dtype=np.int64)
+        n = core.legal_moves(self._code, roll, geometry(self._rules), out)
         return tuple(int(m) for m in out[:n])
 
     def move_result(self, roll: int, move: int | None) -> MoveResult:
@@ -185,14 +214,13 @@ class Position:
         if move is None:
             if legal:
                 raise ValueError(f"roll {roll} has legal moves {list(legal)}; a player must move if they can")
-            return MoveResult(Position(self._rules, K.swap_sides(self._code)), False, False, False, False,
+            return MoveResult(Position(self._rules, core.swap_sides(self._code)), False, False, False, False,
                               False)
         if move not in legal:
             allowed = f"legal moves: {list(legal)}" if legal else "no move is legal: pass with move=None"
             raise ValueError(f"illegal move {move!r} for roll {roll} ({self.turn} to move); {allowed}")
-        code, flags = K.apply_move(self._code, roll, int(move), geometry(self._rules))
-        return MoveResult(Position(self._rules, code), bool(flags & K.EXTRA_ROLL), bool(flags & K.CAPTURE),
-                          bool(flags & K.ROSETTE), bool(flags & K.SCORED), bool(flags & K.WIN))
+        code, flags = core.apply_move(self._code, roll, int(move), geometry(self._rules))
+        return MoveResult.from_flags(Position(self._rules, code), flags)
 
     def play(self, roll: int, move: int | None) -> Position:
         """The position after ``move`` for ``roll`` (``None`` passes a roll with no legal move)."""
@@ -217,7 +245,7 @@ class Position:
 
     # --- helpers ------------------------------------------------------------------------------------
     def _is_mover(self, side: str) -> bool:
-        return SIDES.index(_check_side(side)) == K.turn_of(self._code)
+        return SIDES.index(_check_side(side)) == core.turn_of(self._code)
 
     def _check_roll(self, roll: int) -> None:
         probs = self._rules.roll_probabilities
@@ -226,6 +254,31 @@ class Position:
         ):
             raise ValueError(f"roll {roll!r} is impossible with the dice of {self._rules.name!r}; "
                              f"possible rolls: {list(self._rules.rolls)}")
+
+
+class Decision(NamedTuple):
+    """A decision point: a position after its roll (see :meth:`Position.after_roll`).
+
+    ``legal_moves`` is empty when the roll has no legal move; then the only continuation is the pass,
+    ``play(None)``.
+    """
+
+    position: Position
+    roll: int
+    legal_moves: tuple[int, ...]
+
+    @property
+    def is_chance_node(self) -> bool:
+        return False
+
+    @property
+    def must_pass(self) -> bool:
+        """True when the roll has no legal move and the turn passes."""
+        return not self.legal_moves
+
+    def play(self, move: int | None) -> Position:
+        """The position after ``move`` (``None`` passes; only allowed when there is no legal move)."""
+        return self.position.play(self.roll, move)
 
 
 def _check_side(side: str) -> str:

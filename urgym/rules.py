@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
+from typing import Any
 
 __all__ = [
     "DICE",
@@ -115,6 +116,33 @@ class Rules:
             rosette_extra_roll=rosette_extra_roll,
             capture_extra_roll=capture_extra_roll,
         )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The rule set as JSON-ready data (for file headers, model cards and game records)."""
+        return {"name": self.name, "path": list(self.path), "rosettes": sorted(self.rosettes),
+                "pieces": self.pieces, "roll_probabilities": list(self.roll_probabilities),
+                "safe_rosettes": self.safe_rosettes, "rosette_extra_roll": self.rosette_extra_roll,
+                "capture_extra_roll": self.capture_extra_roll}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Rules:
+        """Rebuild a rule set from :meth:`to_dict`'s data.
+
+        Raises:
+            ValueError: If a field is missing or the rules are invalid.
+        """
+        fields = ("name", "path", "rosettes", "pieces", "roll_probabilities", "safe_rosettes",
+                  "rosette_extra_roll", "capture_extra_roll")
+        if not isinstance(data, dict) or any(f not in data for f in fields):
+            missing = [f for f in fields if not isinstance(data, dict) or f not in data]
+            raise ValueError(f"rule set data lacks the fields {missing}")
+        try:
+            return cls(name=data["name"], path=tuple(data["path"]), rosettes=frozenset(data["rosettes"]),
+                       pieces=data["pieces"], roll_probabilities=tuple(float(p) for p in data["roll_probabilities"]),
+                       safe_rosettes=bool(data["safe_rosettes"]), rosette_extra_roll=bool(data["rosette_extra_roll"]),
+                       capture_extra_roll=bool(data["capture_extra_roll"]))
+        except TypeError as err:
+            raise ValueError(f"bad rule set data: {err}") from None
 
     def with_pieces(self, pieces: int) -> Rules:
         """The same rule set played with another piece count."""

@@ -8,13 +8,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from urgym import _kernels as K
-from urgym._tables import geometry, roll_cumulative
+from urgym import core
+from urgym.core import geometry, roll_cumulative
 from urgym.rules import Rules, get_rules
 
 __all__ = ["POLICY_NAMES", "SimulationResult", "policy_id", "simulate"]
 
-POLICY_NAMES: tuple[str, ...] = tuple(K.BUILTIN_POLICIES)
+POLICY_NAMES: tuple[str, ...] = tuple(core.BUILTIN_POLICIES)
 """Built-in numba policies: random, first (least advanced piece), last (most advanced), greedy."""
 
 
@@ -39,9 +39,9 @@ class SimulationResult:
 
 def policy_id(name: str) -> int:
     """The kernel id of a built-in policy name."""
-    if name not in K.BUILTIN_POLICIES:
+    if name not in core.BUILTIN_POLICIES:
         raise ValueError(f"unknown built-in policy {name!r}; built-in policies: {', '.join(POLICY_NAMES)}")
-    return K.BUILTIN_POLICIES[name]
+    return core.BUILTIN_POLICIES[name]
 
 
 def simulate(rules: Rules | str = "finkel", light: str = "random", dark: str = "random", games: int = 1000,
@@ -66,7 +66,7 @@ def simulate(rules: Rules | str = "finkel", light: str = "random", dark: str = "
     winners = np.empty(games, dtype=np.int64)
     turns = np.empty(games, dtype=np.int64)
     moves = np.empty(games, dtype=np.int64)
-    K.simulate_games(policies, geometry(rules), roll_cumulative(rules), seed, first_game, winners, turns, moves)
+    core.simulate_games(policies, geometry(rules), roll_cumulative(rules), seed, first_game, winners, turns, moves)
     return SimulationResult(winners, turns, moves)
 
 

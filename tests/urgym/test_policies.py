@@ -1,16 +1,15 @@
 import numpy as np
 import pytest
 
-from urgym import Position, get_rules
-from urgym import _kernels as K
-from urgym._tables import geometry
+from urgym import Position, core, get_rules
+from urgym.core import geometry
 from urgym.simulate import policy_id
 
 
 def choose(policy, p, roll):
-    moves = np.array(p.legal_moves(roll) + (0,) * K.MAX_MOVES, dtype=np.int64)
+    moves = np.array(p.legal_moves(roll) + (0,) * core.MAX_MOVES, dtype=np.int64)
     rng = np.zeros(1, dtype=np.uint64)
-    return K.policy_choice(policy_id(policy), p.code, roll, moves, len(p.legal_moves(roll)),
+    return core.policy_choice(policy_id(policy), p.code, roll, moves, len(p.legal_moves(roll)),
                            geometry(p.rules), rng)
 
 

@@ -1,4 +1,4 @@
-"""Learned agents: TD(lambda) and MaskablePPO train, save, reload and play legal moves only."""
+"""Learned agents and their training: TD(lambda) and MaskablePPO train, save, reload and play legal moves only."""
 
 import numpy as np
 import pytest
@@ -7,11 +7,11 @@ from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
 from agents import make_agent
-from agents.learned import OpponentMix, PPOAgent, model_card
+from agents.learned import PPOAgent, model_card
 from agents.td import TDAgent, TDNetwork, train_chunk
-from agents.train import main as train_main
-from agents.train import train_ppo, train_td
 from evaluation.positions import benchmark_positions, score_positions
+from evaluation.training import OpponentMix, train_ppo, train_td
+from evaluation.training import main as train_main
 from tests.agents.positions import decision_positions
 from urgym import Position, get_rules
 from urgym.env import UrEnv

@@ -5,7 +5,7 @@ from __future__ import annotations
 from numba import njit
 
 from solver._index import rank_state
-from urgym import _kernels as K
+from urgym import core
 
 
 @njit(cache=True)
@@ -14,11 +14,11 @@ def move_probability(state, roll, move, geom, values, scale, info, war_rank, blo
 
     ``values[i] * scale`` is a probability (``scale`` is 1 / 65535 for a uint16 table, else 1).
     """
-    nxt, flags = K.apply_move(state, roll, move, geom)
-    if flags & K.WIN:
+    nxt, flags = core.apply_move(state, roll, move, geom)
+    if flags & core.WIN:
         return 1.0
     v = values[rank_state(nxt, info, war_rank, block_offset, choose_private, dims)] * scale
-    return v if flags & K.EXTRA_ROLL else 1.0 - v
+    return v if flags & core.EXTRA_ROLL else 1.0 - v
 
 
 @njit(cache=True)

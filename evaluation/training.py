@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import os
 import sys
 import time
 from pathlib import Path
@@ -23,13 +24,14 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from agents.perfect import table_for
+from agents import Agent, make_agent
+from agents.learned import PPOAgent
 from evaluation.positions import benchmark_positions, score_positions
-from evaluation.report import write_atomic
-from solver import SolvedTable
+from solver import SolvedTable, table_for
 from urgym import RULE_SET_NAMES, Position, Rules, get_rules
+from urgym.files import require_extra, write_atomic
 
-__all__ = ["ALGORITHMS", "main", "plot_curves", "train_ppo", "train_td"]
+__all__ = ["ALGORITHMS", "OpponentMix", "main", "plot_curves", "train_ppo", "train_td"]
 
 ALGORITHMS = ("maskable-ppo", "td-lambda")
 VEC_ENVS = ("dummy", "subproc")
@@ -79,6 +81,50 @@ def plot_curves(curves: dict[str, str | Path], path: str | Path) -> Path:
 
 def _score(agent: Any, table: SolvedTable, positions: list[tuple[Position, int]]) -> float:
     return score_positions(agent, table, positions, workers=1, progress=False).regret.mean
+
+
+class OpponentMix(Agent):
+    """A training opponent that is, for each episode, one of several: agent specs or the learner's past self.
+
+    ``"self"`` stands for a frozen snapshot of the learner, drawn uniformly from the ``.zip`` files in
+    ``snapshots`` (a random player until the first snapshot exists). The environment calls :meth:`reseed`
+    on every reset, which draws the episode's opponent.
+    """
+
+    def __init__(self, specs: list[str], snapshots: str | os.PathLike | None = None, seed: int | None = None) -> None:
+        if not specs:
+            raise ValueError("an opponent mix needs at least one opponent")
+        if "self" in specs and snapshots is None:
+            raise ValueError("self-play needs a snapshot directory")
+        self.specs = list(specs)
+        self.snapshots = Path(snapshots) if snapshots else None
+        self._agents = {s: make_agent(s) for s in specs if s != "self"}
+        self._frozen: dict[Path, PPOAgent] = {}
+        self._fallback = make_agent("random")
+        self.spec = "mix:" + ",".join(specs)
+        self.current: Agent = self._fallback
+        super().__init__(seed)
+
+    def reseed(self, seed: int | None) -> None:
+        super().reseed(seed)
+        choice = self.specs[int(self.rng.integers(len(self.specs)))]
+        if choice == "self":
+            self.current = self._snapshot()
+        else:
+            self.current = self._agents[choice]
+        self.current.reseed(int(self.rng.integers(2**63)))
+
+    def _snapshot(self) -> Agent:
+        files = sorted(self.snapshots.glob("*.zip")) if self.snapshots and self.snapshots.exists() else []
+        if not files:
+            return self._fallback
+        path = files[int(self.rng.integers(len(files)))]
+        if path not in self._frozen:
+            self._frozen[path] = PPOAgent(path)
+        return self._frozen[path]
+
+    def select_move(self, position: Position, roll: int) -> int:
+        return self.current.select_move(position, roll)
 
 
 # --- TD(lambda) -------------------------------------------------------------------------------------------
@@ -135,14 +181,14 @@ def train_ppo(rules: Rules, table: SolvedTable, out: Path, timesteps: int, minut
     pays and inter-process messages do not (measured: 8 dummy environments ran 5 times faster than 2
     subprocess ones).
     """
-    import torch
-    from sb3_contrib import MaskablePPO
+    torch = require_extra("torch", "learn", "train --algo maskable-ppo")
+    MaskablePPO = require_extra("sb3_contrib", "learn", "train --algo maskable-ppo").MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.logger import configure
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-    from agents.learned import OpponentMix, PPOAgent, write_model_card
+    from agents.learned import write_model_card
     from urgym.env import UrEnv
 
     torch.set_num_threads(threads)
@@ -259,13 +305,16 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("td-lambda learns by self-play; --opponent is for maskable-ppo")
     opponents = args.opponent or ["self", "greedy"]
     try:
-        from agents.registry import make_agent
-
         for spec in opponents:
             if spec != "self":
                 make_agent(spec)
     except ValueError as err:
         parser.error(str(err))
+    if args.algo == "maskable-ppo":
+        try:  # before the table, which may take minutes to solve
+            require_extra("sb3_contrib", "learn", "train --algo maskable-ppo")
+        except ImportError as err:
+            parser.error(str(err))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     table = table_for(rules, solve=True, progress=not args.no_progress)

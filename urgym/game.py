@@ -1,0 +1,132 @@
+"""A game in Python on the core's game flow: roll, pass, decide, move, extra roll.
+
+:class:`Game` is the Python face of :func:`urgym.core.next_decision` and :func:`urgym.core.play_move`: it
+stops at every decision, and game ``game`` of seed ``seed`` rolls the same dice as the simulator, the
+environments, match play and the terminal game do for that (seed, game).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from urgym import core
+from urgym.position import SIDES, MoveResult, Position
+from urgym.rules import Rules, get_rules
+
+__all__ = ["Game", "GameStep", "check_seed"]
+
+
+class GameStep(NamedTuple):
+    """One roll of a game: who rolled, what, and the move played (``None``: no legal move, the turn passed)."""
+
+    side: str
+    roll: int
+    move: int | None
+
+
+def check_seed(value: object, name: str = "seed") -> int:
+    """``value`` as a seed: a non-negative integer below 2**64 (bools and floats are refused)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= int(value) < 2**64:
+        raise ValueError(f"{name} must be an integer from 0 to 2**64 - 1, got {value!r}")
+    return int(value)
+
+
+class Game:
+    """One game, always standing at a decision (:attr:`legal_moves` not empty) or over.
+
+    Args:
+        rules: A :class:`~urgym.Rules` or a rule-set name.
+        seed: Seed of the dice (a non-negative integer).
+        game: Which game of that seed: the dice stream is keyed by (seed, game).
+        pieces: Pieces per side (default: the rule set's).
+
+    Rolls with no legal move pass by themselves; :attr:`history` records every roll, passes included.
+    """
+
+    def __init__(self, rules: Rules | str = "finkel", seed: int = 0, game: int = 0, pieces: int | None = None) -> None:
+        self.rules = get_rules(rules, pieces)
+        self.seed = check_seed(seed)
+        self.game = check_seed(game, "game")
+        self.history: list[GameStep] = []
+        self._geom = core.geometry(self.rules)
+        self._cumulative = core.roll_cumulative(self.rules)
+        self._dice = np.zeros(1, dtype=np.uint64)
+        self._counters = np.zeros(core.COUNTERS_SIZE, dtype=np.int64)
+        self._moves = np.zeros(core.MAX_MOVES, dtype=np.int64)
+        self._state = core.start_game(self.rules.pieces, self.seed, self.game, self._dice, self._counters)
+        self._roll = 0
+        self._n = 0
+        self._roll_until_decision()
+
+    @property
+    def position(self) -> Position:
+        """The current position (before the move of :attr:`roll`)."""
+        return Position(self.rules, self._state)
+
+    @property
+    def roll(self) -> int:
+        """The roll the side to move must play (0 once the game is over)."""
+        return self._roll
+
+    @property
+    def legal_moves(self) -> tuple[int, ...]:
+        """The legal moves of :attr:`roll` (empty once the game is over)."""
+        return tuple(int(m) for m in self._moves[: self._n])
+
+    @property
+    def turn(self) -> str:
+        """The side to choose now."""
+        return SIDES[core.turn_of(self._state)]
+
+    @property
+    def is_over(self) -> bool:
+        return self._n == 0
+
+    @property
+    def winner(self) -> str | None:
+        w = core.winner_of(self._state)
+        return None if w < 0 else SIDES[w]
+
+    @property
+    def turns(self) -> int:
+        """Turns finished by both sides (a turn ends when the dice pass to the other side)."""
+        return int(self._counters[core.C_TURNS])
+
+    @property
+    def moves_played(self) -> int:
+        return int(self._counters[core.C_MOVES])
+
+    def play(self, move: int) -> MoveResult:
+        """Play ``move`` (a source path position, 0 enters a piece), then roll on to the next decision.
+
+        Raises:
+            ValueError: If the game is over or the move is not legal (the message lists the legal moves).
+        """
+        if self.is_over:
+            raise ValueError(f"the game is over: {self.winner} has won")
+        legal = self.legal_moves
+        if isinstance(move, bool) or not isinstance(move, (int, np.integer)) or int(move) not in legal:
+            raise ValueError(f"illegal move {move!r} for roll {self._roll} ({self.turn} to move); "
+                             f"legal moves: {list(legal)}")
+        self.history.append(GameStep(self.turn, self._roll, int(move)))
+        state, flags = core.play_move(self._state, self._roll, int(move), self._geom, self._counters)
+        self._state = state
+        result = MoveResult.from_flags(self.position, flags)
+        self._roll_until_decision()
+        return result
+
+    def _roll_until_decision(self) -> None:
+        while not core.is_over(self._state):
+            side = self.turn
+            self._state, self._roll, self._n = core.roll_turn(self._state, self._geom, self._cumulative, self._dice,
+                                                               self._moves, self._counters)
+            if self._n:
+                return
+            self.history.append(GameStep(side, self._roll, None))
+        self._roll, self._n = 0, 0
+
+    def __repr__(self) -> str:
+        state = f"{self.winner} won" if self.is_over else f"{self.turn} to play roll {self._roll}"
+        return f"Game(rules={self.rules.name!r}, seed={self.seed}, game={self.game}, {state})"
