@@ -13,6 +13,7 @@ from urgym import core
 from urgym.core import geometry, roll_cumulative
 from urgym.game import check_seed
 from urgym.position import SIDES, Position
+from urgym.render import RENDER_MODES, check_render_mode, render_frame
 from urgym.rules import Rules, get_rules
 from urgym.simulate import POLICY_NAMES
 
@@ -83,7 +84,7 @@ class UrEnv(gym.Env):
       an action that is not an integer (``0.7``, ``"1"``) raises ``TypeError`` instead of being truncated.
     """
 
-    metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 4}
+    metadata = {"render_modes": RENDER_MODES, "render_fps": 4}
 
     def __init__(
         self,
@@ -99,12 +100,9 @@ class UrEnv(gym.Env):
             raise ValueError(f"agent_side must be one of {_AGENT_SIDES}, got {agent_side!r}")
         if illegal_action not in _ILLEGAL_ACTION_MODES:
             raise ValueError(f"illegal_action must be one of {_ILLEGAL_ACTION_MODES}, got {illegal_action!r}")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, "
-                             f"got {render_mode!r}")
         self.agent_side_option = agent_side
         self.illegal_action = illegal_action
-        self.render_mode = render_mode
+        self.render_mode = check_render_mode(render_mode)
         self._opponent_policy, self._opponent_callable = _resolve_opponent(opponent)
         self._opponent_agent = getattr(self._opponent_callable, "__self__", None)
 
@@ -180,22 +178,8 @@ class UrEnv(gym.Env):
         return self._observation(), reward, terminated, False, self._info()
 
     def render(self) -> str | np.ndarray | None:
-        if self.render_mode is None:
-            gym.logger.warn("render() called without a render_mode; pass render_mode= to the environment")
-            return None
-        if self._state < 0:
-            raise RuntimeError("call reset() before render()")
-        from urgym.render import board_image, board_text
-
-        if self.render_mode == "rgb_array":
-            return board_image(self.position)
-        text = board_text(self.position)
-        if self._n_moves:
-            text += f"\nroll {self._roll}, legal moves {self._legal_list()}"
-        if self.render_mode == "ansi":
-            return text
-        print(text + "\n")
-        return None
+        decision = f"roll {self._roll}, legal moves {self._legal_list()}" if self._n_moves else ""
+        return render_frame(self.render_mode, self.position if self._state >= 0 else None, decision)
 
     # --- masks and inspection -----------------------------------------------------------------------
     def action_masks(self) -> np.ndarray:

@@ -9,7 +9,10 @@ import numpy as np
 if TYPE_CHECKING:
     from urgym.position import Position
 
-__all__ = ["board_image", "board_text"]
+__all__ = ["RENDER_MODES", "board_image", "board_text", "check_render_mode", "render_frame"]
+
+RENDER_MODES = ["ansi", "rgb_array", "human"]
+"""The render modes of the environments: text, an RGB image, or text printed after every step."""
 
 _ROWS = "ABC"
 _SYMBOL = {"light": "L", "dark": "D"}
@@ -99,3 +102,31 @@ def board_image(position: Position) -> np.ndarray:
         for k in range(position.scored(side)):
             _disc(image, cy, width - 4 - dot // 2 - k * dot, dot * 0.4, _COLORS[side])
     return image
+
+
+def check_render_mode(render_mode: str | None) -> str | None:
+    """``render_mode`` if it is one of :data:`RENDER_MODES` or None, else a ValueError saying what is allowed."""
+    if render_mode is not None and render_mode not in RENDER_MODES:
+        raise ValueError(f"render_mode must be one of {RENDER_MODES} or None, got {render_mode!r}")
+    return render_mode
+
+
+def render_frame(render_mode: str | None, position: Position | None, decision: str = "") -> str | np.ndarray | None:
+    """What an environment's ``render()`` returns in ``render_mode`` (``decision``: a line on the roll to play).
+
+    ``"human"`` prints the text board and returns None; None warns that no mode was chosen.
+    """
+    if render_mode is None:
+        import gymnasium
+
+        gymnasium.logger.warn("render() called without a render_mode; pass render_mode= to the environment")
+        return None
+    if position is None:
+        raise RuntimeError("call reset() before render()")
+    if render_mode == "rgb_array":
+        return board_image(position)
+    text = board_text(position) + (f"\n{decision}" if decision else "")
+    if render_mode == "ansi":
+        return text
+    print(text + "\n")
+    return None

@@ -117,6 +117,12 @@ class Rules:
             capture_extra_roll=capture_extra_roll,
         )
 
+    def __copy__(self) -> Rules:
+        return self  # immutable: copies (OpenSpiel clones states by deep copy) share one object
+
+    def __deepcopy__(self, memo: dict) -> Rules:
+        return self
+
     def to_dict(self) -> dict[str, Any]:
         """The rule set as JSON-ready data (for file headers, model cards and game records)."""
         return {"name": self.name, "path": list(self.path), "rosettes": sorted(self.rosettes),

@@ -173,3 +173,27 @@ def test_make_vec_steps_with_masks():
 def test_package_registers_the_environment():
     assert "urgym/Ur-v0" in gym.registry
     assert urgym.__version__
+
+
+def test_spec_opponents_resolve_through_the_entry_point_without_urgym_importing_agents():
+    """urgym never imports agents; a spec opponent is built by the resolver agents registers (entry point)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, gymnasium as gym, urgym\n"
+            "assert 'agents' not in sys.modules\n"
+            "env = gym.make('urgym/Ur-v0', opponent='expectimax:1')\n"
+            "env.reset(seed=0)\n"
+            "print(type(env.unwrapped._opponent_agent).__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "ExpectimaxAgent"
+
+
+def test_float_actions_are_refused_not_rounded():
+    env = UrEnv("finkel")
+    env.reset(seed=0)
+    for bad in (0.7, -0.5, np.float32(0.2)):
+        with pytest.raises(TypeError, match="must be an integer"):
+            env.step(bad)
+    _, _, _, _, info = env.step(np.array(int(np.flatnonzero(env.action_masks())[0])))  # a 0-d integer array is fine
+    assert not info["illegal_action"]

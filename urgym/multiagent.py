@@ -1,0 +1,183 @@
+"""PettingZoo AEC environment: two agents, ``light`` and ``dark``, play each other (needs the ``pettingzoo`` extra).
+
+Build one with :func:`env` (wrapped in PettingZoo's order-enforcing checks) or :class:`raw_env`::
+
+    from urgym.multiagent import env
+
+    game = env(rules="finkel", render_mode="ansi")
+    game.reset(seed=0)
+    for agent in game.agent_iter():
+        observation, reward, termination, truncation, info = game.last()
+        action = None if termination or truncation else game.action_space(agent).sample(observation["action_mask"])
+        game.step(action)
+
+Each agent's turn is one decision: the dice are rolled by the environment (the core's game flow, game k of
+the seed after ``reset(seed=s)``, as in :class:`urgym.Game`), rolls with no legal move pass by themselves,
+and after a rosette (or a capture, where the rules grant it) the same agent is selected again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from urgym import core
+from urgym.env import action_index
+from urgym.files import require_extra
+from urgym.game import check_seed
+from urgym.position import SIDES, Position
+from urgym.render import RENDER_MODES, check_render_mode, render_frame
+from urgym.rules import Rules, get_rules
+
+AECEnv = require_extra("pettingzoo", "pettingzoo", "the PettingZoo environment").AECEnv
+wrappers = require_extra("pettingzoo.utils.wrappers", "pettingzoo", "the PettingZoo environment")
+
+__all__ = ["env", "raw_env"]
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The AEC environment wrapped in PettingZoo's order-enforcing checks (keyword arguments: :class:`raw_env`)."""
+    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+
+
+class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
+    """The Royal Game of Ur for two agents, ``"light"`` (moves first) and ``"dark"``.
+
+    ## Observation Space
+    ``Dict(observation=Box(0, 1, (2 L + 4 + R,), float32), action_mask=Box(0, 1, (L + 1,), int8))``: the
+    Gymnasium environment's observation from the agent's own side (:func:`urgym.core.write_observation`),
+    with the roll one-hot only for the agent to move, and the mask of its legal actions (all zero for the
+    agent not to move and once the game is over).
+
+    ## Action Space
+    ``Discrete(L + 1)``: the path position of the piece to move, 0 entering a piece. An illegal action raises
+    ``ValueError`` naming the legal ones (use the mask).
+
+    ## Rewards
+    +1 to the winner and -1 to the loser when the game ends, 0 otherwise.
+
+    ## Arguments
+    ``rules`` (a rule-set name or :class:`urgym.Rules`, default ``"finkel"``), ``pieces`` (default: the rule
+    set's), ``render_mode`` (``"ansi"``, ``"rgb_array"`` or ``"human"``, as the Gymnasium environment's).
+
+    ## Version History
+    - ur_v0: initial version.
+    """
+
+    metadata = {"render_modes": RENDER_MODES, "name": "ur_v0", "is_parallelizable": False,
+                "render_fps": 4}
+
+    def __init__(self, rules: Rules | str = "finkel", pieces: int | None = None,
+                 render_mode: str | None = None) -> None:
+        super().__init__()
+        self.rules = get_rules(rules, pieces)
+        self.render_mode = check_render_mode(render_mode)
+        self.possible_agents = list(SIDES)
+        n_actions = self.rules.length + 1
+        observation = spaces.Dict({
+            "observation": spaces.Box(0.0, 1.0, shape=(core.observation_size(self.rules),), dtype=np.float32),
+            "action_mask": spaces.Box(0, 1, shape=(n_actions,), dtype=np.int8),
+        })
+        self.observation_spaces = {agent: observation for agent in self.possible_agents}
+        self.action_spaces = {agent: spaces.Discrete(n_actions) for agent in self.possible_agents}
+        self._geom = core.geometry(self.rules)
+        self._cumulative = core.roll_cumulative(self.rules)
+        self._dice = np.zeros(1, dtype=np.uint64)
+        self._counters = np.zeros(core.COUNTERS_SIZE, dtype=np.int64)
+        self._moves = np.zeros(core.MAX_MOVES, dtype=np.int64)
+        self._seed: int | None = None
+        self._episode = 0
+        self._state = -1
+        self._roll = 0
+        self._n_moves = 0
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # --- AEC API ------------------------------------------------------------------------------------
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        if seed is not None:
+            self._seed, self._episode = check_seed(seed), 0
+        elif self._seed is None:
+            self._seed = int(np.random.default_rng().integers(2**63))
+        self.agents = self.possible_agents[:]
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos: dict[str, dict] = {agent: {} for agent in self.agents}
+        self._state = core.start_game(self.rules.pieces, self._seed, self._episode, self._dice, self._counters)
+        self._episode += 1
+        self._roll_until_decision()
+        if self.render_mode == "human":
+            self.render()
+
+    def step(self, action: int | None) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        if action is None:
+            raise ValueError(f"{agent} must act (None is only for agents whose game has ended)")
+        move = action_index(action)
+        if move not in self._moves[: self._n_moves]:
+            raise ValueError(f"illegal action {move} for {agent} with roll {self._roll}; legal actions: "
+                             f"{self._moves[: self._n_moves].tolist()}")
+        self._cumulative_rewards[agent] = 0.0
+        self._state, _ = core.play_move(self._state, self._roll, move, self._geom, self._counters)
+        self._roll_until_decision()
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        side = SIDES.index(agent)
+        to_move = self._n_moves > 0 and agent == self.agent_selection
+        observation = np.zeros(self.observation_spaces[agent]["observation"].shape, dtype=np.float32)
+        core.write_observation(self._state, side, self._roll if to_move else 0, self._geom, observation)
+        mask = np.zeros(self.rules.length + 1, dtype=np.int8)
+        if to_move:
+            mask[self._moves[: self._n_moves]] = 1
+        return {"observation": observation, "action_mask": mask}
+
+    def render(self) -> str | np.ndarray | None:
+        decision = (f"{self.agent_selection} rolled {self._roll}, legal moves {self._moves[: self._n_moves].tolist()}"
+                    if self._n_moves else "")
+        return render_frame(self.render_mode, self.position if self._state >= 0 else None, decision)
+
+    def close(self) -> None:
+        pass
+
+    # --- inspection ---------------------------------------------------------------------------------
+    @property
+    def position(self) -> Position:
+        """The current position."""
+        if self._state < 0:
+            raise RuntimeError("call reset() first")
+        return Position(self.rules, self._state)
+
+    @property
+    def roll(self) -> int:
+        """The roll the selected agent must play (0 once the game is over)."""
+        return self._roll
+
+    # --- internals ----------------------------------------------------------------------------------
+    def _roll_until_decision(self) -> None:
+        self._state, self._roll, self._n_moves = core.next_decision(self._state, self._geom, self._cumulative,
+                                                                    self._dice, self._moves, self._counters)
+        self.agent_selection = SIDES[core.turn_of(self._state)]
+        for agent in self.agents:
+            self.infos[agent] = {"roll": self._roll if agent == self.agent_selection else 0,
+                                 "turns": int(self._counters[core.C_TURNS])}
+        if self._n_moves == 0:
+            winner = SIDES[core.winner_of(self._state)]
+            for agent in self.agents:
+                self.rewards[agent] = 1.0 if agent == winner else -1.0
+                self.terminations[agent] = True
+                self.infos[agent]["winner"] = winner
+            self.agent_selection = winner  # each agent is then stepped with None once, as PettingZoo asks

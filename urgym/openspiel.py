@@ -1,0 +1,187 @@
+"""The Royal Game of Ur as an OpenSpiel game with explicit chance nodes (needs the ``open_spiel`` extra).
+
+Importing this module registers the Python game ``urgym`` with OpenSpiel::
+
+    import pyspiel
+    import urgym.openspiel  # registers "urgym"
+
+    game = pyspiel.load_game("urgym", {"rules": "blitz", "pieces": 3})
+
+Parameters: ``rules`` (a rule-set name, default ``"finkel"``) and ``pieces`` (0, the default, keeps the rule
+set's own count).
+
+Chance nodes
+    Every turn starts at a chance node (``current_player() == pyspiel.PlayerId.CHANCE``) whose outcomes are
+    the rolls, action id = the roll, from :func:`urgym.core.chance_outcomes`.
+
+Actions
+    At a decision, action ``p`` (0..L) moves the piece at path position p (0 enters a piece). A roll with no
+    legal move leads to a decision with one legal action, :data:`PASS` (= L + 1), as in OpenSpiel's
+    backgammon, so every roll is followed by one decision and depth-limited search always makes progress.
+    A rosette (or a capture, where the rules grant it) gives the same player the next chance node.
+
+Observation
+    ``observation_tensor(player)`` is :func:`urgym.core.write_observation` from that player's side with the
+    current roll one-hot (all zero at chance nodes): the environment's observation. The game has perfect
+    information, and the roll is public.
+
+Returns
+    +1 for the winner and -1 for the loser at the end, 0 before (zero-sum, terminal rewards). Ur has no
+    finite bound on its length (captures send pieces home); ``max_game_length`` is a generous practical
+    bound that random play never comes near, not a truncation.
+
+Serialization is OpenSpiel's own (the action history, replayed), so ``pyspiel.serialize_game_and_state``
+and ``deserialize_game_and_state`` work.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from urgym import core
+from urgym.files import require_extra
+from urgym.position import SIDES, Position
+from urgym.render import board_text
+from urgym.rules import Rules, get_rules
+
+pyspiel = require_extra("pyspiel", "open_spiel", "the OpenSpiel game")
+
+__all__ = ["GAME_NAME", "MAX_GAME_LENGTH", "UrGame", "UrState", "pass_action"]
+
+GAME_NAME = "urgym"
+MAX_GAME_LENGTH = 100_000
+"""Actions (rolls and moves) OpenSpiel is told a game can last; a practical bound, never enforced."""
+
+_DEFAULT_PARAMS = {"rules": "finkel", "pieces": 0}
+
+_GAME_TYPE = pyspiel.GameType(
+    short_name=GAME_NAME,
+    long_name="Royal Game of Ur (urgym)",
+    dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+    chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
+    information=pyspiel.GameType.Information.PERFECT_INFORMATION,
+    utility=pyspiel.GameType.Utility.ZERO_SUM,
+    reward_model=pyspiel.GameType.RewardModel.TERMINAL,
+    max_num_players=2,
+    min_num_players=2,
+    provides_information_state_string=False,
+    provides_information_state_tensor=False,
+    provides_observation_string=True,
+    provides_observation_tensor=True,
+    parameter_specification=_DEFAULT_PARAMS,
+)
+
+
+def pass_action(rules: Rules) -> int:
+    """The action id of passing a roll that has no legal move: L + 1."""
+    return rules.length + 1
+
+
+def _rules_from_params(params: dict) -> Rules:
+    pieces = int(params.get("pieces", 0))
+    return get_rules(str(params.get("rules", "finkel")), pieces or None)
+
+
+class UrGame(pyspiel.Game):
+    """The OpenSpiel game of a rule set (see the module docstring)."""
+
+    def __init__(self, params: dict | None = None) -> None:
+        params = {**_DEFAULT_PARAMS, **(params or {})}
+        self.rules = _rules_from_params(params)
+        info = pyspiel.GameInfo(
+            num_distinct_actions=pass_action(self.rules) + 1,
+            max_chance_outcomes=self.rules.max_roll + 1,
+            num_players=2,
+            min_utility=-1.0,
+            max_utility=1.0,
+            utility_sum=0.0,
+            max_game_length=MAX_GAME_LENGTH,
+        )
+        super().__init__(_GAME_TYPE, info, params)
+
+    def new_initial_state(self) -> UrState:
+        return UrState(self, self.rules)
+
+    def make_py_observer(self, iig_obs_type=None, params=None) -> UrObserver:
+        if params:
+            raise ValueError(f"the urgym game's observer takes no parameters, got {params}")
+        return UrObserver(self.rules)
+
+
+class UrState(pyspiel.State):
+    """A state: the packed position, and the roll once the chance node has been resolved (else None)."""
+
+    def __init__(self, game: UrGame, rules: Rules) -> None:
+        super().__init__(game)
+        self.rules = rules
+        self.code = int(core.start_state(rules.pieces))
+        self.roll: int | None = None
+        self._legal: list[int] = []
+
+    # --- OpenSpiel API ----------------------------------------------------------------------------
+    def current_player(self) -> int:
+        if core.is_over(self.code):
+            return pyspiel.PlayerId.TERMINAL
+        if self.roll is None:
+            return pyspiel.PlayerId.CHANCE
+        return int(core.turn_of(self.code))
+
+    def _legal_actions(self, player: int) -> list[int]:
+        return list(self._legal)
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        return list(self.position.chance_outcomes())
+
+    def _apply_action(self, action: int) -> None:
+        if self.roll is None:
+            self.roll = int(action)
+            self._legal = list(self.position.legal_moves(self.roll)) or [pass_action(self.rules)]
+            return
+        move = None if action == pass_action(self.rules) else int(action)
+        self.code = self.position.play(self.roll, move).code
+        self.roll = None
+        self._legal = []
+
+    def _action_to_string(self, player: int, action: int) -> str:
+        if player == pyspiel.PlayerId.CHANCE:
+            return f"roll {action}"
+        if action == pass_action(self.rules):
+            return "pass"
+        return "enter" if action == 0 else f"move {action}"
+
+    def is_terminal(self) -> bool:
+        return bool(core.is_over(self.code))
+
+    def returns(self) -> list[float]:
+        winner = core.winner_of(self.code)
+        if winner < 0:
+            return [0.0, 0.0]
+        return [1.0, -1.0] if winner == 0 else [-1.0, 1.0]
+
+    def __str__(self) -> str:
+        roll = "" if self.roll is None else f"\nroll {self.roll}"
+        return board_text(self.position) + roll
+
+    # --- urgym ------------------------------------------------------------------------------------
+    @property
+    def position(self) -> Position:
+        """The current position as a :class:`urgym.Position`."""
+        return Position(self.rules, self.code)
+
+
+class UrObserver:
+    """OpenSpiel's observer: the environment's observation from a player's side, roll included."""
+
+    def __init__(self, rules: Rules) -> None:
+        self.rules = rules
+        self.tensor = np.zeros(core.observation_size(rules), np.float32)
+        self.dict = {"observation": self.tensor}
+
+    def set_from(self, state: UrState, player: int) -> None:
+        core.write_observation(state.code, player, state.roll or 0, core.geometry(self.rules), self.tensor)
+
+    def string_from(self, state: UrState, player: int) -> str:
+        return f"{SIDES[player]} observes:\n{state}"
+
+
+pyspiel.register_game(_GAME_TYPE, UrGame)
