@@ -92,6 +92,8 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self._state = -1
         self._roll = 0
         self._n_moves = 0
+        self._mask = np.zeros(n_actions, dtype=np.int8)  # legal actions of the agent to move
+        self._observation_size = core.observation_size(self.rules)
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
@@ -118,6 +120,8 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             self.render()
 
     def step(self, action: int | None) -> None:
+        if self._state < 0:
+            raise RuntimeError("call reset() before step()")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -125,7 +129,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         if action is None:
             raise ValueError(f"{agent} must act (None is only for agents whose game has ended)")
         move = action_index(action)
-        if move not in self._moves[: self._n_moves]:
+        if not (0 <= move < self._mask.shape[0] and self._mask[move]):
             raise ValueError(f"illegal action {move} for {agent} with roll {self._roll}; legal actions: "
                              f"{self._moves[: self._n_moves].tolist()}")
         self._cumulative_rewards[agent] = 0.0
@@ -136,13 +140,12 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             self.render()
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        side = SIDES.index(agent)
-        to_move = self._n_moves > 0 and agent == self.agent_selection
-        observation = np.zeros(self.observation_spaces[agent]["observation"].shape, dtype=np.float32)
-        core.write_observation(self._state, side, self._roll if to_move else 0, self._geom, observation)
-        mask = np.zeros(self.rules.length + 1, dtype=np.int8)
-        if to_move:
-            mask[self._moves[: self._n_moves]] = 1
+        if self._state < 0:
+            raise RuntimeError("call reset() before observe()")
+        to_move = agent == self.agent_selection and self._n_moves > 0
+        observation = np.empty(self._observation_size, dtype=np.float32)
+        core.write_observation(self._state, SIDES.index(agent), self._roll if to_move else 0, self._geom, observation)
+        mask = self._mask.copy() if to_move else np.zeros_like(self._mask)
         return {"observation": observation, "action_mask": mask}
 
     def render(self) -> str | np.ndarray | None:
@@ -171,9 +174,10 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self._state, self._roll, self._n_moves = core.next_decision(self._state, self._geom, self._cumulative,
                                                                     self._dice, self._moves, self._counters)
         self.agent_selection = SIDES[core.turn_of(self._state)]
+        self._mask[:] = 0
+        self._mask[self._moves[: self._n_moves]] = 1
         for agent in self.agents:
-            self.infos[agent] = {"roll": self._roll if agent == self.agent_selection else 0,
-                                 "turns": int(self._counters[core.C_TURNS])}
+            self.infos[agent] = {"roll": self._roll if agent == self.agent_selection else 0}
         if self._n_moves == 0:
             winner = SIDES[core.winner_of(self._state)]
             for agent in self.agents:

@@ -106,6 +106,8 @@ def test_bad_actions_and_arguments():
         game.step(illegal)
     with pytest.raises(TypeError, match="must be an integer"):
         game.step(0.5)
+    with pytest.raises(RuntimeError, match="call reset"):
+        raw_env().step(0)
     with pytest.raises(ValueError, match="render_mode"):
         raw_env(render_mode="video")
     with pytest.raises(ValueError, match="unknown rule set"):
