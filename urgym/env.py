@@ -122,6 +122,8 @@ class UrEnv(gym.Env):
         self._state = -1  # no game until reset
         self._roll = 0
         self._n_moves = 0
+        self._legal: list[int] = []
+        self._mask = np.zeros(self.action_space.n, dtype=bool)
         self._agent = 0
         self._illegal = False
 
@@ -160,7 +162,7 @@ class UrEnv(gym.Env):
         if self._n_moves == 0:
             raise RuntimeError("the episode has ended; call reset() to start a new one")
         action = action_index(action)
-        if action not in self._moves[: self._n_moves]:
+        if action not in self._legal:
             if self.illegal_action == "raise":
                 raise ValueError(f"illegal action {action} for roll {self._roll}; legal actions: "
                                  f"{self._legal_list()}")
@@ -184,9 +186,7 @@ class UrEnv(gym.Env):
     # --- masks and inspection -----------------------------------------------------------------------
     def action_masks(self) -> np.ndarray:
         """Boolean mask of the legal actions (all False once the episode has ended)."""
-        mask = np.zeros(self.action_space.n, dtype=bool)
-        mask[self._moves[: self._n_moves]] = True
-        return mask
+        return self._mask.copy() if self._n_moves else np.zeros(self.action_space.n, dtype=bool)
 
     @property
     def position(self) -> Position:
@@ -212,9 +212,13 @@ class UrEnv(gym.Env):
                 self._state, self._policies, self._geom, self._cumulative, self._dice, self._policy_rngs,
                 self._moves, self._counters)
             if self._n_moves == 0 or core.turn_of(self._state) == self._agent:
-                return
+                break
             move = self._ask_opponent()
             self._state, _ = core.play_move(self._state, self._roll, move, self._geom, self._counters)
+        # Once per decision: step, action_masks and info all read these.
+        self._legal = self._moves[: self._n_moves].tolist()
+        self._mask = np.zeros(self.action_space.n, dtype=bool)
+        self._mask[self._legal] = True
 
     def _ask_opponent(self) -> int:
         position = Position(self.rules, self._state)
@@ -225,7 +229,7 @@ class UrEnv(gym.Env):
         return int(move)
 
     def _legal_list(self) -> list[int]:
-        return [int(m) for m in self._moves[: self._n_moves]]
+        return list(self._legal) if self._n_moves else []
 
     def _observation(self) -> np.ndarray:
         core.write_observation(self._state, self._agent, self.roll, self._geom, self._obs)
@@ -235,7 +239,7 @@ class UrEnv(gym.Env):
         info: dict[str, Any] = {
             "action_mask": self.action_masks(),
             "roll": self.roll,
-            "legal_moves": self._legal_list() if self._n_moves else [],
+            "legal_moves": self._legal_list(),
             "agent_side": self.agent_side,
             "illegal_action": self._illegal,
         }
