@@ -89,6 +89,12 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as err:
         parser.error(str(err))
     table = _table(rules, args, parser, specs)
+    positions = []
+    if table is not None and args.positions:
+        try:  # before any long work: a rule set with few choices may not offer enough positions
+            positions = benchmark_positions(table, args.positions)
+        except ValueError as err:
+            parser.error(f"{err} (--positions 0 skips the position benchmark)")
     workers = args.workers or default_workers()
     common = dict(workers=workers, backend=args.backend, ray_address=args.ray_address, progress=not args.no_progress)
     if args.tournament:
@@ -98,8 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     match = play_match(specs[0], specs[1], rules, args.games, args.seed, table, **common)
     benchmarks = {}
-    if table is not None and args.positions:
-        positions = benchmark_positions(table, args.positions)
+    if positions:
         for spec in dict.fromkeys(specs):
             bench = score_positions(spec, table, positions, **common)
             benchmarks[bench.spec] = bench

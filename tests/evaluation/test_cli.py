@@ -85,3 +85,13 @@ def test_unsolvable_rules_still_play_matches(capsys):
     captured = capsys.readouterr()
     assert "regrets and the position benchmark are skipped" in captured.err
     assert "greedy vs random" in captured.out
+
+
+def test_too_few_benchmark_positions_is_a_clear_error_before_any_game(capsys):
+    """One piece never offers a choice of moves: the benchmark cannot be drawn (this used to hang)."""
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["--agent", "random", "--pieces", "1", "--games", "2", "--no-progress"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "offered only 0 decisions" in err and "--positions 0" in err and "Traceback" not in err
+    assert cli.main(["--agent", "random", "--pieces", "1", "--games", "2", "--positions", "0", "--no-progress"]) == 0
