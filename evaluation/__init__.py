@@ -4,6 +4,7 @@ The command line is ``evaluate`` (:mod:`evaluation.cli`); in Python start from :
 :func:`benchmark_positions` with :func:`score_positions`, and :func:`run_tournament`.
 """
 
+from evaluation.luck import GameAnalysis, RollAnalysis, analyse_game
 from evaluation.match import AgentMatchStats, MatchResult, play_match
 from evaluation.positions import PositionBenchmark, benchmark_positions, score_positions
 from evaluation.stats import RegretSummary, WinRate, wilson_interval
@@ -11,11 +12,14 @@ from evaluation.tournament import TournamentResult, run_tournament
 
 __all__ = [
     "AgentMatchStats",
+    "GameAnalysis",
     "MatchResult",
     "PositionBenchmark",
     "RegretSummary",
+    "RollAnalysis",
     "TournamentResult",
     "WinRate",
+    "analyse_game",
     "benchmark_positions",
     "play_match",
     "run_tournament",

@@ -7,6 +7,7 @@ Importing the package registers the environment ``urgym/Ur-v0``. The rules and t
 from urgym.files import MissingExtraError
 from urgym.game import Game, GameStep
 from urgym.position import SIDES, Decision, MoveResult, Position
+from urgym.records import GameRecord
 from urgym.rules import DICE, MAX_PATH_LENGTH, MAX_PIECES, RULE_SET_NAMES, Rules, get_rules
 from urgym.simulate import POLICY_NAMES, SimulationResult, simulate
 
@@ -19,6 +20,7 @@ __all__ = [
     "SIDES",
     "Decision",
     "Game",
+    "GameRecord",
     "GameStep",
     "MissingExtraError",
     "MoveResult",

@@ -1,0 +1,62 @@
+"""Luck and skill from the solved table: the identity holds on every game, and perfect play has no error."""
+
+import numpy as np
+import pytest
+
+from agents import make_agent
+from evaluation.luck import analyse_game
+from urgym import Game
+from urgym.records import GameRecord
+
+
+def play(table, light, dark, seed, game_index):
+    agents = {"light": make_agent(light, seed=seed), "dark": make_agent(dark, seed=seed + 1)}
+    game = Game(table.rules, seed, game_index)
+    while not game.is_over:
+        game.play(agents[game.turn].select_move(game.position, game.roll))
+    return GameRecord.from_game(game, {"light": light, "dark": dark})
+
+
+@pytest.mark.parametrize(("light", "dark"), [("random", "perfect"), ("expectimax:1", "greedy"),
+                                             ("perfect", "heuristic")])
+def test_identity_on_every_game(finkel3_table, light, dark):
+    for g in range(15):
+        analysis = analyse_game(play(finkel3_table, light, dark, 3, g), finkel3_table)
+        assert abs(analysis.identity_gap()) < 1e-9
+        assert all(r.error >= -1e-12 for r in analysis.rolls)
+        assert analysis.luck_adjusted("light") + analysis.luck_adjusted("dark") == pytest.approx(1.0, abs=1e-12)
+        result = {"light": analysis.result, "dark": 1 - analysis.result}
+        for side in ("light", "dark"):
+            other = "dark" if side == "light" else "light"
+            assert analysis.luck_adjusted(side) == pytest.approx(
+                result[side] - (analysis.luck(side) - analysis.luck(other)), abs=1e-9)
+
+
+def test_perfect_play_has_no_error_and_the_start_value_as_adjusted_result(finkel3_table):
+    analysis = analyse_game(play(finkel3_table, "perfect", "perfect", 1, 0), finkel3_table)
+    assert analysis.error("light") == pytest.approx(0, abs=1e-12)
+    assert analysis.error("dark") == pytest.approx(0, abs=1e-12)
+    assert analysis.luck_adjusted("light") == pytest.approx(analysis.start_value, abs=1e-12)
+
+
+def test_luck_is_unbiased_and_less_noisy_than_results(finkel3_table):
+    """Over many games, the luck-adjusted result's mean agrees with the raw result's, with less spread."""
+    raw, adjusted, luck = [], [], []
+    for g in range(150):
+        analysis = analyse_game(play(finkel3_table, "greedy", "perfect", 11, g), finkel3_table)
+        raw.append(analysis.result)
+        adjusted.append(analysis.luck_adjusted("light"))
+        luck.append(analysis.luck("light") - analysis.luck("dark"))
+    raw, adjusted, luck = map(np.asarray, (raw, adjusted, luck))
+    assert abs(luck.mean()) < 3 * luck.std() / np.sqrt(len(luck))  # expectation zero
+    assert adjusted.std() < 0.5 * raw.std()
+    assert abs(raw.mean() - adjusted.mean()) < 3 * raw.std() / np.sqrt(len(raw))
+
+
+def test_wrong_table_or_unfinished_game_is_refused(finkel3_table):
+    game = Game(finkel3_table.rules, 0)
+    game.play(game.legal_moves[0])
+    with pytest.raises(ValueError, match="not finished"):
+        analyse_game(GameRecord.from_game(game), finkel3_table)
+    with pytest.raises(ValueError, match="the record is of"):
+        analyse_game(GameRecord.from_game(Game("finkel", 0, pieces=2)), finkel3_table)
