@@ -35,7 +35,7 @@ ACC_SIZE = 5
 
 @njit(cache=True)
 def record_regret(acc, hist, agent, regret):
-    """Add one decision's regret to agent ``agent``'s accumulators."""
+    """Add one decision's regret to agent ``agent``'s accumulators; return it (clipped at 0)."""
     if regret < 0.0:
         regret = 0.0  # a tie computed in another order; never below zero
     acc[agent, ACC_CHOICES] += 1
@@ -46,6 +46,7 @@ def record_regret(acc, hist, agent, regret):
         acc[agent, ACC_BLUNDERS] += 1
     b = int(regret * REGRET_BINS)
     hist[agent, min(b, REGRET_BINS - 1)] += 1
+    return regret
 
 
 @njit(cache=True)
@@ -65,11 +66,12 @@ def _choose(kind, epsilon, best, n, state, roll, moves, geom, agent_rng):
 
 @njit(cache=True)
 def play_games(kinds, epsilons, seed, first_game, n_games, geom, cumulative, values, scale, info, war_rank,
-               block_offset, choose_private, dims, winners, turns, acc, hist, legal_counts):
+               block_offset, choose_private, dims, winners, turns, errors, acc, hist, legal_counts):
     """Play games ``first_game .. first_game + n_games - 1`` between two numba agents.
 
-    Writes per game the winning agent (0 or 1) and the turns played (both sides); accumulates regrets
-    and ``legal_counts`` = (decisions with a legal move, their legal moves summed).
+    Writes per game the winning agent (0 or 1), the turns played (both sides) and each agent's summed
+    regret (``errors[i, agent]``); accumulates regrets and ``legal_counts`` = (decisions with a legal move,
+    their legal moves summed).
     """
     dice = np.zeros(1, dtype=np.uint64)
     agent_rngs = np.zeros((2, 1), dtype=np.uint64)
@@ -95,7 +97,7 @@ def play_games(kinds, epsilons, seed, first_game, n_games, geom, cumulative, val
                                block_offset, choose_private, dims)
                 chosen = _choose(kinds[agent], epsilons[agent], best, n, state, roll, moves, geom,
                                  agent_rngs[agent])
-                record_regret(acc, hist, agent, probabilities[best] - probabilities[chosen])
+                errors[i, agent] += record_regret(acc, hist, agent, probabilities[best] - probabilities[chosen])
             state, _ = core.play_move(state, roll, moves[chosen], geom, counters)
         winners[i] = light_agent if core.winner_of(state) == 0 else 1 - light_agent
         turns[i] = counters[core.C_TURNS]

@@ -33,7 +33,7 @@ from urgym import RULE_SET_NAMES, Rules, get_rules
 
 __all__ = ["main"]
 
-DEFAULT_GAMES = 400
+DEFAULT_GAMES = 150
 SOLVE_RATE = 130_000
 """Positions a core solves per second (measured on finkel: 138 M positions in 532 s on 2 cores)."""
 

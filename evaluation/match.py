@@ -17,10 +17,10 @@ import numpy as np
 from agents import Agent, BaselineAgent, PerfectAgent, make_agent
 from evaluation import _kernels as EK
 from evaluation.runner import default_workers, run_tasks, table_key, worker_agent, worker_table
-from evaluation.stats import RegretSummary, WinRate
+from evaluation.stats import MeanInterval, RegretSummary, WinRate
 from solver import SolvedTable
 from solver.lookup import best_of
-from urgym import Game, Rules, core
+from urgym import Game, Position, Rules, core
 from urgym.core import geometry, roll_cumulative
 
 __all__ = ["AgentMatchStats", "MatchResult", "numba_kind", "play_match"]
@@ -54,6 +54,7 @@ class GamesChunk:
 
     winners: np.ndarray
     turns: np.ndarray
+    errors: np.ndarray
     acc: np.ndarray
     hist_bins: list[np.ndarray]
     hist_counts: list[np.ndarray]
@@ -67,6 +68,7 @@ def play_games_task(task: GamesTask) -> GamesChunk:
     agents = [worker_agent(spec, slot, task.rules, table) for slot, spec in enumerate(task.specs)]
     winners = np.zeros(task.n_games, dtype=np.int8)
     turns = np.zeros(task.n_games, dtype=np.int32)
+    errors = np.zeros((task.n_games, 2), dtype=np.float64)
     acc = np.zeros((2, EK.ACC_SIZE), dtype=np.float64)
     hist = np.zeros((2, EK.REGRET_BINS), dtype=np.int64)
     legal = np.zeros(2, dtype=np.int64)
@@ -75,22 +77,26 @@ def play_games_task(task: GamesTask) -> GamesChunk:
         kinds = [numba_kind(a) for a in agents]
         EK.play_games(np.array([k[0] for k in kinds], dtype=np.int64), np.array([k[1] for k in kinds]), task.seed,
                       task.first_game, task.n_games, geometry(task.rules), roll_cumulative(task.rules),
-                      *table.lookup_args[1:], winners, turns, acc, hist, legal)
+                      *table.lookup_args[1:], winners, turns, errors, acc, hist, legal)
         # One kernel plays both agents: share its time out by decisions.
         choices = acc[:, EK.ACC_CHOICES]
         acc[:, EK.ACC_SECONDS] = (time.perf_counter() - start) * choices / max(choices.sum(), 1)
     else:
         for i in range(task.n_games):
-            winners[i], turns[i] = _play_game(agents, task, task.first_game + i, table, acc, hist, legal)
+            winners[i], turns[i] = _play_game(agents, task, task.first_game + i, table, acc, hist, legal,
+                                              errors[i])
     seconds = time.perf_counter() - start
     nonzero = [np.flatnonzero(h) for h in hist]
-    return GamesChunk(winners, turns, acc, nonzero, [h[b] for h, b in zip(hist, nonzero, strict=True)], legal,
+    return GamesChunk(winners, turns, errors, acc, nonzero, [h[b] for h, b in zip(hist, nonzero, strict=True)], legal,
                       seconds)
 
 
 def _play_game(agents: list[Agent], task: GamesTask, game_index: int, table: SolvedTable | None, acc: np.ndarray,
-               hist: np.ndarray, legal: np.ndarray) -> tuple[int, int]:
-    """One game in Python; returns (winning agent, turns). Same dice as the numba loop (the core's game flow)."""
+               hist: np.ndarray, legal: np.ndarray, errors: np.ndarray) -> tuple[int, int]:
+    """One game in Python; returns (winning agent, turns) and adds each agent's regret to ``errors``.
+
+    Same dice as the numba loop (the core's game flow).
+    """
     for a, agent in enumerate(agents):
         agent.reseed(_agent_seed(task.seed, game_index, a))
     moves = np.zeros(core.MAX_MOVES, dtype=np.int64)
@@ -113,7 +119,8 @@ def _play_game(agents: list[Agent], task: GamesTask, game_index: int, table: Sol
             if table is not None:
                 moves[:n] = legal_moves
                 best = best_of(position.code, roll, moves, n, probabilities, *table.lookup_args)
-                EK.record_regret(acc, hist, a, probabilities[best] - probabilities[legal_moves.index(move)])
+                chosen = probabilities[legal_moves.index(move)]
+                errors[a] += EK.record_regret(acc, hist, a, probabilities[best] - chosen)
         game.play(move)
     return (light_agent if game.winner == "light" else 1 - light_agent), game.turns
 
@@ -132,10 +139,13 @@ class AgentMatchStats:
     as_light: WinRate
     as_dark: WinRate
     regret: RegretSummary | None
+    luck_adjusted: MeanInterval | None = None
+    """The win rate with the dice taken out (see :mod:`evaluation.luck`); needs the table."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"agent": self.spec, "win_rate": self.wins.to_dict(), "as_light": self.as_light.to_dict(),
-                "as_dark": self.as_dark.to_dict(), "regret": self.regret.to_dict() if self.regret else None}
+                "as_dark": self.as_dark.to_dict(), "regret": self.regret.to_dict() if self.regret else None,
+                "luck_adjusted_win_rate": self.luck_adjusted.to_dict() if self.luck_adjusted else None}
 
 
 @dataclass(frozen=True)
@@ -196,7 +206,8 @@ def play_match(agent: str | Agent, opponent: str | Agent, rules: Rules, games: i
     label = f"{built[0].spec} vs {built[1].spec}" if progress else None
     chunks = run_tasks(play_games_task, tasks, [t.n_games for t in tasks], workers, backend, ray_address, label)
     seconds = time.perf_counter() - start
-    return _combine(chunks, built, rules, games, seed, seconds, table is not None)
+    start_value = table.win_probability(Position.start(rules), "light") if table is not None else None
+    return _combine(chunks, built, rules, games, seed, seconds, start_value)
 
 
 def _games_per_task(games: int, workers: int, numba: bool) -> int:
@@ -206,9 +217,11 @@ def _games_per_task(games: int, workers: int, numba: bool) -> int:
 
 
 def _combine(chunks: list[GamesChunk], agents: list[Agent], rules: Rules, games: int, seed: int, seconds: float,
-             scored: bool) -> MatchResult:
+             start_value: float | None) -> MatchResult:
+    """Merge the tasks' games; ``start_value`` (light's chance at the start) is None when nothing was scored."""
     winners = np.concatenate([c.winners for c in chunks])
     turns = np.concatenate([c.turns for c in chunks])
+    errors = np.concatenate([c.errors for c in chunks])
     acc = sum(c.acc for c in chunks)
     legal = sum(c.legal for c in chunks)
     hist = np.zeros((2, EK.REGRET_BINS), dtype=np.int64)
@@ -219,9 +232,13 @@ def _combine(chunks: list[GamesChunk], agents: list[Agent], rules: Rules, games:
     stats = []
     for a in range(2):
         light, dark = light_agent == a, light_agent != a
+        scored = start_value is not None
         regret = RegretSummary.from_accumulators(acc[a], hist[a]) if scored else None
+        # Luck-adjusted result of each game (evaluation.luck): own start chance - own errors + the other's.
+        adjusted = (MeanInterval.of(np.where(light, start_value, 1.0 - start_value) - errors[:, a] + errors[:, 1 - a])
+                    if scored else None)
         stats.append(AgentMatchStats(agents[a].spec, WinRate(int(np.sum(winners == a)), games),
                                      WinRate(int(np.sum(winners[light] == a)), int(light.sum())),
-                                     WinRate(int(np.sum(winners[dark] == a)), int(dark.sum())), regret))
+                                     WinRate(int(np.sum(winners[dark] == a)), int(dark.sum())), regret, adjusted))
     return MatchResult(rules, games, seed, (stats[0], stats[1]), float(turns.mean()) / 2,
                        float(legal[1] / legal[0]) if legal[0] else float("nan"), seconds, winners)

@@ -62,6 +62,10 @@ def match_rows(match: MatchResult, benchmarks: dict[str, PositionBenchmark]) -> 
                "win_high95": high, "light_win_rate": side.as_light.rate, "dark_win_rate": side.as_dark.rate,
                "turns_per_player": match.turns_per_player,
                "legal_moves_per_decision": match.legal_moves_per_decision}
+        adjusted = side.luck_adjusted
+        row.update({"luck_adjusted_win_rate": adjusted.mean if adjusted else None,
+                    "luck_adjusted_low95": adjusted.low if adjusted else None,
+                    "luck_adjusted_high95": adjusted.high if adjusted else None})
         row.update(_regret_columns("match_regret_", side.regret))
         bench = benchmarks.get(side.spec)
         row.update(_regret_columns("positions_regret_", bench.regret if bench else None))
@@ -114,6 +118,9 @@ def format_match(match: MatchResult, benchmarks: dict[str, PositionBenchmark]) -
     for side in match.agents:
         lines.append(f"{side.spec}")
         lines.append(f"  wins {side.wins}   as light {side.as_light}   as dark {side.as_dark}  (95% Wilson)")
+        if side.luck_adjusted is not None:
+            lines.append(f"  luck-adjusted win rate {side.luck_adjusted} (95%; the dice taken out with the solved "
+                         "table: the figure to quote)")
         if side.regret is not None:
             lines += _regret_lines("match play", side.regret)
         bench = benchmarks.get(side.spec)

@@ -9,7 +9,7 @@ import numpy as np
 
 from evaluation._kernels import ACC_BLUNDERS, ACC_CHOICES, ACC_PERFECT, ACC_REGRET_SUM, ACC_SECONDS, REGRET_BINS
 
-__all__ = ["RegretSummary", "WinRate", "wilson_interval"]
+__all__ = ["MeanInterval", "RegretSummary", "WinRate", "wilson_interval"]
 
 Z95 = 1.959963984540054
 
@@ -49,6 +49,30 @@ class WinRate:
     def to_dict(self) -> dict[str, float | int]:
         low, high = self.interval
         return {"wins": self.wins, "games": self.games, "rate": self.rate, "low95": low, "high95": high}
+
+
+@dataclass(frozen=True)
+class MeanInterval:
+    """A mean of per-game values with its 95% normal interval (mean +- 1.96 standard errors)."""
+
+    mean: float
+    low: float
+    high: float
+    n: int
+
+    @classmethod
+    def of(cls, values: np.ndarray, z: float = Z95) -> MeanInterval:
+        values = np.asarray(values, dtype=np.float64)
+        n = values.shape[0]
+        mean = float(values.mean()) if n else float("nan")
+        half = z * float(values.std(ddof=1)) / n**0.5 if n > 1 else float("inf")
+        return cls(mean, mean - half, mean + half, n)
+
+    def __str__(self) -> str:
+        return f"{self.mean:.1%} [{self.low:.1%}, {self.high:.1%}]"
+
+    def to_dict(self) -> dict[str, float | int]:
+        return asdict(self)
 
 
 @dataclass(frozen=True)

@@ -60,3 +60,29 @@ def test_wrong_table_or_unfinished_game_is_refused(finkel3_table):
         analyse_game(GameRecord.from_game(game), finkel3_table)
     with pytest.raises(ValueError, match="the record is of"):
         analyse_game(GameRecord.from_game(Game("finkel", 0, pieces=2)), finkel3_table)
+
+
+def test_match_reports_an_unbiased_luck_adjusted_win_rate(finkel3_table):
+    """In match play the luck-adjusted win rate comes from each game's errors; both loops agree."""
+    from evaluation.match import play_match
+
+    start = finkel3_table.win_probability(__import__("urgym").Position.start(finkel3_table.rules), "light")
+    perfect = play_match("perfect", "perfect", finkel3_table.rules, games=200, seed=2, table=finkel3_table,
+                         workers=1, progress=False)
+    adjusted = perfect.agents[0].luck_adjusted
+    assert adjusted.mean == pytest.approx((start + (1 - start)) / 2, abs=1e-12)  # sides alternate
+    assert adjusted.high - adjusted.low == pytest.approx(2 * 1.959964 * (start - 0.5) * (200 / 199) ** 0.5
+                                                         / 200**0.5, rel=1e-3)
+    for pair in (("greedy", "perfect"), ("random", "greedy")):
+        match = play_match(*pair, finkel3_table.rules, games=2000, seed=4, table=finkel3_table, workers=1,
+                           progress=False)
+        raw, adj = match.agents[0].wins, match.agents[0].luck_adjusted
+        low, high = raw.interval
+        assert adj.high - adj.low < 0.6 * (high - low)  # far more precise
+        assert low <= adj.mean <= high  # they estimate the same win rate (the raw one with its own noise)
+    python_loop = play_match("greedy", "perfect", finkel3_table.rules, games=40, seed=4, table=finkel3_table,
+                             workers=1, progress=False, use_numba=False)
+    numba_loop = play_match("greedy", "perfect", finkel3_table.rules, games=40, seed=4, table=finkel3_table,
+                            workers=1, progress=False)
+    assert python_loop.agents[0].luck_adjusted.mean == pytest.approx(numba_loop.agents[0].luck_adjusted.mean,
+                                                                     abs=1e-12)
