@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
@@ -12,7 +14,7 @@ from agents.base import Agent
 from agents.perfect import PerfectAgent
 from agents.registry import agent_help, make_agent
 from solver import SolvedTable, cached_table_path
-from urgym import RULE_SET_NAMES, SIDES, Game, Position, Rules, get_rules
+from urgym import RULE_SET_NAMES, SIDES, Game, GameRecord, Position, Rules, get_rules
 from urgym.render import board_text
 
 __all__ = ["describe_move", "main", "play_game"]
@@ -39,17 +41,29 @@ def cached_table(rules: Rules) -> SolvedTable | None:
 
 
 def play_game(rules: Rules, agent: Agent, human_side: str, seed: int | None, read: Callable[[str], str],
-              write: Callable[[str], None]) -> str | None:
+              write: Callable[[str], None], save: str | os.PathLike | None = None) -> str | None:
     """Play one game; return the winner, or None if the human quit.
 
     The dice are game 0 of ``seed`` in the core's game flow (a random seed when None), the same rolls
-    every other loop of the package makes for that seed.
+    every other loop of the package makes for that seed. With ``save``, the game's record (finished or
+    not) is written there as JSON when the game ends or the human quits.
     """
     if seed is None:
         seed = int(np.random.default_rng().integers(2**63))
     game = Game(rules, seed)
+    players = {human_side: "human", "dark" if human_side == "light" else "light": agent.spec}
+    try:
+        return _play(game, agent, human_side, read, write)
+    finally:
+        if save is not None:
+            write(f"Game record written to {GameRecord.from_game(game, players).save(save)}.")
+
+
+def _play(game: Game, agent: Agent, human_side: str, read: Callable[[str], str],
+          write: Callable[[str], None]) -> str | None:
+    rules = game.rules
     table: SolvedTable | bool | None = False  # False: not looked up yet
-    write(f"{rules.describe()}: you play {human_side} (dice seed {seed}). {HELP}.")
+    write(f"{rules.describe()}: you play {human_side} (dice seed {game.seed}). {HELP}.")
     shown = 0  # steps of the game's history already told
     while not game.is_over:
         shown = _tell_passes(game, shown, human_side, agent, write)
@@ -116,6 +130,7 @@ def main(argv: list[str] | None = None, read: Callable[[str], str] = input,
     parser.add_argument("--agent", default="expectimax:5", help="the opponent's agent spec (default expectimax:5)")
     parser.add_argument("--side", default="light", choices=[*SIDES, "random"], help="your side (light moves first)")
     parser.add_argument("--seed", type=int, default=None, help="seed of the dice and the agent")
+    parser.add_argument("--save", help="write the game's record (JSON, see urgym.GameRecord) to this file")
     args = parser.parse_args(argv)
     try:
         rules = get_rules(args.rules, args.pieces)
@@ -128,8 +143,10 @@ def main(argv: list[str] | None = None, read: Callable[[str], str] = input,
     side = args.side
     if side == "random":
         side = SIDES[int(np.random.default_rng(args.seed).integers(2))]
+    if args.save and Path(args.save).is_dir():
+        parser.error(f"--save {args.save} is a directory; give a file name such as game.json")
     try:
-        play_game(rules, agent, side, args.seed, read, write)
+        play_game(rules, agent, side, args.seed, read, write, args.save)
     except (EOFError, KeyboardInterrupt):
         write("\nGame abandoned.")
     return 0

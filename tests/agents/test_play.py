@@ -1,3 +1,5 @@
+import pytest
+
 from agents import play
 
 
@@ -39,3 +41,24 @@ def test_describes_moves():
     position = Position.from_pieces("finkel", light=[1, 3], dark=[6], light_home=5, dark_home=6)
     assert play.describe_move(position, 3, 3) == "piece on A2 (3) -> B2 (6)  [captures]"
     assert "rosette, rolls again" in play.describe_move(position, 3, 1)
+
+
+def test_play_saves_a_record_that_replays(tmp_path):
+    from agents.play import main
+    from urgym import GameRecord
+
+    lines: list[str] = []
+    path = tmp_path / "games" / "mine.json"
+    assert main(["--agent", "first", "--pieces", "2", "--seed", "4", "--save", str(path)],
+                read=lambda prompt: "1", write=lines.append) == 0
+    record = GameRecord.load(path)
+    assert record.players == {"light": "human", "dark": "first"} and record.seed == 4
+    assert record.replay().is_over and f"Game record written to {path}" in lines[-1]
+    quit_path = tmp_path / "quit.json"
+    answers = iter(["1", "q"])
+    main(["--agent", "first", "--pieces", "2", "--seed", "4", "--save", str(quit_path)],
+         read=lambda prompt: next(answers), write=lines.append)
+    unfinished = GameRecord.load(quit_path)
+    assert unfinished.winner is None and 0 < len(unfinished.steps) < len(record.steps)
+    with pytest.raises(SystemExit):
+        main(["--save", str(tmp_path)], read=lambda prompt: "q", write=lines.append)
