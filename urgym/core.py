@@ -61,6 +61,53 @@ from numba import njit
 if TYPE_CHECKING:
     from urgym.rules import Rules
 
+# The documented contract; the G_* offsets, field helpers and generator steps below are public too, for
+# kernels in other packages, but kept out of ``import *``.
+__all__ = [
+    "BUILTIN_POLICIES",
+    "CAPTURE",
+    "COUNTERS_SIZE",
+    "C_MOVES",
+    "C_TURNS",
+    "EXTRA_ROLL",
+    "MAX_MOVES",
+    "POLICY_EXTERNAL",
+    "ROSETTE",
+    "SCORED",
+    "WIN",
+    "advance",
+    "advancement",
+    "apply_move",
+    "can_move",
+    "chance_outcomes",
+    "feature_count",
+    "geometry",
+    "is_over",
+    "legal_moves",
+    "next_decision",
+    "observation_size",
+    "opp_home",
+    "opp_mask",
+    "own_home",
+    "own_mask",
+    "pack",
+    "play_move",
+    "policy_choice",
+    "policy_stream",
+    "roll_cumulative",
+    "roll_dice",
+    "roll_turn",
+    "seed_stream",
+    "simulate_games",
+    "start_game",
+    "start_state",
+    "swap_sides",
+    "turn_of",
+    "winner_of",
+    "write_features",
+    "write_observation",
+]
+
 # --- packed position layout -----------------------------------------------------------------------
 FIELD_BITS = 27
 FIELD_MASK = (1 << FIELD_BITS) - 1
