@@ -57,7 +57,7 @@ class Game:
         self._moves = np.zeros(core.MAX_MOVES, dtype=np.int64)
         self._state = core.start_game(self.rules.pieces, self.seed, self.game, self._dice, self._counters)
         self._roll = 0
-        self._n = 0
+        self._legal: tuple[int, ...] = ()  # the legal moves of _roll, derived once per decision
         self._roll_until_decision()
 
     @property
@@ -73,7 +73,7 @@ class Game:
     @property
     def legal_moves(self) -> tuple[int, ...]:
         """The legal moves of :attr:`roll` (empty once the game is over)."""
-        return tuple(int(m) for m in self._moves[: self._n])
+        return self._legal
 
     @property
     def turn(self) -> str:
@@ -82,7 +82,7 @@ class Game:
 
     @property
     def is_over(self) -> bool:
-        return self._n == 0
+        return not self._legal
 
     @property
     def winner(self) -> str | None:
@@ -106,10 +106,9 @@ class Game:
         """
         if self.is_over:
             raise ValueError(f"the game is over: {self.winner} has won")
-        legal = self.legal_moves
-        if isinstance(move, bool) or not isinstance(move, (int, np.integer)) or int(move) not in legal:
+        if isinstance(move, bool) or not isinstance(move, (int, np.integer)) or int(move) not in self._legal:
             raise ValueError(f"illegal move {move!r} for roll {self._roll} ({self.turn} to move); "
-                             f"legal moves: {list(legal)}")
+                             f"legal moves: {list(self._legal)}")
         self.history.append(GameStep(self.turn, self._roll, int(move)))
         state, flags = core.play_move(self._state, self._roll, int(move), self._geom, self._counters)
         self._state = state
@@ -120,12 +119,13 @@ class Game:
     def _roll_until_decision(self) -> None:
         while not core.is_over(self._state):
             side = self.turn
-            self._state, self._roll, self._n = core.roll_turn(self._state, self._geom, self._cumulative, self._dice,
-                                                               self._moves, self._counters)
-            if self._n:
+            self._state, self._roll, n = core.roll_turn(self._state, self._geom, self._cumulative, self._dice,
+                                                         self._moves, self._counters)
+            if n:
+                self._legal = tuple(self._moves[:n].tolist())
                 return
             self.history.append(GameStep(side, self._roll, None))
-        self._roll, self._n = 0, 0
+        self._roll, self._legal = 0, ()
 
     def __repr__(self) -> str:
         state = f"{self.winner} won" if self.is_over else f"{self.turn} to play roll {self._roll}"

@@ -137,8 +137,12 @@ class UrState(pyspiel.State):
             self.roll = int(action)
             self._legal = list(self.position.legal_moves(self.roll)) or [pass_action(self.rules)]
             return
-        move = None if action == pass_action(self.rules) else int(action)
-        self.code = self.position.play(self.roll, move).code
+        if action not in self._legal:
+            raise ValueError(f"illegal action {action} for roll {self.roll}; legal actions: {self._legal}")
+        if action == pass_action(self.rules):
+            self.code = int(core.swap_sides(self.code))
+        else:  # legal, so the core applies it without checking again
+            self.code = int(core.apply_move(self.code, self.roll, int(action), core.geometry(self.rules))[0])
         self.roll = None
         self._legal = []
 

@@ -125,3 +125,12 @@ def test_mcts_plays_legal_moves_and_finds_the_winning_move():
             action = bot.step(state)
             assert action in state.legal_actions()
             state.apply_action(action)
+
+
+def test_an_illegal_action_is_refused_and_names_the_legal_ones():
+    state = pyspiel.load_game("urgym").new_initial_state()
+    state.apply_action(2)
+    with pytest.raises(ValueError, match=r"illegal action 5 for roll 2; legal actions: \[0\]"):
+        state.apply_action(5)
+    state.apply_action(0)
+    assert state.position.pieces("light") == (2,)
