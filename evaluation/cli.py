@@ -31,7 +31,7 @@ from evaluation.tournament import run_tournament
 from solver import PositionIndex, SolvedTable, cached_table_path, table_for
 from urgym import RULE_SET_NAMES, Rules, get_rules
 
-__all__ = ["main"]
+__all__ = ["main", "review_main"]
 
 DEFAULT_GAMES = 150
 SOLVE_RATE = 130_000
@@ -164,6 +164,52 @@ def _write(args: argparse.Namespace, data: dict, rows: list[dict], plot) -> None
         print(f"wrote {write_csv(args.csv, rows)}")
     if args.plot:
         print(f"wrote {plot(args.plot)}")
+
+
+# --- review -----------------------------------------------------------------------------------------------
+def build_review_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="review", description="Review a recorded game against perfect play: every move's winning chance, "
+        "the best move, regrets, categories, accuracy, luck and the key moves.",
+        epilog="Records are urgym's JSON game records (play --save, evaluate --save-games) or RGN (.rgn). "
+        "Categories and the accuracy formula are defined in the README (Game review).")
+    parser.add_argument("record", help="the game record (.json, or .rgn)")
+    parser.add_argument("--rules", help="the rule set of an RGN file that names none")
+    parser.add_argument("--pieces", type=int, help="pieces per side, with --rules")
+    parser.add_argument("--json", help="write the review as JSON to this path")
+    parser.add_argument("--csv", help="write one row per roll as CSV to this path")
+    parser.add_argument("--plot", help="write the win-probability graph to this path (.png, .pdf, .svg)")
+    parser.add_argument("--html", help="write a self-contained HTML page to this path (board, graph, moves)")
+    parser.add_argument("--summary", action="store_true", help="print only the players' summary and key moves")
+    parser.add_argument("--no-solve", action="store_true",
+                        help="stop, with the command to run, instead of solving a missing table")
+    parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    return parser
+
+
+def review_main(argv: list[str] | None = None) -> int:
+    from evaluation.review import review_game
+    from urgym.records import GameRecord
+
+    parser = build_review_parser()
+    args = parser.parse_args(argv)
+    try:
+        rules = get_rules(args.rules, args.pieces) if args.rules else None
+        record = GameRecord.load(args.record, rules)
+    except FileNotFoundError:
+        parser.error(f"no such game record: {args.record}")
+    except ValueError as err:
+        parser.error(str(err))
+    table = _table(record.rules, args, parser, ())
+    if table is None:
+        parser.error(f"a review needs a solved table, and {record.rules.describe()} cannot be solved")
+    review = review_game(record, table)
+    print(review.format_text(moves=not args.summary))
+    for option, save in (("json", review.save_json), ("csv", review.save_csv), ("plot", review.save_plot),
+                         ("html", review.save_html)):
+        if getattr(args, option):
+            print(f"wrote {save(getattr(args, option))}")
+    return 0
 
 
 if __name__ == "__main__":

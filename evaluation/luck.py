@@ -41,6 +41,10 @@ class RollAnalysis:
     before: float
     best: float
     chosen: float
+    values: dict[int, float]
+    """Every legal move's winning chance for the roller (empty for a pass)."""
+    after: float
+    """Light's winning chance after this roll and its move."""
 
     @property
     def luck(self) -> float:
@@ -58,8 +62,8 @@ class GameAnalysis:
     rolls: tuple[RollAnalysis, ...]
     start_value: float
     """Light's winning chance at the start."""
-    result: float
-    """Light's result: 1 if light won, 0 if dark did."""
+    result: float | None
+    """Light's result: 1 if light won, 0 if dark did, None while the game goes on."""
 
     def luck(self, side: str) -> float:
         """The total luck of ``side``'s rolls."""
@@ -75,31 +79,35 @@ class GameAnalysis:
         return light if side == "light" else 1.0 - light
 
     def identity_gap(self) -> float:
-        """R - (V_0 + L_light - L_dark - E_light + E_dark): zero up to the table's precision."""
+        """R - (V_0 + L_light - L_dark - E_light + E_dark): zero up to the table's precision.
+
+        Raises:
+            ValueError: If the game is not finished (it has no result R yet).
+        """
+        if self.result is None:
+            raise ValueError(f"the game is not finished after its {len(self.rolls)} steps; the identity needs a result")
         return self.result - (self.start_value + self.luck("light") - self.luck("dark") - self.error("light")
                               + self.error("dark"))
 
 
 def analyse_game(record: GameRecord, table: SolvedTable) -> GameAnalysis:
-    """Luck and error of every roll of a finished game.
+    """Luck and error of every roll of a game (finished or not: an unfinished one has no result).
 
     Raises:
-        ValueError: If the record is of other rules than the table, or the game is not finished.
+        ValueError: If the record is of other rules than the table, or a step is not legal.
     """
     if record.rules != table.rules:
         raise ValueError(f"the record is of {record.rules.describe()!r}, the table of {table.rules.describe()!r}")
     positions = record.positions()
-    if not positions[-1].is_over:
-        raise ValueError(f"the game is not finished after its {len(record.steps)} steps; luck needs a result")
     rolls = []
     for i, (step, position) in enumerate(zip(record.steps, positions, strict=False)):
         before = table.win_probability(position)
-        if step.move is None:
-            best = chosen = table.win_probability(positions[i + 1], step.side)
-        else:
-            values = table.move_values(position, step.roll)
-            best, chosen = max(values.values()), values[step.move]
-        rolls.append(RollAnalysis(i, step.side, step.roll, step.move, before, best, chosen))
+        values = table.move_values(position, step.roll)
+        after = table.win_probability(positions[i + 1], step.side)
+        best, chosen = (max(values.values()), values[step.move]) if values else (after, after)
+        light_after = after if step.side == SIDES[0] else 1.0 - after
+        rolls.append(RollAnalysis(i, step.side, step.roll, step.move, before, best, chosen, values, light_after))
     start = table.win_probability(positions[0], "light")
-    result = 1.0 if positions[-1].winner == SIDES[0] else 0.0
+    final = positions[-1]
+    result = None if not final.is_over else 1.0 if final.winner == SIDES[0] else 0.0
     return GameAnalysis(tuple(rolls), start, result)

@@ -121,17 +121,40 @@ class GameRecord:
                              f"{winner or 'no winner yet'}")
         return record
 
-    def save(self, path: str | os.PathLike) -> Path:
-        """Write the record as JSON, atomically."""
-        text = json.dumps(self.to_dict(), indent=1)
-        return write_atomic(path, lambda tmp: tmp.write_text(text + "\n"))
+    # --- RGN --------------------------------------------------------------------------------------
+    def to_rgn(self) -> str:
+        """The game in RoyalUr's RGN notation (see :mod:`urgym.notation`)."""
+        from urgym.notation import format_rgn
+
+        return format_rgn(self)
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> GameRecord:
-        """Read a record written by :meth:`save` (errors name the file and the first bad entry)."""
+    def from_rgn(cls, text: str, rules: Rules | str | None = None) -> GameRecord:
+        """Read RGN text (``rules`` is needed when it has no ``Rules`` metadata); see :mod:`urgym.notation`."""
+        from urgym.notation import parse_rgn
+
+        return parse_rgn(text, rules)
+
+    # --- files --------------------------------------------------------------------------------------
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the record atomically: RGN for a ``.rgn`` file, JSON otherwise."""
+        text = self.to_rgn() if Path(path).suffix.lower() == ".rgn" else json.dumps(self.to_dict(), indent=1) + "\n"
+        return write_atomic(path, lambda tmp: tmp.write_text(text))
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, rules: Rules | str | None = None) -> GameRecord:
+        """Read a record: RGN for a ``.rgn`` file (``rules`` if it names none), JSON otherwise.
+
+        Raises:
+            ValueError: Naming the file and the first bad entry.
+            FileNotFoundError: If there is no such file.
+        """
         path = Path(path)
         try:
-            return cls.from_dict(json.loads(path.read_text()))
+            text = path.read_text()
+            if path.suffix.lower() == ".rgn":
+                return cls.from_rgn(text, rules)
+            return cls.from_dict(json.loads(text))
         except (ValueError, UnicodeDecodeError) as err:
             raise ValueError(f"{path}: {err}") from None
 

@@ -56,8 +56,10 @@ def test_luck_is_unbiased_and_less_noisy_than_results(finkel3_table):
 def test_wrong_table_or_unfinished_game_is_refused(finkel3_table):
     game = Game(finkel3_table.rules, 0)
     game.play(game.legal_moves[0])
+    analysis = analyse_game(GameRecord.from_game(game), finkel3_table)
+    assert analysis.result is None and len(analysis.rolls) == len(game.history)
     with pytest.raises(ValueError, match="not finished"):
-        analyse_game(GameRecord.from_game(game), finkel3_table)
+        analysis.identity_gap()
     with pytest.raises(ValueError, match="the record is of"):
         analyse_game(GameRecord.from_game(Game("finkel", 0, pieces=2)), finkel3_table)
 

@@ -1,0 +1,311 @@
+"""Game review: every move of a recorded game judged against the solved table.
+
+For each roll: every legal move's winning chance for the roller, the best move, the move played and its
+regret (best chance minus the chance of the move played, in probability), its category, and the roll's luck
+(see :mod:`evaluation.luck`). Per player: accuracy, mean regret, moves per category, total luck and the
+luck-adjusted result. The key moves are the largest errors and the largest swings of luck.
+
+Categories, by regret in percentage points of winning chance (only rolls with a choice of moves):
+
+================  ===========================
+``best``          at most 1e-10 points (ties with the best move count as best)
+``good``          up to 1 point
+``inaccuracy``    up to 2.5 points
+``mistake``       up to 5 points
+``blunder``       above 5 points (the blunder line of :mod:`evaluation.match`)
+================  ===========================
+
+A roll with one legal move is ``forced`` and one with none ``pass``; neither counts toward accuracy.
+
+Accuracy. A move's accuracy is ``100 * 2 ** (-regret_points / 5)``: 100 for the best move, halved for every
+5 points of winning chance given away (a 5-point blunder scores 50, a 10-point one 25). A player's
+accuracy is the mean over their moves with a choice (100 when they had none).
+"""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evaluation._kernels import BLUNDER
+from evaluation.luck import GameAnalysis, RollAnalysis, analyse_game
+from solver import SolvedTable
+from urgym.files import write_atomic
+from urgym.notation import move_text
+from urgym.position import SIDES, Position
+from urgym.records import GameRecord
+
+__all__ = ["CATEGORIES", "CATEGORY_LIMITS", "GameReview", "MoveReview", "PlayerReview", "accuracy_of",
+           "category_of", "review_game"]
+
+CATEGORY_LIMITS = (("best", 1e-12), ("good", 0.01), ("inaccuracy", 0.025), ("mistake", BLUNDER))
+"""Upper regret limits (probability) of the categories; a larger regret is a ``blunder``."""
+
+CATEGORIES = ("best", "good", "inaccuracy", "mistake", "blunder", "forced", "pass")
+
+ACCURACY_HALF_POINTS = 5.0
+"""Regret, in percentage points, that halves a move's accuracy."""
+
+KEY_MOVES = 3
+"""How many of the largest errors and of the largest swings of luck are key moves."""
+
+
+def category_of(regret: float, legal_moves: int) -> str:
+    """The category of a move with ``regret`` (probability) among ``legal_moves`` legal moves."""
+    if legal_moves == 0:
+        return "pass"
+    if legal_moves == 1:
+        return "forced"
+    for name, limit in CATEGORY_LIMITS:
+        if regret <= limit:
+            return name
+    return "blunder"
+
+
+def accuracy_of(regret: float) -> float:
+    """A move's accuracy in percent: ``100 * 2 ** (-regret_points / 5)``."""
+    return 100.0 * 2.0 ** (-max(regret, 0.0) * 100.0 / ACCURACY_HALF_POINTS)
+
+
+@dataclass(frozen=True)
+class MoveReview:
+    """One roll of the game: the move played and how it compares with the best one."""
+
+    step: int
+    side: str
+    roll: int
+    move: int | None
+    """The source path position of the piece moved (0 enters a piece), None for a pass."""
+    notation: str
+    """The move in RGN (``a4b1x+``, ``0-`` for a pass)."""
+    values: dict[str, float]
+    """Every legal move's winning chance for the roller, by its RGN text."""
+    best: str | None
+    """The best move's RGN text (None for a pass)."""
+    before: float
+    """The roller's winning chance before the roll."""
+    chosen: float
+    """The roller's winning chance after the move played."""
+    regret: float
+    luck: float
+    category: str
+    light_chance: float
+    """Light's winning chance after this roll and move (the graph)."""
+
+    @property
+    def accuracy(self) -> float | None:
+        """The move's accuracy in percent, None for a forced move or a pass."""
+        return accuracy_of(self.regret) if len(self.values) > 1 else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"step": self.step, "side": self.side, "roll": self.roll, "move": self.move,
+                "notation": self.notation, "values": self.values, "best": self.best, "before": self.before,
+                "chosen": self.chosen, "regret": self.regret, "luck": self.luck, "category": self.category,
+                "accuracy": self.accuracy, "light_chance": self.light_chance}
+
+
+@dataclass(frozen=True)
+class PlayerReview:
+    """One side's play over the game."""
+
+    side: str
+    player: str
+    accuracy: float
+    mean_regret: float
+    """Mean regret over the moves with a choice (probability)."""
+    counts: dict[str, int]
+    luck: float
+    error: float
+    luck_adjusted: float
+    """The side's result with the luck of both sides taken out."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"side": self.side, "player": self.player, "accuracy": self.accuracy,
+                "mean_regret": self.mean_regret, "counts": self.counts, "luck": self.luck, "error": self.error,
+                "luck_adjusted": self.luck_adjusted}
+
+
+@dataclass(frozen=True)
+class GameReview:
+    """A whole game reviewed: its moves, each player's summary and the key moves."""
+
+    record: GameRecord
+    moves: tuple[MoveReview, ...]
+    players: tuple[PlayerReview, PlayerReview]
+    start_chance: float
+    """Light's winning chance at the start."""
+    winner: str | None
+    key_errors: tuple[int, ...]
+    """Steps of the largest errors, largest first."""
+    key_luck: tuple[int, ...]
+    """Steps of the largest swings of luck (either sign), largest first."""
+    positions: tuple[Position, ...]
+    """The position before each step, then the final one."""
+
+    # --- outputs -------------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": "urgym-game-review", "version": 1, "rules": self.record.rules.describe(),
+                "players": {p.side: p.to_dict() for p in self.players}, "start_chance": self.start_chance,
+                "winner": self.winner, "key_errors": list(self.key_errors), "key_luck": list(self.key_luck),
+                "moves": [m.to_dict() for m in self.moves], "record": self.record.to_dict(),
+                "definitions": {"categories": {n: limit for n, limit in CATEGORY_LIMITS},
+                                "accuracy": "100 * 2 ** (-regret_points / 5), mean over moves with a choice"}}
+
+    def csv_rows(self) -> list[dict[str, Any]]:
+        """One row per roll (the values of the other moves in one column, ``move=chance`` pairs)."""
+        return [{"step": m.step, "side": m.side, "player": self.record.players.get(m.side, ""), "roll": m.roll,
+                 "move": m.notation, "best": m.best or "", "before": m.before, "chosen": m.chosen,
+                 "regret": m.regret, "luck": m.luck, "category": m.category,
+                 "accuracy": "" if m.accuracy is None else m.accuracy, "light_chance": m.light_chance,
+                 "values": " ".join(f"{k}={v:.6f}" for k, v in m.values.items())} for m in self.moves]
+
+    def format_text(self, moves: bool = True) -> str:
+        """The review as a terminal table: every roll, then each player's summary and the key moves."""
+        lines = []
+        if moves:
+            lines.append(f"{'step':>4}  {'side':5} {'roll':>4}  {'move':9} {'best':9} {'chance':>7} {'regret':>7} "
+                         f"{'luck':>7}  category")
+            for m in self.moves:
+                lines.append(f"{m.step:>4}  {m.side:5} {m.roll:>4}  {m.notation:9} {m.best or '':9} "
+                             f"{100 * m.chosen:6.1f}% {100 * m.regret:6.2f}  {100 * m.luck:+6.1f}  {m.category}")
+            lines.append("")
+        rules = self.record.rules
+        result = f"{self.winner} won" if self.winner else "unfinished"
+        lines.append(f"{rules.describe()}: {result} after {len(self.moves)} rolls; light's chance at the start "
+                     f"{100 * self.start_chance:.1f}%")
+        lines.append(f"{'':6} {'player':16} {'accuracy':>8} {'mean regret':>11} {'luck':>7} {'adjusted':>8}  "
+                     + " ".join(f"{c:>5}" for c in CATEGORIES[1:5]))
+        for p in self.players:
+            lines.append(f"{p.side:6} {p.player[:16]:16} {p.accuracy:7.1f}% {100 * p.mean_regret:10.2f}p "
+                         f"{100 * p.luck:+6.1f}p {100 * p.luck_adjusted:7.1f}%  "
+                         + " ".join(f"{p.counts[c]:>5}" for c in CATEGORIES[1:5]))
+        lines.append("(p: percentage points of winning chance; adjusted: the result with both sides' luck "
+                     "taken out)")
+        for label, steps in (("largest errors", self.key_errors), ("largest luck", self.key_luck)):
+            lines.append(f"{label}: " + "; ".join(_describe(self.moves[s], label) for s in steps))
+        return "\n".join(lines)
+
+    def save_json(self, path: str | os.PathLike) -> Path:
+        text = json.dumps(self.to_dict(), indent=1)
+        return write_atomic(path, lambda tmp: tmp.write_text(text + "\n"))
+
+    def save_csv(self, path: str | os.PathLike) -> Path:
+        rows = self.csv_rows()
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]) if rows else ["step"])
+        writer.writeheader()
+        writer.writerows(rows)
+        return write_atomic(path, lambda tmp: tmp.write_text(buffer.getvalue()))
+
+    def save_plot(self, path: str | os.PathLike) -> Path:
+        """Light's winning chance over the game (PNG, PDF or SVG by the suffix), errors marked."""
+        return write_atomic(path, lambda tmp: _plot(self, tmp, Path(path).suffix.lstrip(".") or "png"))
+
+    def save_html(self, path: str | os.PathLike) -> Path:
+        """One self-contained HTML page (no network): the board at each roll, stepped with buttons or the
+        arrow keys, the graph, the move table and the players' summaries."""
+        page = _html(self)
+        return write_atomic(path, lambda tmp: tmp.write_text(page, encoding="utf-8"))
+
+
+def _describe(move: MoveReview, label: str) -> str:
+    what = f"{100 * move.regret:.1f}p" if label == "largest errors" else f"{100 * move.luck:+.1f}p"
+    return f"step {move.step} {move.side} {move.roll}:{move.notation} {what}"
+
+
+def review_game(record: GameRecord, table: SolvedTable, analysis: GameAnalysis | None = None) -> GameReview:
+    """Review a recorded game (finished or not) with the solved table of its rules.
+
+    Raises:
+        ValueError: If the table is of other rules, or a step of the record is not legal.
+    """
+    analysis = analysis or analyse_game(record, table)
+    positions = tuple(record.positions())
+    moves = tuple(_move_review(r, positions[r.index]) for r in analysis.rolls)
+    players = tuple(_player_review(side, record, analysis, moves) for side in SIDES)
+    by_error = sorted((m for m in moves if m.regret > 1e-12), key=lambda m: -m.regret)[:KEY_MOVES]
+    by_luck = sorted(moves, key=lambda m: -abs(m.luck))[:KEY_MOVES]
+    return GameReview(record, moves, (players[0], players[1]), analysis.start_value, positions[-1].winner,
+                      tuple(m.step for m in by_error), tuple(m.step for m in by_luck), positions)
+
+
+def _move_review(roll: RollAnalysis, position: Position) -> MoveReview:
+    texts = {m: move_text(position, roll.roll, m) for m in roll.values}
+    best = max(roll.values, key=lambda m: (roll.values[m], -m)) if roll.values else None
+    regret = max(roll.error, 0.0)
+    return MoveReview(roll.index, roll.side, roll.roll, roll.move, move_text(position, roll.roll, roll.move),
+                      {texts[m]: v for m, v in roll.values.items()}, None if best is None else texts[best],
+                      roll.before, roll.chosen, regret, roll.luck, category_of(regret, len(roll.values)),
+                      roll.after)
+
+
+def _player_review(side: str, record: GameRecord, analysis: GameAnalysis, moves: tuple[MoveReview, ...]):
+    own = [m for m in moves if m.side == side]
+    choices = [m for m in own if m.accuracy is not None]
+    counts = {c: sum(m.category == c for m in own) for c in CATEGORIES}
+    accuracy = sum(m.accuracy for m in choices) / len(choices) if choices else 100.0
+    mean_regret = sum(m.regret for m in choices) / len(choices) if choices else 0.0
+    return PlayerReview(side, record.players.get(side, ""), accuracy, mean_regret, counts, analysis.luck(side),
+                        analysis.error(side), analysis.luck_adjusted(side))
+
+
+# --- the graph -------------------------------------------------------------------------------------------
+def _plot(review: GameReview, path: Path, fmt: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    xs = list(range(len(review.moves) + 1))
+    ys = [100 * review.start_chance] + [100 * m.light_chance for m in review.moves]
+    fig, ax = plt.subplots(figsize=(9, 3.6))
+    ax.fill_between(xs, ys, 50, color="#d8c9a3", alpha=0.5, step=None)
+    ax.plot(xs, ys, color="#3b2f2f", linewidth=1.4, label="light's winning chance")
+    marks = {"mistake": ("#e69f00", "mistake"), "blunder": ("#c0392b", "blunder")}
+    for category, (color, label) in marks.items():
+        steps = [m.step for m in review.moves if m.category == category]
+        ax.scatter([s + 1 for s in steps], [ys[s + 1] for s in steps], color=color, zorder=3, s=22, label=label)
+    ax.axhline(50, color="grey", linewidth=0.6, linestyle=":")
+    ax.set_ylim(0, 100)
+    ax.set_xlim(0, max(xs[-1], 1))
+    ax.set_xlabel("roll")
+    ax.set_ylabel("light's winning chance (%)")
+    players = review.record.players
+    ax.set_title(f"{review.record.rules.name}: {players.get('light') or 'light'} (light) vs "
+                 f"{players.get('dark') or 'dark'} (dark)" + (f", {review.winner} won" if review.winner else ""))
+    ax.legend(loc="upper left", fontsize=8, frameon=False)
+    fig.tight_layout()
+    fig.savefig(path, format=fmt, dpi=110)
+    plt.close(fig)
+
+
+# --- the HTML page -----------------------------------------------------------------------------------------
+def _page_data(review: GameReview) -> dict[str, Any]:
+    """Everything the page's script draws, as plain JSON."""
+    rules = review.record.rules
+    columns = max(int(t[1:]) for t in rules.board)
+    board = [{"tile": t, "row": "ABC".index(t[0]), "col": int(t[1:]) - 1, "rosette": t in rules.rosettes}
+             for t in sorted(rules.board)]
+    positions = [{"light": list(p.tiles("light")), "dark": list(p.tiles("dark")),
+                  "home": {s: p.home(s) for s in SIDES}, "scored": {s: p.scored(s) for s in SIDES},
+                  "turn": p.turn, "winner": p.winner} for p in review.positions]
+    return {"rules": rules.describe(), "pieces": rules.pieces, "columns": columns, "board": board,
+            "positions": positions, "moves": [m.to_dict() for m in review.moves],
+            "start": review.start_chance, "players": {p.side: p.to_dict() for p in review.players},
+            "names": review.record.players, "winner": review.winner}
+
+
+def _html(review: GameReview) -> str:
+    """The page template (review_page.html beside this module) with its __TITLE__ and __DATA__ filled in."""
+    data = json.dumps(_page_data(review)).replace("</", "<\\/")  # no '</script>' inside the script
+    players = review.record.players
+    title = html.escape(f"{players.get('light') or 'light'} vs {players.get('dark') or 'dark'} - "
+                        f"{review.record.rules.name} game review")
+    page = (Path(__file__).with_name("review_page.html")).read_text(encoding="utf-8")
+    return page.replace("__TITLE__", title).replace("__DATA__", data)

@@ -1,0 +1,173 @@
+"""Game review: values, regrets, categories and summaries agree with the table; every output is written."""
+
+import csv
+import json
+import shutil
+
+import pytest
+
+from agents import make_agent
+from evaluation.cli import review_main
+from evaluation.luck import analyse_game
+from evaluation.review import CATEGORIES, accuracy_of, category_of, review_game
+from urgym import Game
+from urgym.notation import move_text
+from urgym.records import GameRecord
+
+
+def play(table, light, dark, seed, game_index=0):
+    agents = {"light": make_agent(light, seed=seed), "dark": make_agent(dark, seed=seed + 1)}
+    game = Game(table.rules, seed, game_index)
+    while not game.is_over:
+        game.play(agents[game.turn].select_move(game.position, game.roll))
+    return GameRecord.from_game(game, {"light": light, "dark": dark})
+
+
+@pytest.fixture(scope="module")
+def reviewed(finkel3_table):
+    record = play(finkel3_table, "random", "greedy", 4)
+    return record, review_game(record, finkel3_table)
+
+
+def test_categories_and_accuracy_follow_their_documented_limits():
+    assert category_of(0.0, 0) == "pass" and category_of(0.3, 1) == "forced"
+    assert [category_of(r, 2) for r in (0.0, 1e-13, 0.005, 0.01, 0.02, 0.05, 0.0500001, 0.4)] == [
+        "best", "best", "good", "good", "inaccuracy", "mistake", "blunder", "blunder"]
+    assert accuracy_of(0.0) == 100.0
+    assert accuracy_of(0.05) == pytest.approx(50.0)
+    assert accuracy_of(0.10) == pytest.approx(25.0)
+
+
+def test_every_move_is_judged_against_the_table(finkel3_table, reviewed):
+    record, review = reviewed
+    positions = record.positions()
+    assert len(review.moves) == len(record.steps)
+    for move, step, position in zip(review.moves, record.steps, positions, strict=False):
+        values = finkel3_table.move_values(position, step.roll)
+        assert move.values == {move_text(position, step.roll, m): v for m, v in values.items()}
+        assert move.notation == move_text(position, step.roll, step.move)
+        if values:
+            best = max(values.values())
+            assert move.values[move.best] == best
+            assert move.regret == pytest.approx(best - values[step.move], abs=1e-15)
+        expected = category_of(move.regret, len(values))
+        assert move.category == expected
+        light_after = finkel3_table.win_probability(positions[move.step + 1], "light")
+        assert move.light_chance == pytest.approx(light_after, abs=1e-15)
+    assert any(m.category in ("mistake", "blunder") for m in review.moves)  # random play errs
+
+
+def test_player_summaries_and_key_moves(finkel3_table, reviewed):
+    record, review = reviewed
+    analysis = analyse_game(record, finkel3_table)
+    for player in review.players:
+        own = [m for m in review.moves if m.side == player.side]
+        assert sum(player.counts.values()) == len(own)
+        assert set(player.counts) == set(CATEGORIES)
+        assert player.luck == pytest.approx(analysis.luck(player.side))
+        assert player.luck_adjusted == pytest.approx(analysis.luck_adjusted(player.side))
+        choices = [m for m in own if len(m.values) > 1]
+        assert player.accuracy == pytest.approx(sum(accuracy_of(m.regret) for m in choices) / len(choices))
+    assert review.players[0].accuracy < review.players[1].accuracy  # random (light) plays worse than greedy
+    regrets = sorted((m.regret for m in review.moves), reverse=True)
+    assert [review.moves[s].regret for s in review.key_errors] == regrets[:len(review.key_errors)]
+    lucks = sorted((abs(m.luck) for m in review.moves), reverse=True)
+    assert [abs(review.moves[s].luck) for s in review.key_luck] == lucks[:3]
+
+
+def test_perfect_play_is_all_best(finkel3_table):
+    review = review_game(play(finkel3_table, "perfect", "perfect", 2), finkel3_table)
+    assert {m.category for m in review.moves} <= {"best", "forced", "pass"}
+    assert [p.accuracy for p in review.players] == [100.0, 100.0]
+
+
+def test_outputs(finkel3_table, reviewed, tmp_path):
+    record, review = reviewed
+    data = json.loads(review.save_json(tmp_path / "r.json").read_text())
+    assert len(data["moves"]) == len(record.steps) and data["winner"] == record.winner
+    assert GameRecord.from_dict(data["record"]) == record
+    rows = list(csv.DictReader(review.save_csv(tmp_path / "r.csv").open()))
+    assert [r["move"] for r in rows] == [m.notation for m in review.moves]
+    assert review.save_plot(tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    page = review.save_html(tmp_path / "r.html").read_text()
+    assert "http://" not in page and "https://" not in page and "<script src" not in page  # self-contained
+    text = review.format_text()
+    assert "largest errors" in text and record.players["light"] in text
+
+
+def test_review_command(finkel3_table, reviewed, tmp_path, capsys):
+    record, review = reviewed
+    record.save(tmp_path / "game.rgn")
+    code = review_main([str(tmp_path / "game.rgn"), "--summary", "--json", str(tmp_path / "out.json"),
+                        "--html", str(tmp_path / "out.html"), "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == 0 and "accuracy" in out and "wrote" in out
+    assert json.loads((tmp_path / "out.json").read_text())["players"]["light"]["accuracy"] == pytest.approx(
+        review.players[0].accuracy)
+    (tmp_path / "bad.json").write_text(json.dumps({**record.to_dict(), "steps": [
+        {"side": "dark", "roll": 1, "move": 0}]}))
+    with pytest.raises(SystemExit) as exit_info:
+        review_main([str(tmp_path / "bad.json")])
+    assert exit_info.value.code == 2
+    assert "step 0" in capsys.readouterr().err
+
+
+def _browser():
+    """Chromium's executable, or None (the browser test then skips, saying why)."""
+    pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    pytest.skip("no Chromium on this machine (apt-get install -y chromium); the HTML review page is untested here")
+
+
+def test_html_page_in_a_headless_browser(finkel3_table, reviewed, tmp_path):
+    """The page shows the board of each position, steps with buttons and arrow keys, and draws the graph."""
+    executable = _browser()
+    from playwright.sync_api import sync_playwright
+
+    record, review = reviewed
+    path = review.save_html(tmp_path / "review.html")
+    n = len(review.moves)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        page = browser.new_page()
+        errors, requests = [], []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("request", lambda r: requests.append(r.url) if not r.url.startswith("file:") else None)
+        page.goto(path.as_uri())
+
+        def board():
+            return {side: sorted(page.eval_on_selector_all(
+                f"#board .piece.{side}", "els => els.map(e => e.parentElement.dataset.tile)")) for side in
+                ("light", "dark")}
+
+        def expect_position(k):
+            assert page.get_attribute("body", "data-step") == str(k)
+            position = review.positions[k]
+            assert board() == {s: sorted(position.tiles(s)) for s in ("light", "dark")}
+
+        expect_position(0)
+        for k in range(1, 25):
+            page.keyboard.press("ArrowRight")
+            expect_position(k)
+        page.keyboard.press("ArrowLeft")
+        expect_position(23)
+        page.click("#next")
+        page.click("#next")
+        expect_position(25)
+        page.keyboard.press("End")
+        expect_position(n)
+        assert record.winner in page.text_content("#status")
+        page.click("#first")
+        expect_position(0)
+        points = page.get_attribute("#curve", "points").split()
+        assert len(points) == n + 1
+        assert page.locator("#graph circle.mark").count() == sum(
+            m.category in ("mistake", "blunder") for m in review.moves)
+        page.click(f"#row{n // 2} td")
+        expect_position(n // 2)
+        assert page.locator("#moves tr.current").count() == 1
+        browser.close()
+    assert errors == [] and requests == []
