@@ -66,13 +66,17 @@ def _choose(kind, epsilon, best, n, state, roll, moves, geom, agent_rng):
 
 @njit(cache=True)
 def play_games(kinds, epsilons, seed, first_game, n_games, geom, cumulative, values, scale, info, war_rank,
-               block_offset, choose_private, dims, winners, turns, errors, acc, hist, legal_counts):
+               block_offset, choose_private, dims, winners, turns, errors, acc, hist, legal_counts, move_log,
+               log_ends):
     """Play games ``first_game .. first_game + n_games - 1`` between two numba agents.
 
     Writes per game the winning agent (0 or 1), the turns played (both sides) and each agent's summed
     regret (``errors[i, agent]``); accumulates regrets and ``legal_counts`` = (decisions with a legal move,
-    their legal moves summed).
+    their legal moves summed). With a non-empty ``move_log``, logs the move played at every decision in
+    order, and ``log_ends[i]`` is where game i's moves end; a log too short for them all is filled as far as
+    it goes while the ends still count every move, so the caller can see that and play again with more room.
     """
+    logged = 0
     dice = np.zeros(1, dtype=np.uint64)
     agent_rngs = np.zeros((2, 1), dtype=np.uint64)
     moves = np.zeros(core.MAX_MOVES, dtype=np.int64)
@@ -98,9 +102,15 @@ def play_games(kinds, epsilons, seed, first_game, n_games, geom, cumulative, val
                 chosen = _choose(kinds[agent], epsilons[agent], best, n, state, roll, moves, geom,
                                  agent_rngs[agent])
                 errors[i, agent] += record_regret(acc, hist, agent, probabilities[best] - probabilities[chosen])
+            if move_log.shape[0] > 0:
+                if logged < move_log.shape[0]:
+                    move_log[logged] = moves[chosen]
+                logged += 1
             state, _ = core.play_move(state, roll, moves[chosen], geom, counters)
         winners[i] = light_agent if core.winner_of(state) == 0 else 1 - light_agent
         turns[i] = counters[core.C_TURNS]
+        if move_log.shape[0] > 0:
+            log_ends[i] = logged
 
 
 @njit(cache=True)

@@ -14,7 +14,7 @@ import sys
 import time
 
 from agents import agent_help, make_agent, parse_spec
-from evaluation.match import play_match
+from evaluation.match import play_match, records_directory
 from evaluation.positions import benchmark_positions, score_positions
 from evaluation.report import (
     format_match,
@@ -58,6 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", help="write the results as JSON to this path")
     parser.add_argument("--csv", help="write the results as CSV to this path")
     parser.add_argument("--plot", help="write a plot to this path (.png, .pdf, .svg)")
+    parser.add_argument("--save-games", metavar="DIR",
+                        help="write every game's record to DIR (game-000000.json, ...; review them with `review`)")
     parser.add_argument("--no-solve", action="store_true",
                         help="stop, with the command to run, instead of solving a missing table")
     parser.add_argument("--backend", default="process", choices=BACKENDS,
@@ -86,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
         specs = _specs(args, extra)
         for spec in specs:
             make_agent(spec)
+        if args.save_games:
+            records_directory(args.save_games)  # before any game: a bad directory is refused now
     except ValueError as err:
         parser.error(str(err))
     table = _table(rules, args, parser, specs)
@@ -98,17 +102,20 @@ def main(argv: list[str] | None = None) -> int:
     workers = args.workers or default_workers()
     common = dict(workers=workers, backend=args.backend, ray_address=args.ray_address, progress=not args.no_progress)
     if args.tournament:
-        result = run_tournament(list(specs), rules, args.games, args.seed, table, args.positions, **common)
+        result = run_tournament(list(specs), rules, args.games, args.seed, table, args.positions, **common,
+                                save_games=args.save_games)
         print(format_tournament(result))
         _write(args, result.to_dict(), tournament_rows(result), lambda path: plot_tournament(path, result))
         return 0
-    match = play_match(specs[0], specs[1], rules, args.games, args.seed, table, **common)
+    match = play_match(specs[0], specs[1], rules, args.games, args.seed, table, **common, save_games=args.save_games)
     benchmarks = {}
     if positions:
         for spec in dict.fromkeys(specs):
             bench = score_positions(spec, table, positions, **common)
             benchmarks[bench.spec] = bench
     print(format_match(match, benchmarks))
+    if args.save_games:
+        print(f"saved {match.games} game records in {args.save_games}")
     data = {"match": match.to_dict(), "position_benchmark": [b.to_dict() for b in benchmarks.values()]}
     _write(args, data, match_rows(match, benchmarks), lambda path: plot_match(path, match, benchmarks))
     return 0

@@ -8,8 +8,10 @@ the agents and uses the same dice and the same table lookups.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,7 +22,7 @@ from evaluation.runner import default_workers, run_tasks, table_key, worker_agen
 from evaluation.stats import MeanInterval, RegretSummary, WinRate
 from solver import SolvedTable
 from solver.lookup import best_of
-from urgym import Game, Position, Rules, core
+from urgym import Game, GameRecord, Position, Rules, core
 from urgym.core import geometry, roll_cumulative
 
 __all__ = ["AgentMatchStats", "MatchResult", "numba_kind", "play_match"]
@@ -46,6 +48,7 @@ class GamesTask:
     first_game: int
     n_games: int
     numba: bool
+    log_moves: bool = False
 
 
 @dataclass
@@ -60,6 +63,12 @@ class GamesChunk:
     hist_counts: list[np.ndarray]
     legal: np.ndarray
     seconds: float
+    moves: list[np.ndarray] | None = None
+    """With ``log_moves``: per game, the move played at every decision (passes are implied by the dice)."""
+
+
+LOG_PER_GAME = 400
+"""Room for logged moves per game; a longer game makes the task play again with more room."""
 
 
 def play_games_task(task: GamesTask) -> GamesChunk:
@@ -73,29 +82,45 @@ def play_games_task(task: GamesTask) -> GamesChunk:
     hist = np.zeros((2, EK.REGRET_BINS), dtype=np.int64)
     legal = np.zeros(2, dtype=np.int64)
     start = time.perf_counter()
+    moves = None
     if task.numba:
         kinds = [numba_kind(a) for a in agents]
-        EK.play_games(np.array([k[0] for k in kinds], dtype=np.int64), np.array([k[1] for k in kinds]), task.seed,
-                      task.first_game, task.n_games, geometry(task.rules), roll_cumulative(task.rules),
-                      *table.lookup_args[1:], winners, turns, errors, acc, hist, legal)
+        log = np.zeros(task.n_games * LOG_PER_GAME if task.log_moves else 0, dtype=np.int64)
+        ends = np.zeros(task.n_games if task.log_moves else 0, dtype=np.int64)
+        while True:
+            EK.play_games(np.array([k[0] for k in kinds], dtype=np.int64), np.array([k[1] for k in kinds]),
+                          task.seed, task.first_game, task.n_games, geometry(task.rules), roll_cumulative(task.rules),
+                          *table.lookup_args[1:], winners, turns, errors, acc, hist, legal, log, ends)
+            if not task.log_moves or ends[-1] <= log.size:
+                break
+            log = np.zeros(ends[-1], dtype=np.int64)  # the same games again (same dice), with room for every move
+            for array in (winners, turns, errors, acc, hist, legal):
+                array[:] = 0
+        if task.log_moves:
+            moves = np.split(log[: ends[-1]], ends[:-1])
         # One kernel plays both agents: share its time out by decisions.
         choices = acc[:, EK.ACC_CHOICES]
         acc[:, EK.ACC_SECONDS] = (time.perf_counter() - start) * choices / max(choices.sum(), 1)
     else:
+        moves = [] if task.log_moves else None
         for i in range(task.n_games):
+            log = [] if task.log_moves else None
             winners[i], turns[i] = _play_game(agents, task, task.first_game + i, table, acc, hist, legal,
-                                              errors[i])
+                                              errors[i], log)
+            if moves is not None:
+                moves.append(np.array(log, dtype=np.int64))
     seconds = time.perf_counter() - start
     nonzero = [np.flatnonzero(h) for h in hist]
     return GamesChunk(winners, turns, errors, acc, nonzero, [h[b] for h, b in zip(hist, nonzero, strict=True)], legal,
-                      seconds)
+                      seconds, moves)
 
 
 def _play_game(agents: list[Agent], task: GamesTask, game_index: int, table: SolvedTable | None, acc: np.ndarray,
-               hist: np.ndarray, legal: np.ndarray, errors: np.ndarray) -> tuple[int, int]:
+               hist: np.ndarray, legal: np.ndarray, errors: np.ndarray,
+               log: list[int] | None = None) -> tuple[int, int]:
     """One game in Python; returns (winning agent, turns) and adds each agent's regret to ``errors``.
 
-    Same dice as the numba loop (the core's game flow).
+    Same dice as the numba loop (the core's game flow). ``log`` (if given) gets the move of every decision.
     """
     for a, agent in enumerate(agents):
         agent.reseed(_agent_seed(task.seed, game_index, a))
@@ -121,6 +146,8 @@ def _play_game(agents: list[Agent], task: GamesTask, game_index: int, table: Sol
                 best = best_of(position.code, roll, moves, n, probabilities, *table.lookup_args)
                 chosen = probabilities[legal_moves.index(move)]
                 errors[a] += EK.record_regret(acc, hist, a, probabilities[best] - chosen)
+        if log is not None:
+            log.append(move)
         game.play(move)
     return (light_agent if game.winner == "light" else 1 - light_agent), game.turns
 
@@ -141,11 +168,18 @@ class AgentMatchStats:
     regret: RegretSummary | None
     luck_adjusted: MeanInterval | None = None
     """The win rate with the dice taken out (see :mod:`evaluation.luck`); needs the table."""
+    luck_adjusted_as_light: MeanInterval | None = None
+    luck_adjusted_as_dark: MeanInterval | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        def adjusted(interval: MeanInterval | None) -> dict[str, float] | None:
+            return interval.to_dict() if interval else None
+
         return {"agent": self.spec, "win_rate": self.wins.to_dict(), "as_light": self.as_light.to_dict(),
                 "as_dark": self.as_dark.to_dict(), "regret": self.regret.to_dict() if self.regret else None,
-                "luck_adjusted_win_rate": self.luck_adjusted.to_dict() if self.luck_adjusted else None}
+                "luck_adjusted_win_rate": adjusted(self.luck_adjusted),
+                "luck_adjusted_as_light": adjusted(self.luck_adjusted_as_light),
+                "luck_adjusted_as_dark": adjusted(self.luck_adjusted_as_dark)}
 
 
 @dataclass(frozen=True)
@@ -177,7 +211,8 @@ class MatchResult:
 
 def play_match(agent: str | Agent, opponent: str | Agent, rules: Rules, games: int = 1000, seed: int = 0,
                table: SolvedTable | None = None, workers: int | None = None, backend: str = "process",
-               ray_address: str | None = None, progress: bool = True, use_numba: bool = True) -> MatchResult:
+               ray_address: str | None = None, progress: bool = True, use_numba: bool = True,
+               save_games: str | os.PathLike | None = None) -> MatchResult:
     """Play ``games`` games between two agents, alternating sides, and score every decision.
 
     Args:
@@ -191,23 +226,61 @@ def play_match(agent: str | Agent, opponent: str | Agent, rules: Rules, games: i
         ray_address: The Ray cluster for ``backend="ray"``.
         progress: Show a progress bar.
         use_numba: Run numba-capable pairs in the numba loop (False forces the Python loop).
+        save_games: A directory to write every game's record to (``game-000012.json``, see
+            :mod:`urgym.records`); created if missing, checked before any game is played.
     """
     if games < 1:
         raise ValueError(f"games must be at least 1, got {games}")
+    directory = records_directory(save_games) if save_games is not None else None
     specs = (agent, opponent)
     built = [make_agent(s) for s in specs]  # validates both specs before any work starts
     numba = use_numba and table is not None and all(numba_kind(a) is not None for a in built)
     workers = workers or default_workers()
     per_task = _games_per_task(games, workers, numba)
     key = table_key(table, in_process=workers <= 1 and backend == "process")
-    tasks = [GamesTask(specs, rules, key, seed, first, min(per_task, games - first), numba)
+    tasks = [GamesTask(specs, rules, key, seed, first, min(per_task, games - first), numba, directory is not None)
              for first in range(0, games, per_task)]
     start = time.perf_counter()
     label = f"{built[0].spec} vs {built[1].spec}" if progress else None
     chunks = run_tasks(play_games_task, tasks, [t.n_games for t in tasks], workers, backend, ray_address, label)
     seconds = time.perf_counter() - start
+    if directory is not None:
+        _save_records(directory, chunks, tasks, [a.spec for a in built])
     start_value = table.win_probability(Position.start(rules), "light") if table is not None else None
     return _combine(chunks, built, rules, games, seed, seconds, start_value)
+
+
+def records_directory(path: str | os.PathLike) -> Path:
+    """``path`` as a directory that records can be written to (created if missing).
+
+    Raises:
+        ValueError: If it is a file, or cannot be created or written to.
+    """
+    directory = Path(path)
+    if directory.exists() and not directory.is_dir():
+        raise ValueError(f"cannot save games to {directory}: it is a file, not a directory")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise ValueError(f"cannot save games to {directory}: {err.strerror}") from None
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise ValueError(f"cannot save games to {directory}: the directory is not writable")
+    return directory
+
+
+def _save_records(directory: Path, chunks: list[GamesChunk], tasks: list[GamesTask], specs: list[str]) -> None:
+    """Write each game's record, replaying its logged moves with the game's own dice (passes come back too)."""
+    for task, chunk in zip(tasks, chunks, strict=True):
+        for i, moves in enumerate(chunk.moves or []):
+            g = task.first_game + i
+            light_agent = g % 2
+            game = Game(task.rules, task.seed, g)
+            for move in moves:
+                game.play(int(move))
+            if not game.is_over:
+                raise RuntimeError(f"game {g}: its logged moves end before the game does (a bug; please report it)")
+            players = {"light": specs[light_agent], "dark": specs[1 - light_agent]}
+            GameRecord.from_game(game, players).save(directory / f"game-{g:06d}.json")
 
 
 def _games_per_task(games: int, workers: int, numba: bool) -> int:
@@ -235,10 +308,11 @@ def _combine(chunks: list[GamesChunk], agents: list[Agent], rules: Rules, games:
         scored = start_value is not None
         regret = RegretSummary.from_accumulators(acc[a], hist[a]) if scored else None
         # Luck-adjusted result of each game (evaluation.luck): own start chance - own errors + the other's.
-        adjusted = (MeanInterval.of(np.where(light, start_value, 1.0 - start_value) - errors[:, a] + errors[:, 1 - a])
-                    if scored else None)
+        per_game = np.where(light, start_value, 1.0 - start_value) - errors[:, a] + errors[:, 1 - a] if scored else None
+        adjusted = [MeanInterval.of(per_game[mask]) if scored and mask.any() else None
+                    for mask in (light | dark, light, dark)]
         stats.append(AgentMatchStats(agents[a].spec, WinRate(int(np.sum(winners == a)), games),
                                      WinRate(int(np.sum(winners[light] == a)), int(light.sum())),
-                                     WinRate(int(np.sum(winners[dark] == a)), int(dark.sum())), regret, adjusted))
+                                     WinRate(int(np.sum(winners[dark] == a)), int(dark.sum())), regret, *adjusted))
     return MatchResult(rules, games, seed, (stats[0], stats[1]), float(turns.mean()) / 2,
                        float(legal[1] / legal[0]) if legal[0] else float("nan"), seconds, winners)

@@ -62,10 +62,11 @@ def match_rows(match: MatchResult, benchmarks: dict[str, PositionBenchmark]) -> 
                "win_high95": high, "light_win_rate": side.as_light.rate, "dark_win_rate": side.as_dark.rate,
                "turns_per_player": match.turns_per_player,
                "legal_moves_per_decision": match.legal_moves_per_decision}
-        adjusted = side.luck_adjusted
-        row.update({"luck_adjusted_win_rate": adjusted.mean if adjusted else None,
-                    "luck_adjusted_low95": adjusted.low if adjusted else None,
-                    "luck_adjusted_high95": adjusted.high if adjusted else None})
+        for name, adjusted in (("", side.luck_adjusted), ("light_", side.luck_adjusted_as_light),
+                               ("dark_", side.luck_adjusted_as_dark)):
+            row.update({f"{name}luck_adjusted_win_rate": adjusted.mean if adjusted else None,
+                        f"{name}luck_adjusted_low95": adjusted.low if adjusted else None,
+                        f"{name}luck_adjusted_high95": adjusted.high if adjusted else None})
         row.update(_regret_columns("match_regret_", side.regret))
         bench = benchmarks.get(side.spec)
         row.update(_regret_columns("positions_regret_", bench.regret if bench else None))
@@ -121,6 +122,9 @@ def format_match(match: MatchResult, benchmarks: dict[str, PositionBenchmark]) -
         if side.luck_adjusted is not None:
             lines.append(f"  luck-adjusted win rate {side.luck_adjusted} (95%; the dice taken out with the solved "
                          "table: the figure to quote)")
+            per_side = [f"as {name} {interval}" for name, interval in (("light", side.luck_adjusted_as_light),
+                                                                      ("dark", side.luck_adjusted_as_dark)) if interval]
+            lines.append("    luck-adjusted " + "   ".join(per_side))
         if side.regret is not None:
             lines += _regret_lines("match play", side.regret)
         bench = benchmarks.get(side.spec)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass
 from itertools import combinations
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -57,17 +60,27 @@ class TournamentResult:
 
 def run_tournament(agents: list[str | Agent], rules: Rules, games: int, seed: int = 0,
                    table: SolvedTable | None = None, positions: int = 1000, workers: int | None = None,
-                   backend: str = "process", ray_address: str | None = None, progress: bool = True) -> TournamentResult:
-    """Play every pair ``games`` games (same seed, so every pair sees the same dice) and benchmark each agent."""
+                   backend: str = "process", ray_address: str | None = None, progress: bool = True,
+                   save_games: str | os.PathLike | None = None) -> TournamentResult:
+    """Play every pair ``games`` games (same seed, so every pair sees the same dice) and benchmark each agent.
+
+    ``save_games``: a directory for the games' records, one folder per pair (``expectimax_3-vs-greedy``).
+    """
     if len(agents) < 2:
         raise ValueError(f"a tournament needs at least two agents, got {len(agents)}")
     specs = tuple(make_agent(a).spec for a in agents)
     matches = {}
     for i, j in combinations(range(len(agents)), 2):
+        folder = None if save_games is None else Path(save_games) / f"{_folder(specs[i])}-vs-{_folder(specs[j])}"
         matches[(i, j)] = play_match(agents[i], agents[j], rules, games, seed, table, workers, backend, ray_address,
-                                     progress)
+                                     progress, save_games=folder)
     benchmarks = None
     if table is not None and positions:
         chosen = benchmark_positions(table, positions)
         benchmarks = tuple(score_positions(a, table, chosen, workers, backend, ray_address, progress) for a in agents)
     return TournamentResult(specs, matches, benchmarks)
+
+
+def _folder(spec: str) -> str:
+    """A spec as a folder name (``expectimax:3`` -> ``expectimax_3``)."""
+    return re.sub(r"[^A-Za-z0-9.=-]+", "_", spec)

@@ -88,3 +88,57 @@ def test_match_reports_an_unbiased_luck_adjusted_win_rate(finkel3_table):
                             workers=1, progress=False)
     assert python_loop.agents[0].luck_adjusted.mean == pytest.approx(numba_loop.agents[0].luck_adjusted.mean,
                                                                      abs=1e-12)
+
+
+@pytest.mark.parametrize(("pair", "use_numba"), [(("greedy", "perfect"), True), (("greedy", "perfect"), False),
+                                                  (("expectimax:1", "random"), False)])
+def test_saved_games_of_a_match_replay_to_its_figures(finkel3_table, tmp_path, pair, use_numba):
+    """evaluate --save-games: every game's record replays to the match's winner, the identity holds on each to
+    1e-9, and their luck-adjusted results average to the match's figure (per side too)."""
+    from evaluation.match import play_match
+
+    games = 24
+    match = play_match(*pair, finkel3_table.rules, games=games, seed=8, table=finkel3_table, workers=2,
+                       progress=False, use_numba=use_numba, save_games=tmp_path / "games")
+    files = sorted((tmp_path / "games").glob("game-*.json"))
+    assert [f.name for f in files] == [f"game-{g:06d}.json" for g in range(games)]
+    adjusted = {"light": [], "dark": []}
+    for g, path in enumerate(files):
+        record = GameRecord.load(path)
+        agent0_side = "light" if g % 2 == 0 else "dark"
+        assert record.players[agent0_side] == match.agents[0].spec
+        assert (record.winner == agent0_side) == (match.winners[g] == 0)
+        assert record.seed == 8 and record.game == g
+        analysis = analyse_game(record, finkel3_table)
+        assert abs(analysis.identity_gap()) < 1e-9
+        adjusted[agent0_side].append(analysis.luck_adjusted(agent0_side))
+    stats = match.agents[0]
+    assert np.mean(adjusted["light"] + adjusted["dark"]) == pytest.approx(stats.luck_adjusted.mean, abs=1e-9)
+    assert np.mean(adjusted["light"]) == pytest.approx(stats.luck_adjusted_as_light.mean, abs=1e-9)
+    assert np.mean(adjusted["dark"]) == pytest.approx(stats.luck_adjusted_as_dark.mean, abs=1e-9)
+
+
+def test_save_games_refuses_a_file_before_playing(finkel3_table, tmp_path):
+    from evaluation.match import play_match
+
+    (tmp_path / "taken").write_text("")
+    with pytest.raises(ValueError, match="it is a file"):
+        play_match("random", "greedy", finkel3_table.rules, games=2, table=finkel3_table, workers=1, progress=False,
+                   save_games=tmp_path / "taken")
+
+
+def test_a_move_log_too_short_plays_again_without_counting_twice(finkel3_table, tmp_path, monkeypatch):
+    import evaluation.match as match_module
+
+    def run(folder):
+        return match_module.play_match("greedy", "perfect", finkel3_table.rules, games=6, seed=3, table=finkel3_table,
+                                       workers=1, progress=False, save_games=tmp_path / folder)
+
+    roomy = run("roomy")
+    monkeypatch.setattr(match_module, "LOG_PER_GAME", 1)
+    cramped = run("cramped")
+    assert cramped.agents[0].regret.decisions == roomy.agents[0].regret.decisions
+    assert cramped.agents[0].luck_adjusted == roomy.agents[0].luck_adjusted
+    for g in range(6):
+        name = f"game-{g:06d}.json"
+        assert (tmp_path / "cramped" / name).read_text() == (tmp_path / "roomy" / name).read_text()
