@@ -30,6 +30,7 @@ from evaluation.runner import BACKENDS, default_workers
 from evaluation.tournament import run_tournament
 from solver import PositionIndex, SolvedTable, cached_table_path, table_for
 from urgym import RULE_SET_NAMES, Rules, get_rules
+from urgym.files import PLOT_FORMATS, check_output
 
 __all__ = ["main", "review_main", "stats_main"]
 
@@ -90,6 +91,7 @@ def main(argv: list[str] | None = None) -> int:
             make_agent(spec)
         if args.save_games:
             records_directory(args.save_games)  # before any game: a bad directory is refused now
+        _check_outputs(args)
     except ValueError as err:
         parser.error(str(err))
     table = _table(rules, args, parser, specs)
@@ -164,6 +166,17 @@ def _table(rules: Rules, args: argparse.Namespace, parser: argparse.ArgumentPars
     return table
 
 
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Refuse unwritable output paths (and a plot of an unknown type) before any work starts."""
+    for option in ("json", "csv", "plot", "html"):
+        path = getattr(args, option, None)
+        if path:
+            try:
+                check_output(path, PLOT_FORMATS if option == "plot" else None)
+            except ValueError as err:
+                raise ValueError(f"--{option}: {err}") from None
+
+
 def _write(args: argparse.Namespace, data: dict, rows: list[dict], plot) -> None:
     if args.json:
         print(f"wrote {write_json(args.json, data)}")
@@ -202,6 +215,7 @@ def review_main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         rules = get_rules(args.rules, args.pieces) if args.rules else None
+        _check_outputs(args)
         record = GameRecord.load(args.record, rules)
     except FileNotFoundError:
         parser.error(f"no such game record: {args.record}")
@@ -256,6 +270,7 @@ def stats_main(argv: list[str] | None = None) -> int:
         parser.error(f"--games must be at least 1, got {args.games}")
     try:
         rules = get_rules(args.rules, args.pieces)
+        _check_outputs(args)
         if args.records:
             files = sorted(p for p in Path(args.records).glob("*") if p.suffix in (".json", ".rgn"))
             if not files:

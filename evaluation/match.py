@@ -24,6 +24,7 @@ from solver import SolvedTable
 from solver.lookup import best_of
 from urgym import Game, GameRecord, Position, Rules, core
 from urgym.core import geometry, roll_cumulative
+from urgym.files import check_output
 
 __all__ = ["AgentMatchStats", "MatchResult", "numba_kind", "play_match"]
 
@@ -263,8 +264,7 @@ def records_directory(path: str | os.PathLike) -> Path:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise ValueError(f"cannot save games to {directory}: {err.strerror}") from None
-    if not os.access(directory, os.W_OK | os.X_OK):
-        raise ValueError(f"cannot save games to {directory}: the directory is not writable")
+    check_output(directory / "game-000000.json")  # raises if the directory cannot be written to
     return directory
 
 

@@ -1,9 +1,12 @@
 """The position benchmark: a fixed set of decisions from perfect play, every agent scored by its regret.
 
-The positions depend only on the rule set, their number and :data:`POSITIONS_SEED`: decisions with two or
-more legal moves from perfect self-play, each kept with probability :data:`KEEP`, so the set spreads over
-many games and stages. Every agent faces the same set, which makes this the low-noise figure to compare
-agents by.
+The positions depend only on the rule set, their number and a seed: decisions with two or more legal moves
+from perfect self-play, each kept with probability :data:`KEEP`, so the set spreads over many games and
+stages. Every agent faces the same set, which makes this the low-noise figure to compare agents by.
+
+Two sets, as in any held-out evaluation: ``evaluate`` reports the *test* set (:data:`TEST_SEED`), which no
+training run sees; ``train`` picks its best checkpoint on the *validation* set (:data:`VALIDATION_SEED`,
+:func:`validation_positions`), with every decision of the default test set left out of it.
 """
 
 from __future__ import annotations
@@ -23,15 +26,25 @@ from solver.lookup import best_of
 from urgym import Position, Rules, core
 from urgym.core import geometry, roll_cumulative
 
-__all__ = ["KEEP", "POSITIONS_SEED", "PositionBenchmark", "benchmark_positions", "score_positions"]
+__all__ = ["DEFAULT_POSITIONS", "KEEP", "TEST_SEED", "VALIDATION_SEED", "PositionBenchmark", "benchmark_positions",
+           "score_positions", "validation_positions"]
 
-POSITIONS_SEED = 20230001
+TEST_SEED = 20230007
+"""Seed of the reported benchmark (the test set)."""
+VALIDATION_SEED = 20230001
+"""Seed of training's model selection (the validation set; urgym 0.2 reported this set, see the README)."""
+DEFAULT_POSITIONS = 1000
+"""Positions of the default test set; the validation set is disjoint from them."""
 KEEP = 0.05
 
 
-def benchmark_positions(table: SolvedTable, count: int = 1000,
-                        seed: int = POSITIONS_SEED) -> list[tuple[Position, int]]:
-    """The benchmark's (position, roll) decisions for the table's rule set (the same on every call)."""
+def benchmark_positions(table: SolvedTable, count: int = DEFAULT_POSITIONS,
+                        seed: int = TEST_SEED) -> list[tuple[Position, int]]:
+    """The benchmark's (position, roll) decisions for the table's rule set (the same on every call).
+
+    Raises:
+        ValueError: If perfect play does not offer ``count`` decisions with a choice (a rule set with very few).
+    """
     if count < 1:
         raise ValueError(f"the position benchmark needs at least 1 position, got {count}")
     states = np.zeros(count, dtype=np.int64)
@@ -43,6 +56,24 @@ def benchmark_positions(table: SolvedTable, count: int = 1000,
         raise ValueError(f"perfect play of {table.rules.describe()} offered only {found} decisions with a choice of "
                          f"moves in {games:,} games; ask for fewer positions or play more pieces")
     return [(Position(table.rules, int(s)), int(r)) for s, r in zip(states, rolls, strict=True)]
+
+
+def validation_positions(table: SolvedTable, count: int = 500) -> list[tuple[Position, int]]:
+    """Decisions for model selection in training: drawn with :data:`VALIDATION_SEED`, none of them in the
+    default test set (so a model is never chosen on a position it is then tested on).
+
+    Raises:
+        ValueError: If perfect play does not offer enough decisions with a choice.
+    """
+    try:
+        test = set((p.code, r) for p, r in benchmark_positions(table, DEFAULT_POSITIONS))
+    except ValueError:  # too few decisions for a full test set: leave out what there is
+        test = set()
+    drawn = benchmark_positions(table, 2 * count + len(test) // 2, VALIDATION_SEED)
+    kept = [(p, r) for p, r in drawn if (p.code, r) not in test][:count]
+    if len(kept) < count:
+        raise ValueError(f"only {len(kept)} validation decisions outside the test set; ask for fewer")
+    return kept
 
 
 @dataclass

@@ -36,7 +36,7 @@ from typing import Any
 from evaluation._kernels import BLUNDER
 from evaluation.luck import GameAnalysis, RollAnalysis, analyse_game
 from solver import SolvedTable
-from urgym.files import write_atomic
+from urgym.files import PLOT_FORMATS, check_output, write_atomic
 from urgym.notation import move_text
 from urgym.position import SIDES, Position
 from urgym.records import GameRecord
@@ -205,6 +205,7 @@ class GameReview:
 
     def save_plot(self, path: str | os.PathLike) -> Path:
         """Light's winning chance over the game (PNG, PDF or SVG by the suffix), errors marked."""
+        check_output(path, PLOT_FORMATS)
         return write_atomic(path, lambda tmp: _plot(self, tmp, Path(path).suffix.lstrip(".") or "png"))
 
     def save_html(self, path: str | os.PathLike) -> Path:

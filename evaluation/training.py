@@ -1,4 +1,4 @@
-"""``train``: learn an agent, scored during training on the evaluation's position benchmark.
+"""``train``: learn an agent, scored during training on the validation positions (never the reported test set).
 
 Two methods:
 
@@ -7,7 +7,8 @@ Two methods:
   (``--opponent`` repeated: each episode draws one).
 - ``td-lambda``: TD(lambda) self-play on after-states with a small network (:mod:`agents.td`), in numba.
 
-Both write to ``--out``: the final and the best model (by mean regret on the position benchmark), a model
+Both write to ``--out``: the final and the best model (by mean regret on the validation positions of
+:func:`evaluation.positions.validation_positions`, disjoint from the test set that ``evaluate`` reports), a model
 card (``.json``), the learning curve (``curve.csv``, ``curve.png``) and logs (CSV and TensorBoard in
 ``logs/``).
 """
@@ -26,7 +27,7 @@ from tqdm.auto import tqdm
 
 from agents import Agent, make_agent
 from agents.learned import PPOAgent
-from evaluation.positions import benchmark_positions, score_positions
+from evaluation.positions import score_positions, validation_positions
 from solver import SolvedTable, table_for
 from urgym import RULE_SET_NAMES, Position, Rules, get_rules
 from urgym.files import require_extra, write_atomic
@@ -135,7 +136,7 @@ def train_td(rules: Rules, table: SolvedTable, out: Path, timesteps: int, minute
     from agents.td import TDAgent, TDNetwork, train_chunk
 
     network = TDNetwork.initial(rules, hidden, seed)
-    positions = benchmark_positions(table, eval_positions)
+    positions = validation_positions(table, eval_positions)
     curve, writer = Curve(out), _tensorboard(out)
     start, done, games = time.perf_counter(), 0, 0
     bar = tqdm(total=timesteps, desc="td-lambda", unit="step", disable=not progress, dynamic_ncols=True)
@@ -203,7 +204,7 @@ def train_ppo(rules: Rules, table: SolvedTable, out: Path, timesteps: int, minut
     model = MaskablePPO("MlpPolicy", venv, seed=seed, n_steps=1024, batch_size=256, n_epochs=4, gamma=1.0,
                         learning_rate=3e-4, ent_coef=0.01, policy_kwargs={"net_arch": [128, 128]}, device="cpu")
     model.set_logger(configure(str(out / "logs"), ["csv", "tensorboard"]))
-    positions = benchmark_positions(table, eval_positions)
+    positions = validation_positions(table, eval_positions)
     curve = Curve(out)
     start = time.perf_counter()
 
@@ -289,7 +290,9 @@ def main(argv: list[str] | None = None) -> int:
                         "subproc: one process each")
     parser.add_argument("--threads", type=int, default=1, help="torch threads of the learner (default 1)")
     parser.add_argument("--eval-every", type=int, help="timesteps between position-benchmark scorings")
-    parser.add_argument("--eval-positions", type=int, default=500, help="benchmark positions scored (default 500)")
+    parser.add_argument("--eval-positions", type=int, default=500,
+                        help="validation positions scored to pick the best model (default 500; never the test set "
+                        "that evaluate reports)")
     parser.add_argument("--hidden", type=int, default=80, help="hidden units of the TD network")
     parser.add_argument("--alpha", type=float, default=0.1, help="TD learning rate (decays to a tenth)")
     parser.add_argument("--lam", type=float, default=0.7, help="TD trace decay lambda")

@@ -7,7 +7,10 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["MissingExtraError", "require_extra", "write_atomic"]
+__all__ = ["PLOT_FORMATS", "MissingExtraError", "check_output", "require_extra", "write_atomic"]
+
+PLOT_FORMATS = ("png", "pdf", "svg")
+"""File types that plots are written as (by the path's suffix)."""
 
 
 def write_atomic(path: str | os.PathLike, write: Callable[[Path], None]) -> Path:
@@ -27,6 +30,30 @@ def write_atomic(path: str | os.PathLike, write: Callable[[Path], None]) -> Path
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return path
+
+
+def check_output(path: str | os.PathLike, formats: tuple[str, ...] | None = None) -> Path:
+    """Check, before any long work, that ``path`` can be written: not a directory, its folder creatable and
+    writable, and (with ``formats``) its suffix one of them.
+
+    Raises:
+        ValueError: Saying what is wrong with the path.
+    """
+    path = Path(path)
+    if formats is not None and path.suffix.lstrip(".").lower() not in formats:
+        raise ValueError(f"cannot write {path}: give a file ending in " + ", ".join(f".{f}" for f in formats))
+    if path.is_dir():
+        raise ValueError(f"cannot write {path}: it is a directory; give a file name")
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    try:  # a real probe: permission bits say nothing for root or for special file systems like /proc
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".urgym-probe.")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError:
+        raise ValueError(f"cannot write {path}: {folder} is not a writable directory") from None
     return path
 
 

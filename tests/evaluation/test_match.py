@@ -109,3 +109,16 @@ def test_tournament_win_matrix_and_regrets(finkel3_table):
     assert result.benchmarks[2].regret.mean == 0.0
     assert result.benchmarks[0].regret.mean > result.benchmarks[2].regret.mean
     assert result.match_regret(2) == 0.0
+
+
+def test_validation_positions_are_drawn_apart_from_the_test_set(finkel3_table):
+    """Training picks models on the validation set; evaluate reports the test set, which shares none of it."""
+    from evaluation.positions import VALIDATION_SEED, validation_positions
+
+    test = {(p.code, r) for p, r in benchmark_positions(finkel3_table)}
+    validation = validation_positions(finkel3_table, 300)
+    assert len(validation) == 300 and validation == validation_positions(finkel3_table, 300)
+    assert not test & {(p.code, r) for p, r in validation}
+    drawn = benchmark_positions(finkel3_table, 1000, VALIDATION_SEED)
+    assert set(validation) <= set(drawn)
+    assert validation != drawn[:300] or not test & {(p.code, r) for p, r in drawn[:300]}

@@ -171,3 +171,19 @@ def test_html_page_in_a_headless_browser(finkel3_table, reviewed, tmp_path):
         assert page.locator("#moves tr.current").count() == 1
         browser.close()
     assert errors == [] and requests == []
+
+
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("--plot", "graph.gif", "give a file ending in .png, .pdf, .svg"),
+    ("--html", ".", "it is a directory"),
+    ("--json", "/proc/out.json", "is not a writable directory"),
+])
+def test_review_refuses_bad_output_paths_before_reviewing(finkel3_table, reviewed, tmp_path, capsys, option, value,
+                                                          message):
+    record, _ = reviewed
+    path = record.save(tmp_path / "game.json")
+    with pytest.raises(SystemExit) as info:
+        review_main([str(path), option, value])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
