@@ -13,7 +13,7 @@ import numpy as np
 from agents.base import Agent
 from agents.perfect import PerfectAgent
 from agents.registry import agent_help, make_agent
-from solver import SolvedTable, cached_table_path
+from solver import SolvedTable, is_cached, table_for
 from urgym import RULE_SET_NAMES, SIDES, Game, GameRecord, Position, Rules, get_rules
 from urgym.render import board_text
 
@@ -36,8 +36,7 @@ def describe_move(position: Position, roll: int, source: int) -> str:
 
 def cached_table(rules: Rules) -> SolvedTable | None:
     """The solved table of ``rules`` if one is cached (never solves)."""
-    path = cached_table_path(rules)
-    return SolvedTable.load(path, rules) if path.exists() else None
+    return table_for(rules, solve=False, progress=False) if is_cached(rules) else None
 
 
 def play_game(rules: Rules, agent: Agent, human_side: str, seed: int | None, read: Callable[[str], str],

@@ -28,7 +28,7 @@ from evaluation.report import (
 )
 from evaluation.runner import BACKENDS, default_workers
 from evaluation.tournament import run_tournament
-from solver import PositionIndex, SolvedTable, cached_table_path, table_for
+from solver import PositionIndex, SolvedTable, cached_table_path, is_cached, table_for
 from urgym import RULE_SET_NAMES, Rules, get_rules
 from urgym.files import PLOT_FORMATS, check_output
 
@@ -149,7 +149,7 @@ def _table(rules: Rules, args: argparse.Namespace, parser: argparse.ArgumentPars
         print(f"note: {err}; regrets and the position benchmark are skipped", file=sys.stderr)
         return None
     path = cached_table_path(rules)
-    if not path.exists():
+    if not is_cached(rules):
         command = f"solve --rules {rules.name} --pieces {rules.pieces}"
         minutes = index.size / (SOLVE_RATE * default_workers()) / 60
         if args.no_solve:

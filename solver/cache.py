@@ -10,7 +10,7 @@ from pathlib import Path
 from solver.table import SolvedTable
 from urgym import Rules, get_rules
 
-__all__ = ["TableMissingError", "cache_dir", "cached_table_path", "load_or_solve", "table_for"]
+__all__ = ["TableMissingError", "cache_dir", "cached_table_path", "is_cached", "load_or_solve", "table_for"]
 
 
 def cache_dir() -> Path:
@@ -27,6 +27,11 @@ def cached_table_path(rules: Rules, dtype: str = "float64", directory: str | os.
     return Path(directory or cache_dir()) / f"{rules.name}-{rules.pieces}p-{dtype}-{fingerprint}.urtable"
 
 
+def is_cached(rules: Rules) -> bool:
+    """True if a table of ``rules`` is cached: solved (float64) or imported from RoyalUr (uint16)."""
+    return cached_table_path(rules).exists() or cached_table_path(rules, "uint16").exists()
+
+
 class TableMissingError(FileNotFoundError):
     """No solved table is cached for a rule set and solving it was not allowed."""
 
@@ -38,7 +43,7 @@ def table_for(rules: Rules, solve: bool = True, progress: bool = True) -> Solved
         TableMissingError: If no table is cached and ``solve`` is False (the message gives the command).
     """
     path = cached_table_path(rules)
-    if not solve and not path.exists():
+    if not solve and not is_cached(rules):
         raise TableMissingError(
             f"no solved table for {rules.describe()} at {path}; create it with "
             f"`solve --rules {rules.name} --pieces {rules.pieces}`")
@@ -54,4 +59,7 @@ def load_or_solve(rules: Rules | str, pieces: int | None = None, tol: float = 1e
     path = cached_table_path(rules, dtype, directory)
     if path.exists():
         return SolvedTable.load(path, rules)
+    imported = cached_table_path(rules, "uint16", directory)
+    if dtype == "float64" and imported.exists():  # e.g. RoyalUr's table, imported with `solve --import-rgu`
+        return SolvedTable.load(imported, rules)
     return solve(rules, tol=tol, progress=progress, out=path, dtype=dtype)

@@ -1,0 +1,380 @@
+"""RoyalUr's lookup tables (``.rgu``): read them, write ours in their format, and compare any two tables.
+
+The format (RoyalUr-Java's ``lut/``, RoyalUr-Python's ``royalur/lut/reader.py``), all integers big-endian:
+
+- ``RGU``, a version byte (0), a signed 4-byte header length, the UTF-8 JSON header (``game_settings``: board
+  shape, paths, dice, start pieces and the three rule flags);
+- a 4-byte number of maps, then each map's entry count (4 bytes each);
+- every map's keys (unsigned 4-byte, ascending), then every map's values (unsigned 2-byte ``percent16``:
+  light's winning chance times 65535, rounded).
+
+Keys use RoyalUr's simple state encoding, for light to move only, on the standard board with Bell's paths
+(urgym's finkel, any piece count up to 7): bits 0-5 are dark's lane (C1, C2, C3, C4, C7, C8 occupied),
+bits 6-18 the middle lane B1..B8 (each tile empty, dark or light, as a base-3 number with B1 the most
+significant digit, ranked among the 3^8 - 2 patterns that 7 pieces a side allow), bits 19-24 light's lane
+(A1, A2, A3, A4, A7, A8), bits 25-27 dark's pieces at home and bits 28-30 light's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from solver._index import PositionIndex, unrank_in_block
+from solver.table import SolvedTable, TableError
+from urgym import Position, Rules, core, get_rules
+from urgym.files import write_atomic
+
+__all__ = ["RGU_MAGIC", "RoyalUrTable", "TableComparison", "compare_tables", "read_rgu", "rgu_key", "write_rgu"]
+
+RGU_MAGIC = b"RGU"
+_VERSION = 0
+_PERCENT16 = 65535
+_ALL_DARK = 3280  # 11111111 in base 3: eight dark pieces, impossible with 7 a side (and skipped by the ranking)
+_SIDE_ROWS = (1, 2, 3, 4, 7, 8)  # the side lanes' tiles, bit by bit
+_SETTINGS = {"board_shape": "Standard", "paths": "Bell", "dice": "FourBinary"}
+
+
+# --- the key encoding ----------------------------------------------------------------------------------
+def _supported(rules: Rules) -> None:
+    finkel = get_rules("finkel", rules.pieces) if 1 <= rules.pieces <= 7 else None
+    if rules != finkel:
+        raise ValueError(f"RoyalUr's table format covers finkel (Bell's paths, four binary dice) with 1 to 7 pieces; "
+                         f"not {rules.describe()!r}")
+
+
+def _lane_maps(rules: Rules) -> tuple[np.ndarray, np.ndarray]:
+    """For each path position 1..L: the side-lane bit (or -1) and the middle-lane index (or -1)."""
+    side = np.full(rules.length + 1, -1, dtype=np.int64)
+    middle = np.full(rules.length + 1, -1, dtype=np.int64)
+    for p, tile in enumerate(rules.path, start=1):
+        row = int(tile[1:])
+        if tile[0] == "B":
+            middle[p] = row - 1
+        else:
+            side[p] = _SIDE_ROWS.index(row)
+    return side, middle
+
+
+@njit(cache=True)
+def _keys_of_states(states, length, side, middle, keys):
+    for i in range(states.shape[0]):
+        state = states[i]
+        light, dark = core.own_mask(state), core.opp_mask(state)
+        left = 0
+        right = 0
+        digits = np.zeros(8, dtype=np.int64)
+        for p in range(1, length + 1):
+            bit = 1 << (p - 1)
+            if light & bit:
+                if side[p] >= 0:
+                    left |= 1 << side[p]
+                else:
+                    digits[middle[p]] = 2
+            if dark & bit:
+                if side[p] >= 0:
+                    right |= 1 << side[p]
+                else:
+                    digits[middle[p]] = 1
+        value = 0
+        for d in range(8):
+            value = value * 3 + digits[d]
+        if value > _ALL_DARK:
+            value -= 1
+        keys[i] = right | (value << 6) | (left << 19) | (core.opp_home(state) << 25) | (core.own_home(state) << 28)
+
+
+@njit(cache=True)
+def _states_of_keys(keys, length, side, middle, states):
+    """The packed positions (light to move) of keys; -1 where a key is impossible for these rules."""
+    for i in range(keys.shape[0]):
+        key = keys[i]
+        right, value, left = key & 63, (key >> 6) & 8191, (key >> 19) & 63
+        dark_home, light_home = (key >> 25) & 7, (key >> 28) & 7
+        if value >= _ALL_DARK:
+            value += 1
+        digits = np.zeros(8, dtype=np.int64)
+        for d in range(7, -1, -1):
+            digits[d] = value % 3
+            value //= 3
+        light = 0
+        dark = 0
+        for p in range(1, length + 1):
+            if side[p] >= 0:
+                if left >> side[p] & 1:
+                    light |= 1 << (p - 1)
+                if right >> side[p] & 1:
+                    dark |= 1 << (p - 1)
+            elif digits[middle[p]] == 2:
+                light |= 1 << (p - 1)
+            elif digits[middle[p]] == 1:
+                dark |= 1 << (p - 1)
+        states[i] = core.pack(light, dark, light_home, dark_home, 0)
+
+
+def rgu_key(position: Position) -> int:
+    """RoyalUr's key of a position with light to move (finkel only)."""
+    _supported(position.rules)
+    if position.turn != "light":
+        raise ValueError("RoyalUr's keys encode positions with light to move only")
+    side, middle = _lane_maps(position.rules)
+    keys = np.zeros(1, dtype=np.int64)
+    _keys_of_states(np.array([position.code], dtype=np.int64), position.rules.length, side, middle, keys)
+    return int(keys[0])
+
+
+# --- reading -------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RoyalUrTable:
+    """A table read from a ``.rgu`` file: sorted keys, light's winning chances, and the header."""
+
+    rules: Rules
+    keys: np.ndarray
+    values: np.ndarray
+    """Light's winning chance per key (percent16 / 65535)."""
+    header: dict[str, Any]
+    path: Path | None = None
+
+    def __len__(self) -> int:
+        return int(self.keys.shape[0])
+
+    def win_probability(self, position: Position, side: str | None = None) -> float:
+        """``side``'s (default: the mover's) winning chance; a dark-to-move position is looked up mirrored.
+
+        Raises:
+            KeyError: If the table has no entry for the position (RoyalUr leaves out finished games).
+        """
+        side = side or position.turn
+        light_view = position if position.turn == "light" else Position(position.rules, core.swap_sides(
+            position.code) & ~(1 << core.TURN_SHIFT))
+        key = rgu_key(light_view)
+        i = int(np.searchsorted(self.keys, key))
+        if i == len(self) or self.keys[i] != key:
+            raise KeyError(f"no entry for {position!r} (key {key})")
+        mover = float(self.values[i])
+        return mover if side == position.turn else 1.0 - mover
+
+    def to_solved_table(self) -> SolvedTable:
+        """The table as a :class:`SolvedTable` of 16-bit values (RoyalUr's own precision), over urgym's index:
+        what ``evaluate``, the perfect player and ``review`` use.
+
+        Raises:
+            TableError: If the file lacks an unfinished position (naming how many and one of them).
+        """
+        index = PositionIndex(self.rules)
+        states = _all_states(index)
+        side, middle = _lane_maps(self.rules)
+        keys = np.zeros(states.shape[0], dtype=np.int64)
+        _keys_of_states(states, self.rules.length, side, middle, keys)
+        at = np.minimum(np.searchsorted(self.keys, keys), len(self) - 1)
+        found = self.keys[at] == keys
+        missing = ~found & ~_finished(states)
+        if missing.any():
+            example = Position(self.rules, int(states[np.flatnonzero(missing)[0]]))
+            raise TableError(f"{self.path or 'the RGU table'} lacks {int(missing.sum()):,} positions, e.g. {example!r}")
+        won = _light_has_won(states)
+        percent16 = np.where(found, np.rint(self.values[at] * _PERCENT16), np.where(won, _PERCENT16, 0))
+        header = {"dtype": "uint16", "source": f"RoyalUr lookup table {self.path.name if self.path else ''}".strip(),
+                  "rgu_header": self.header, "tolerance": None, "residual": None}
+        return SolvedTable(self.rules, percent16.astype(np.uint16), header, index)
+
+    def states(self) -> np.ndarray:
+        """Every key as a packed position with light to move."""
+        side, middle = _lane_maps(self.rules)
+        out = np.zeros(len(self), dtype=np.int64)
+        _states_of_keys(self.keys.astype(np.int64), self.rules.length, side, middle, out)
+        return out
+
+
+def read_rgu(path: str | os.PathLike, rules: Rules | None = None) -> RoyalUrTable:
+    """Read a RoyalUr ``.rgu`` lookup table (its rules come from its header).
+
+    Raises:
+        TableError: For a file that is not an RGU table, is truncated, has unsorted keys or values out of
+            range, or is of rules other than ``rules`` or that urgym cannot map (naming the file).
+    """
+    path = Path(path)
+    data = path.read_bytes()
+    try:
+        header, keys, values = _parse(data)
+        table_rules = _rules_of(header)
+    except ValueError as err:
+        raise TableError(f"{path}: {err}") from None
+    if rules is not None and rules != table_rules:
+        raise TableError(f"{path} holds {table_rules.describe()!r}, not {rules.describe()!r}")
+    return RoyalUrTable(table_rules, keys, values / _PERCENT16, header, path)
+
+
+def _parse(data: bytes) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
+    if data[:3] != RGU_MAGIC:
+        raise ValueError("not a RoyalUr lookup table (it does not start with 'RGU')")
+    if len(data) < 8 or data[3] != _VERSION:
+        raise ValueError(f"RGU version {data[3] if len(data) > 3 else '?'}; urgym reads version {_VERSION}")
+    (length,) = struct.unpack(">i", data[4:8])
+    if length < 0 or 8 + length + 4 > len(data):
+        raise ValueError("truncated: its header length runs past the end of the file")
+    try:
+        header = json.loads(data[8:8 + length].decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"corrupt JSON header ({err})") from None
+    at = 8 + length
+    (maps,) = struct.unpack(">i", data[at:at + 4])
+    if maps != 1:
+        raise ValueError(f"{maps} maps; urgym reads tables of one map (a value per position)")
+    (entries,) = struct.unpack(">i", data[at + 4:at + 8])
+    start = at + 8
+    if entries < 0 or start + 6 * entries != len(data):
+        raise ValueError(f"truncated or too long: {len(data)} bytes for {entries} entries (expected "
+                         f"{start + 6 * max(entries, 0)})")
+    keys = np.frombuffer(data, dtype=">u4", count=entries, offset=start).astype(np.int64)
+    values = np.frombuffer(data, dtype=">u2", count=entries, offset=start + 4 * entries).astype(np.float64)
+    if entries > 1 and not np.all(np.diff(keys) > 0):
+        raise ValueError("its keys are not strictly ascending")
+    return header, keys, values
+
+
+def _rules_of(header: dict[str, Any]) -> Rules:
+    settings = header.get("game_settings")
+    if not isinstance(settings, dict):
+        raise ValueError("its header has no game_settings")
+    for key, expected in _SETTINGS.items():
+        if settings.get(key) != expected:
+            raise ValueError(f"game_settings {key} is {settings.get(key)!r}; urgym maps only finkel's tables "
+                             f"({', '.join(f'{k}={v}' for k, v in _SETTINGS.items())})")
+    pieces = settings.get("start_pieces")
+    if not isinstance(pieces, int) or not 1 <= pieces <= 7:
+        raise ValueError(f"game_settings start_pieces is {pieces!r}; 1 to 7 fit the encoding")
+    rules = get_rules("finkel", pieces)
+    flags = {"safe_rosettes": rules.safe_rosettes, "rosettes_grant_rolls": rules.rosette_extra_roll,
+             "captures_grant_rolls": rules.capture_extra_roll}
+    for key, value in flags.items():
+        if settings.get(key) != value:
+            raise ValueError(f"game_settings {key} is {settings.get(key)!r}; finkel has {value}")
+    return rules
+
+
+# --- writing -------------------------------------------------------------------------------------------
+def write_rgu(table: SolvedTable, path: str | os.PathLike) -> Path:
+    """Write a solved finkel table in RoyalUr's format: every position with light to move, keyed and valued
+    as RoyalUr's own files are (like them, it holds the finished games light has won and not those dark has).
+
+    Raises:
+        ValueError: If the table's rules are not finkel with 1 to 7 pieces.
+    """
+    rules = table.rules
+    _supported(rules)
+    states = _all_states(table.index)
+    won = _light_has_won(states)
+    keep = ~_finished(states) | won  # RoyalUr keeps light's wins (value 1) and leaves out dark's
+    states = states[keep]
+    values = np.where(won[keep], 1.0, table.probabilities()[keep])
+    side, middle = _lane_maps(rules)
+    keys = np.zeros(states.shape[0], dtype=np.int64)
+    _keys_of_states(states, rules.length, side, middle, keys)
+    order = np.argsort(keys, kind="stable")
+    keys, values = keys[order], values[order]
+    header = {"author": "urgym", "game_settings": {**_SETTINGS, "start_pieces": rules.pieces,
+                                                   "safe_rosettes": rules.safe_rosettes,
+                                                   "rosettes_grant_rolls": rules.rosette_extra_roll,
+                                                   "captures_grant_rolls": rules.capture_extra_roll}}
+    blob = json.dumps(header, separators=(",", ":")).encode()
+    percent16 = np.rint(np.clip(values, 0.0, 1.0) * _PERCENT16).astype(">u2")
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "wb") as f:
+            f.write(RGU_MAGIC + bytes([_VERSION]) + struct.pack(">i", len(blob)) + blob)
+            f.write(struct.pack(">ii", 1, keys.shape[0]))
+            f.write(keys.astype(">u4").tobytes())
+            f.write(percent16.tobytes())
+
+    return write_atomic(path, write)
+
+
+def _all_states(index: PositionIndex) -> np.ndarray:
+    """Every index's packed position (light to move), in index order."""
+    t = index.tables
+    states = np.zeros(index.size, dtype=np.int64)
+    _unrank_all(index.blocks, t.private_masks, t.war_own, t.war_opp, t.choose_private, t.dims, states)
+    return states
+
+
+@njit(cache=True)
+def _unrank_all(blocks, private_masks, war_own, war_opp, choose_private, dims, states):
+    for b in range(blocks.shape[0]):
+        for i in range(blocks[b, 0], blocks[b, 1]):
+            states[i] = unrank_in_block(i - blocks[b, 0], blocks[b], private_masks, war_own, war_opp, choose_private,
+                                        dims)
+
+
+@njit(cache=True)
+def _finished(states):
+    out = np.zeros(states.shape[0], dtype=np.bool_)
+    for i in range(states.shape[0]):
+        out[i] = core.is_over(states[i])
+    return out
+
+
+@njit(cache=True)
+def _light_has_won(states):
+    out = np.zeros(states.shape[0], dtype=np.bool_)
+    for i in range(states.shape[0]):
+        s = states[i]
+        out[i] = core.own_mask(s) == 0 and core.own_home(s) == 0 and not (core.opp_mask(s) == 0 and
+                                                                          core.opp_home(s) == 0)
+    return out
+
+
+# --- comparing -----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TableComparison:
+    """Two tables compared position by position over the positions both hold (light to move)."""
+
+    common: int
+    only_first: int
+    only_second: int
+    max_difference: float
+    mean_difference: float
+    worst_position: Position | None
+
+    def __str__(self) -> str:
+        worst = f"; largest at {self.worst_position!r}" if self.worst_position is not None else ""
+        return (f"{self.common:,} positions in both ({self.only_first:,} only in the first, {self.only_second:,} only "
+                f"in the second): largest difference {self.max_difference:.3e}, mean {self.mean_difference:.3e}"
+                f"{worst}")
+
+
+def compare_tables(first: SolvedTable | RoyalUrTable, second: SolvedTable | RoyalUrTable) -> TableComparison:
+    """Compare two tables of the same rules, ours (``.urtable``) or RoyalUr's (``.rgu``), on every unfinished
+    position with light to move that both hold.
+
+    Raises:
+        ValueError: If the tables are of different rules.
+    """
+    if first.rules != second.rules:
+        raise ValueError(f"the tables are of different rules: {first.rules.describe()!r} and "
+                         f"{second.rules.describe()!r}")
+    (s1, v1), (s2, v2) = _light_values(first), _light_values(second)
+    common, i1, i2 = np.intersect1d(s1, s2, assume_unique=True, return_indices=True)
+    diff = np.abs(v1[i1] - v2[i2])
+    worst = Position(first.rules, int(common[int(np.argmax(diff))])) if diff.size else None
+    return TableComparison(int(common.size), int(s1.size - common.size), int(s2.size - common.size),
+                           float(diff.max()) if diff.size else 0.0, float(diff.mean()) if diff.size else 0.0, worst)
+
+
+def _light_values(table: SolvedTable | RoyalUrTable) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted packed positions with light to move, light's chances), unfinished positions only."""
+    if isinstance(table, RoyalUrTable):
+        states, values = table.states(), np.asarray(table.values)
+    else:
+        states, values = _all_states(table.index), table.probabilities()
+    keep = ~_finished(states)
+    states, values = states[keep], values[keep]
+    order = np.argsort(states)
+    return states[order], values[order]
