@@ -66,11 +66,27 @@ class _PairGraph:
                       t.war_own, t.war_opp, t.info, t.war_rank, t.block_offset, t.choose_private, t.dims,
                       self.edges)
         self._item_delta = np.zeros(len(self.items), dtype=np.float64)
+        self._item_dot = np.zeros(len(self.items), dtype=np.float64)
+        self._item_norm = np.zeros(len(self.items), dtype=np.float64)
+        self.change = np.zeros(end - start, dtype=np.float32)  # a direction only: float32 keeps memory down
 
     def sweep(self, values: np.ndarray, update: bool = True) -> float:
         """One Gauss-Seidel sweep (largest change), or with ``update=False`` the Bellman residual."""
         return SK.sweep(self.items, self.item_edge_end, self.start, self.counts, self.edges, self.probs, values,
                         self._item_delta, update)
+
+    def sweep_tracked(self, values: np.ndarray) -> tuple[float, float]:
+        """A sweep that keeps each position's change; returns (largest change, ratio of this sweep's changes to
+        the last's: <d_k, d_k-1> / <d_k-1, d_k-1>)."""
+        largest = SK.sweep_tracked(self.items, self.item_edge_end, self.start, self.counts, self.edges, self.probs,
+                                   values, self._item_delta, self.change, self._item_dot, self._item_norm)
+        norm = float(self._item_norm.sum())
+        return largest, float(self._item_dot.sum()) / norm if norm > 0 else 0.0
+
+    def extrapolate(self, values: np.ndarray, ratio: float) -> None:
+        """Add the geometric tail of the last change: what the remaining sweeps would add if each change were
+        ``ratio`` times the one before (the slow mode: a passing turn flips the sign, ratio near -0.75)."""
+        SK.extrapolate(values, self.start, self.change, ratio / (1.0 - ratio))
 
 
 def _terminal_values(index: PositionIndex, values: np.ndarray, pair: tuple[int, int], start: int) -> None:
@@ -194,9 +210,32 @@ def _solve_pair(index: PositionIndex, values: np.ndarray, pair: tuple[int, int],
         return 0.0
     bar.set_postfix_str(f"pair {pair}: building successor graph")
     graph = _PairGraph(index, start, end)
+    ratios: list[float] = []
     for sweep in range(1, MAX_SWEEPS + 1):
-        change = graph.sweep(values)
+        change, ratio = graph.sweep_tracked(values)
         bar.set_postfix_str(f"pair {pair}: sweep {sweep}, largest change {change:.1e}")
         if change < tol:
             return graph.sweep(values, update=False)
+        ratios.append(ratio)
+        if EXTRAPOLATE and _steady(ratios):
+            graph.extrapolate(values, ratio)
+            ratios.clear()  # the next change is no longer a multiple of the last: measure afresh
     raise RuntimeError(f"layer pair {pair} did not converge to {tol} in {MAX_SWEEPS} sweeps")
+
+
+EXTRAPOLATE = True
+"""Extrapolate the slow mode of the sweeps (False: plain Gauss-Seidel, for comparisons)."""
+
+
+STEADY_SWEEPS = 2
+"""Sweeps whose change ratios must agree before the tail is extrapolated."""
+STEADY_SPREAD = 0.02
+"""How closely they must agree (tried on finkel 4 pieces: 2 and 0.02 took the fewest sweeps)."""
+
+
+def _steady(ratios: list[float]) -> bool:
+    """True when the last change ratios agree (one mode dominates) and lie safely inside (-1, 1)."""
+    if len(ratios) < STEADY_SWEEPS:
+        return False
+    last = ratios[-STEADY_SWEEPS:]
+    return all(-0.98 < r < 0.95 for r in last) and max(last) - min(last) < STEADY_SPREAD
