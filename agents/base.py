@@ -6,7 +6,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from urgym import Position
+from urgym import Position, Rules
 
 __all__ = ["Agent", "legal_moves_or_raise"]
 
@@ -34,6 +34,11 @@ class Agent(ABC):
         Raises:
             ValueError: If the roll has no legal move in ``position`` (the turn passes without a decision).
         """
+
+    def check_rules(self, rules: Rules) -> None:
+        """Raise ``ValueError`` if the agent cannot play ``rules`` (a model trained on others); called before
+        any game starts, so misuse is found at once rather than mid-game. Agents that play any rules keep this."""
+        return
 
     def __call__(self, position: Position, roll: int) -> int:
         return self.select_move(position, roll)

@@ -74,13 +74,16 @@ class PPOAgent(Agent):
         self._mask = np.zeros(self.model.action_space.n, dtype=bool)
         super().__init__(seed)
 
-    def select_move(self, position: Position, roll: int) -> int:
-        moves = legal_moves_or_raise(position, roll)
-        rules = position.rules
+    def check_rules(self, rules: Rules) -> None:
         if self.rules is not None and rules != self.rules:
             raise ValueError(f"this PPO model was trained on {self.rules.describe()!r}, not {rules.describe()!r}")
         if self._obs.shape != (observation_size(rules),) or self._mask.shape != (rules.length + 1,):
             raise ValueError(f"this PPO model's spaces do not fit {rules.describe()!r}")
+
+    def select_move(self, position: Position, roll: int) -> int:
+        moves = legal_moves_or_raise(position, roll)
+        rules = position.rules
+        self.check_rules(rules)
         if len(moves) == 1:
             return moves[0]
         core.write_observation(position.code, SIDES.index(position.turn), roll, geometry(rules), self._obs)

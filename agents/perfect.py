@@ -42,6 +42,11 @@ class PerfectAgent(Agent):
             self._tables[rules] = table_for(rules, solve=self.solve)
         return self._tables[rules]
 
+    def check_rules(self, rules: Rules) -> None:
+        if rules.visits_tiles_twice:
+            raise ValueError(f"the perfect player needs a solved table, and {rules.name!r} cannot be solved (its "
+                             "path visits tiles twice); solvable: finkel, blitz, masters, aseb")
+
     def select_move(self, position: Position, roll: int) -> int:
         moves = legal_moves_or_raise(position, roll)
         if len(moves) == 1:

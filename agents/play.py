@@ -15,6 +15,7 @@ from agents.perfect import PerfectAgent
 from agents.registry import agent_help, make_agent
 from solver import SolvedTable, is_cached, table_for
 from urgym import RULE_SET_NAMES, SIDES, Game, GameRecord, Position, Rules, get_rules
+from urgym.cli import ArgumentParser, command
 from urgym.render import board_text
 
 __all__ = ["describe_move", "main", "play_game"]
@@ -119,9 +120,10 @@ def _hint(table: SolvedTable | None, rules: Rules, position: Position, roll: int
     return "\n".join(lines)
 
 
+@command("play")
 def main(argv: list[str] | None = None, read: Callable[[str], str] = input,
          write: Callable[[str], None] = print) -> int:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="play", description="Play the Royal Game of Ur against an agent in the terminal.",
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog="agents:\n" + agent_help())
     parser.add_argument("--rules", default="finkel", help=f"rule set: {', '.join(RULE_SET_NAMES)} (default finkel)")
@@ -134,6 +136,7 @@ def main(argv: list[str] | None = None, read: Callable[[str], str] = input,
     try:
         rules = get_rules(args.rules, args.pieces)
         agent = make_agent(args.agent, seed=args.seed)
+        agent.check_rules(rules)
     except ValueError as err:
         parser.error(str(err))
     if isinstance(agent, PerfectAgent):

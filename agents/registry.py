@@ -78,7 +78,10 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
     for i, part in enumerate(parts):
         if "=" in part:
             key, value = part.split("=", 1)
-            params[key.strip().replace("-", "_")] = value.strip()
+            key = key.strip().replace("-", "_")
+            if key in params:
+                raise ValueError(f"in agent spec {spec!r}: {key!r} is given twice")
+            params[key] = value.strip()
         elif i == 0:
             params[""] = part.strip()  # the main parameter, resolved once the agent is known
         else:
@@ -101,7 +104,10 @@ def _parse_flags(name: str, words: list[str]) -> dict[str, str]:
             i += 1
         else:
             value = "true"  # a bare flag
-        params[key.replace("-", "_")] = value
+        key = key.replace("-", "_")
+        if key in params:
+            raise ValueError(f"in agent spec for {name!r}: --{key} is given twice")
+        params[key] = value
         i += 1
     return params
 

@@ -209,11 +209,14 @@ class TDAgent(Agent):
         self._h = np.zeros(self.network.b1.shape[0])
         super().__init__(seed)
 
+    def check_rules(self, rules: Rules) -> None:
+        if rules != self.network.rules:
+            raise ValueError(f"this TD model was trained on {self.network.rules.describe()!r}, not on "
+                             f"{rules.describe()!r}")
+
     def select_move(self, position: Position, roll: int) -> int:
         moves = legal_moves_or_raise(position, roll)
-        if position.rules != self.network.rules:
-            raise ValueError(f"this TD model was trained on {self.network.rules.describe()!r}, not on "
-                             f"{position.rules.describe()!r}")
+        self.check_rules(position.rules)
         if len(moves) == 1:
             return moves[0]
         n = len(moves)

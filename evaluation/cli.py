@@ -30,6 +30,7 @@ from evaluation.runner import BACKENDS, default_workers
 from evaluation.tournament import run_tournament
 from solver import PositionIndex, SolvedTable, cached_table_path, is_cached, table_for
 from urgym import RULE_SET_NAMES, Rules, get_rules
+from urgym.cli import ArgumentParser, command
 from urgym.files import PLOT_FORMATS, check_output
 
 __all__ = ["main", "review_main", "stats_main"]
@@ -40,7 +41,7 @@ SOLVE_RATE = 130_000
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="evaluate", description="Benchmark an agent against perfect play (or any other agent).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=__doc__.split("Examples::")[1] + "\nAgent parameters may follow --agent as options "
@@ -70,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@command("evaluate")
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
@@ -88,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         rules = get_rules(args.rules, args.pieces)
         specs = _specs(args, extra)
         for spec in specs:
-            make_agent(spec)
+            make_agent(spec).check_rules(rules)
         if args.save_games:
             records_directory(args.save_games)  # before any game: a bad directory is refused now
         _check_outputs(args)
@@ -188,7 +190,7 @@ def _write(args: argparse.Namespace, data: dict, rows: list[dict], plot) -> None
 
 # --- review -----------------------------------------------------------------------------------------------
 def build_review_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="review", description="Review a recorded game against perfect play: every move's winning chance, "
         "the best move, regrets, categories, accuracy, luck and the key moves.",
         epilog="Records are urgym's JSON game records (play --save, evaluate --save-games) or RGN (.rgn). "
@@ -207,6 +209,7 @@ def build_review_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@command("review")
 def review_main(argv: list[str] | None = None) -> int:
     from evaluation.review import review_game
     from urgym.records import GameRecord
@@ -235,7 +238,7 @@ def review_main(argv: list[str] | None = None) -> int:
 
 # --- stats ------------------------------------------------------------------------------------------------
 def build_stats_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="stats", description="Game-tree statistics (turns per player N, branching factor b, (b*c)^N) under "
         "each counting rule, from self-play games or saved records, beside the exact position count.",
         epilog="Raposo & Lamont (2023) report b = 2.45 and N = 106.35 from 2,000 games of expectimax:7 "
@@ -255,6 +258,7 @@ def build_stats_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@command("stats")
 def stats_main(argv: list[str] | None = None) -> int:
     import json
     import tempfile

@@ -127,6 +127,7 @@ def score_positions(agent: str | Agent, table: SolvedTable, positions: list[tupl
                     progress: bool = True) -> PositionBenchmark:
     """Score an agent on benchmark positions: for each, the regret of the move it picks."""
     spec_agent = make_agent(agent)
+    spec_agent.check_rules(table.rules)
     workers = workers or default_workers()
     key = table_key(table, in_process=workers <= 1 and backend == "process")
     per_task = max(1, -(-len(positions) // (workers * 8)))

@@ -30,6 +30,7 @@ from agents.learned import PPOAgent
 from evaluation.positions import score_positions, validation_positions
 from solver import SolvedTable, table_for
 from urgym import RULE_SET_NAMES, Position, Rules, get_rules
+from urgym.cli import ArgumentParser, command
 from urgym.files import require_extra, write_atomic
 
 __all__ = ["ALGORITHMS", "OpponentMix", "main", "plot_curves", "train_ppo", "train_td"]
@@ -143,7 +144,7 @@ def train_td(rules: Rules, table: SolvedTable, out: Path, timesteps: int, minute
     while done < timesteps and not _out_of_time(start, minutes):
         progress_share = max(done / timesteps, (time.perf_counter() - start) / (60 * minutes) if minutes else 0)
         step_alpha = alpha * (1 - 0.9 * min(progress_share, 1.0))
-        chunk_games = 500
+        chunk_games = min(500, max(1, (timesteps - done) // 60))  # a game is 100-200 moves: stop near the target
         moves = train_chunk(network, chunk_games, seed, games, step_alpha, lam)
         games += chunk_games
         done += moves
@@ -271,8 +272,9 @@ def _tensorboard(out: Path):
     return SummaryWriter(str(out / "logs"))
 
 
+@command("train", interrupted="the best model so far is in --out")
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="train", description=__doc__,
+    parser = ArgumentParser(prog="train", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--algo", default="maskable-ppo", choices=ALGORITHMS)
     parser.add_argument("--rules", default="finkel", help=f"rule set: {', '.join(RULE_SET_NAMES)} (default finkel)")
@@ -300,6 +302,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.timesteps < 1 or (args.minutes is not None and args.minutes <= 0):
         parser.error("--timesteps and --minutes must be positive")
+    for name, value, low in (("hidden", args.hidden, 1), ("envs", args.envs, 1), ("threads", args.threads, 1),
+                             ("eval-every", args.eval_every, 1), ("eval-positions", args.eval_positions, 1)):
+        if value is not None and value < low:
+            parser.error(f"--{name} must be at least {low}, got {value}")
+    if not args.alpha > 0:
+        parser.error(f"--alpha (the TD learning rate) must be positive, got {args.alpha}")
+    if not 0 <= args.lam <= 1:
+        parser.error(f"--lam (the TD trace decay) must be from 0 to 1, got {args.lam}")
     try:
         rules = get_rules(args.rules, args.pieces)
     except ValueError as err:

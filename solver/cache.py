@@ -5,9 +5,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from pathlib import Path
 
-from solver.table import SolvedTable
+from solver.table import SolvedTable, TableError
 from urgym import Rules, get_rules
 
 __all__ = ["TableMissingError", "cache_dir", "cached_table_path", "is_cached", "load_or_solve", "table_for"]
@@ -16,7 +17,10 @@ __all__ = ["TableMissingError", "cache_dir", "cached_table_path", "is_cached", "
 def cache_dir() -> Path:
     """``$URGYM_CACHE``, else ``$XDG_CACHE_HOME/urgym``, else ``~/.cache/urgym``."""
     if os.environ.get("URGYM_CACHE"):
-        return Path(os.environ["URGYM_CACHE"])
+        path = Path(os.environ["URGYM_CACHE"])
+        if path.exists() and not path.is_dir():
+            raise ValueError(f"URGYM_CACHE={path} is a file; it should name a directory for solved tables")
+        return path
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(base) / "urgym"
 
@@ -52,14 +56,23 @@ def table_for(rules: Rules, solve: bool = True, progress: bool = True) -> Solved
 
 def load_or_solve(rules: Rules | str, pieces: int | None = None, tol: float = 1e-12, dtype: str = "float64",
                   progress: bool = True, directory: str | os.PathLike | None = None) -> SolvedTable:
-    """Load the cached table of a rule set, solving it (and caching it) first if there is none."""
+    """Load the cached table of a rule set, solving it (and caching it) first if there is none.
+
+    A cached table that fails its checks (corrupt, truncated, of other rules) is moved aside to
+    ``NAME.corrupt`` with a message on stderr, and the rules are solved again.
+    """
     from solver.solve import solve
 
     rules = get_rules(rules, pieces)
     path = cached_table_path(rules, dtype, directory)
-    if path.exists():
-        return SolvedTable.load(path, rules)
     imported = cached_table_path(rules, "uint16", directory)
-    if dtype == "float64" and imported.exists():  # e.g. RoyalUr's table, imported with `solve --import-rgu`
-        return SolvedTable.load(imported, rules)
+    for candidate in (path, imported) if dtype == "float64" else (path,):  # uint16: RoyalUr's, imported
+        if candidate.exists():
+            try:
+                return SolvedTable.load(candidate, rules)
+            except TableError as err:
+                aside = candidate.with_name(candidate.name + ".corrupt")
+                os.replace(candidate, aside)
+                print(f"urgym: the cached table failed its checks ({err}); moved it to {aside} and solving "
+                      "the rules again", file=sys.stderr)
     return solve(rules, tol=tol, progress=progress, out=path, dtype=dtype)

@@ -10,8 +10,10 @@ from pathlib import Path
 from solver._index import PositionIndex
 from solver.cache import cached_table_path, load_or_solve
 from solver.rgu import RoyalUrTable, compare_tables, read_rgu, rgu_key, write_rgu
+from solver.solve import check_solve_options
 from solver.table import DTYPES, SolvedTable
 from urgym import RULE_SET_NAMES, Position, get_rules
+from urgym.cli import ArgumentParser, command
 from urgym.files import check_output
 
 # Raposo & Lamont (2023), Table 1: estimated state-space complexity, for comparison with exact counts.
@@ -30,8 +32,9 @@ def count_table(pieces: list[int]) -> str:
     return "\n".join(lines)
 
 
+@command("solve", interrupted="run the same command again to resume from the last finished layer pair")
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="solve", description="Solve a rule set of the Royal Game of Ur exactly: "
+    parser = ArgumentParser(prog="solve", description="Solve a rule set of the Royal Game of Ur exactly: "
                                      "every position's winning probability under perfect play.")
     parser.add_argument("--rules", default="finkel", choices=RULE_SET_NAMES)
     parser.add_argument("--pieces", type=int, default=None, help="pieces per side (default: the rule set's)")
@@ -65,6 +68,9 @@ def main(argv: list[str] | None = None) -> None:
                 raise ValueError("--format rgu writes to --out FILE.rgu")
             check_output(args.out, ("rgu",))
             rgu_key(Position.start(rules))  # refuses rules RoyalUr's format cannot hold, before solving
+        elif args.out:
+            check_output(args.out)
+        check_solve_options(args.tol, args.threads)
     except ValueError as e:
         parser.error(str(e))
     from solver.solve import solve
@@ -115,4 +121,4 @@ def _import(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

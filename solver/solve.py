@@ -136,6 +136,15 @@ class _Checkpoint:
         self.state_path.unlink(missing_ok=True)
 
 
+def check_solve_options(tol: float, threads: int | None) -> None:
+    """Refuse a tolerance outside (0, 1) or a thread count outside 1..cores, saying what is allowed."""
+    if not 0 < tol < 1:
+        raise ValueError(f"tol must be between 0 and 1 (exclusive), got {tol}")
+    cores = numba.config.NUMBA_NUM_THREADS
+    if threads is not None and not 1 <= threads <= cores:
+        raise ValueError(f"threads must be from 1 to {cores} (this machine's cores), got {threads}")
+
+
 def solve(rules: Rules | str, tol: float = 1e-12, progress: bool = True, out: str | os.PathLike | None = None,
           dtype: str = "float64", threads: int | None = None) -> SolvedTable:
     """Solve a rule set exactly: every position's winning probability for the side to move.
@@ -153,8 +162,7 @@ def solve(rules: Rules | str, tol: float = 1e-12, progress: bool = True, out: st
         memory-mapped.
     """
     rules = get_rules(rules)
-    if not 0 < tol < 1:
-        raise ValueError(f"tol must be between 0 and 1, got {tol}")
+    check_solve_options(tol, threads)
     if dtype not in DTYPES:
         raise ValueError(f"unknown dtype {dtype!r}; allowed: {', '.join(DTYPES)}")
     index = PositionIndex(rules)

@@ -105,6 +105,8 @@ class UrEnv(gym.Env):
         self.render_mode = check_render_mode(render_mode)
         self._opponent_policy, self._opponent_callable = _resolve_opponent(opponent)
         self._opponent_agent = getattr(self._opponent_callable, "__self__", None)
+        if hasattr(self._opponent_agent, "check_rules"):  # an agent that cannot play these rules fails here
+            self._opponent_agent.check_rules(self.rules)
 
         length = self.rules.length
         self.action_space = spaces.Discrete(length + 1)

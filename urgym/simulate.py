@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import argparse
+import sys
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from urgym import core
+from urgym.cli import ArgumentParser, command
 from urgym.core import geometry, roll_cumulative
 from urgym.rules import Rules, get_rules
 
@@ -70,11 +71,12 @@ def simulate(rules: Rules | str = "finkel", light: str = "random", dark: str = "
     return SimulationResult(winners, turns, moves)
 
 
+@command("ur-simulate")
 def main(argv: list[str] | None = None) -> None:
     """``ur-simulate``: play games between built-in policies and report win rates and speed."""
     from urgym.rules import RULE_SET_NAMES
 
-    parser = argparse.ArgumentParser(prog="ur-simulate", description=main.__doc__)
+    parser = ArgumentParser(prog="ur-simulate", description=main.__doc__)
     parser.add_argument("--rules", default="finkel", choices=RULE_SET_NAMES)
     parser.add_argument("--pieces", type=int, default=None, help="pieces per side (default: the rule set's)")
     parser.add_argument("--light", default="random", choices=POLICY_NAMES)
@@ -85,6 +87,8 @@ def main(argv: list[str] | None = None) -> None:
     rules = get_rules(args.rules, args.pieces)
     simulate(rules, args.light, args.dark, games=1, seed=args.seed)  # compile (or load the cache) first
     start = time.perf_counter()
+    if args.games < 1:
+        parser.error(f"--games must be at least 1, got {args.games}")
     result = simulate(rules, args.light, args.dark, games=args.games, seed=args.seed)
     elapsed = time.perf_counter() - start
     print(rules.describe())
@@ -94,4 +98,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

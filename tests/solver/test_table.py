@@ -112,3 +112,20 @@ def test_cli_counts_and_solves(tmp_path, capsys):
     with pytest.raises(SystemExit):
         solve_main(["--rules", "murray", "--pieces", "1", "--out", str(tmp_path / "x.urtable")])
     assert "visits some tiles twice" in capsys.readouterr().err
+
+
+def test_a_corrupt_cached_table_is_moved_aside_and_solved_again(tmp_path, capsys):
+    from solver import cached_table_path, load_or_solve
+    from urgym import Position, get_rules
+
+    rules = get_rules("finkel", 1)
+    first = load_or_solve(rules, progress=False, directory=tmp_path)
+    start = first.win_probability(Position.start(rules))
+    path = cached_table_path(rules, directory=tmp_path)
+    data = bytearray(path.read_bytes())
+    data[-5] ^= 0x40  # one flipped bit in the values
+    path.write_bytes(bytes(data))
+    again = load_or_solve(rules, progress=False, directory=tmp_path)
+    assert again.win_probability(Position.start(rules)) == pytest.approx(start, abs=1e-11)
+    assert path.with_name(path.name + ".corrupt").exists()
+    assert "moved it to" in capsys.readouterr().err

@@ -197,3 +197,12 @@ def test_float_actions_are_refused_not_rounded():
             env.step(bad)
     _, _, _, _, info = env.step(np.array(int(np.flatnonzero(env.action_masks())[0])))  # a 0-d integer array is fine
     assert not info["illegal_action"]
+
+
+def test_an_opponent_that_cannot_play_the_rules_fails_at_construction():
+    import gymnasium as gym
+
+    with pytest.raises(ValueError, match="cannot be solved"):
+        gym.make("urgym/Ur-v0", rules="murray", opponent="perfect")
+    with pytest.raises(ValueError, match="TD model was trained on"):
+        gym.make("urgym/Ur-v0", rules="finkel", pieces=3, opponent="td")

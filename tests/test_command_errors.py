@@ -1,0 +1,69 @@
+"""Bad command lines, as a hostile but fair new user types them: each ends with one line on stderr naming what
+was wrong, exit status 2, and no traceback (``--debug`` shows the traceback)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BIN = Path(sys.executable).parent
+
+CASES = [
+    (["ur-simulate", "--pieces", "0"], "pieces must be an integer from 1 to 15"),
+    (["ur-simulate", "--games", "0"], "--games must be at least 1"),
+    (["ur-simulate", "--light", "wizard"], "wizard"),
+    (["solve", "--tol", "0", "--pieces", "1"], "tol must be between 0 and 1"),
+    (["solve", "--threads", "-3", "--pieces", "1"], "threads must be from 1 to"),
+    (["solve", "--rules", "murray", "--pieces", "1"], "murray"),
+    (["solve", "--pieces", "1", "--out", "/proc/table.urtable"], "not a writable directory"),
+    (["solve", "--rules", "blitz", "--format", "rgu", "--out", "t.rgu"], "covers finkel"),
+    (["solve", "--compare", "nope-a.urtable", "nope-b.rgu"], "no such table"),
+    (["evaluate", "--agent", "nosuch"], "unknown agent 'nosuch'"),
+    (["evaluate", "--agent", "greedy", "--rules", "chess"], "unknown rule set 'chess'"),
+    (["evaluate", "--agent", "expectimax:depth=7:depth=3", "--pieces", "2"], "'depth' is given twice"),
+    (["evaluate", "--agent", "greedy", "--workers", "-2", "--pieces", "2"], "--workers must be at least 1"),
+    (["evaluate", "--agent", "greedy", "--games", "0", "--pieces", "2"], "--games must be at least 1"),
+    (["evaluate", "--agent", "td", "--pieces", "2", "--games", "2"], "trained on"),
+    (["evaluate", "--agent", "td:model=/nope.npz", "--pieces", "2"], "no TD model at /nope.npz"),
+    (["evaluate", "--agent", "greedy", "--pieces", "2", "--plot", "x.gif"], "ending in .png, .pdf, .svg"),
+    (["evaluate", "--agent", "greedy", "--pieces", "2", "--json", "/proc/x.json"], "not a writable directory"),
+    (["evaluate", "--agent", "greedy", "--pieces", "2", "--save-games", "/etc/passwd"], "it is a file"),
+    (["train", "--hidden", "0", "--pieces", "2", "--out", "runs"], "--hidden must be at least 1"),
+    (["train", "--alpha", "-1", "--pieces", "2", "--out", "runs", "--algo", "td-lambda"], "--alpha"),
+    (["train", "--lam", "5", "--pieces", "2", "--out", "runs", "--algo", "td-lambda"], "--lam"),
+    (["train", "--eval-every", "0", "--pieces", "2", "--out", "runs"], "--eval-every must be at least 1"),
+    (["review", "/nonexistent/game.json"], "no such game record"),
+    (["review", "game.json", "--plot", "graph.gif"], "ending in .png, .pdf, .svg"),
+    (["stats", "--games", "0"], "--games must be at least 1"),
+    (["stats", "--records", "/nonexistent-folder"], "no game records"),
+    (["play", "--agent", "nosuch"], "unknown agent"),
+]
+
+
+def run(argv, tmp_path, env=None):
+    return subprocess.run([str(BIN / argv[0]), *argv[1:]], capture_output=True, text=True, cwd=tmp_path,
+                          env={**os.environ, **(env or {})}, timeout=120, stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.parametrize(("argv", "message"), CASES, ids=[" ".join(c[0]) for c in CASES])
+def test_a_bad_command_line_gets_one_line_and_status_2(argv, message, tmp_path):
+    (tmp_path / "game.json").write_text("{}")
+    result = run(argv, tmp_path)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2, result.stderr
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert message in lines[0] and lines[0].startswith(f"{argv[0]}: error: ")
+
+
+def test_cache_set_to_a_file_is_named(tmp_path):
+    result = run(["evaluate", "--agent", "greedy", "--pieces", "2", "--games", "2"], tmp_path,
+                 env={"URGYM_CACHE": "/etc/passwd"})
+    assert result.returncode == 2 and result.stderr.count("\n") == 1
+    assert "URGYM_CACHE=/etc/passwd is a file" in result.stderr
+
+
+def test_debug_shows_the_traceback(tmp_path):
+    result = run(["evaluate", "--agent", "td:model=/nope.npz", "--pieces", "2", "--debug"], tmp_path)
+    assert result.returncode == 1 and "Traceback" in result.stderr and "no TD model" in result.stderr

@@ -1,0 +1,67 @@
+"""What every command does with a user's error: one line on stderr and exit status 2, never a traceback.
+
+A command's ``main`` is wrapped with :func:`command`. Errors that come from what the user asked for (a bad
+value, a missing or corrupt file, a missing optional extra) end with ``PROG: error: MESSAGE`` and status 2;
+Ctrl-C ends with ``PROG: interrupted`` and status 130. ``--debug`` anywhere on the command line, or
+``URGYM_DEBUG=1``, lets the exception through with its traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from urgym.files import MissingExtraError
+
+__all__ = ["USER_ERRORS", "ArgumentParser", "command"]
+
+USER_ERRORS = (ValueError, TypeError, OSError, MissingExtraError)
+"""Exceptions that report a problem with the user's input or files (FileNotFoundError is an OSError)."""
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse's parser, with its errors on one line (``PROG: error: MESSAGE (see PROG --help)``), status 2."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (see {self.prog} --help)\n")
+
+
+def command(prog: str, interrupted: str = "") -> Callable[[Callable[..., Any]], Callable[..., int]]:
+    """Wrap a command's ``main(argv=None)``: user errors become one line and exit status 2.
+
+    Args:
+        prog: The command's name, as the user typed it.
+        interrupted: Extra words after ``interrupted`` on Ctrl-C (e.g. how to resume).
+    """
+
+    def wrap(main: Callable[..., Any]) -> Callable[..., int]:
+        @functools.wraps(main)
+        def run(argv: list[str] | None = None, **options: Any) -> int:
+            args = list(sys.argv[1:] if argv is None else argv)
+            debug = "--debug" in args or os.environ.get("URGYM_DEBUG", "") not in ("", "0")
+            args = [a for a in args if a != "--debug"]
+            if debug:
+                return main(args, **options) or 0
+            try:
+                return main(args, **options) or 0
+            except KeyboardInterrupt:
+                print(f"{prog}: interrupted{'; ' + interrupted if interrupted else ''}", file=sys.stderr)
+                return 130
+            except USER_ERRORS as err:
+                print(f"{prog}: error: {_one_line(err)}", file=sys.stderr)
+                return 2
+
+        return run
+
+    return wrap
+
+
+def _one_line(err: BaseException) -> str:
+    if isinstance(err, OSError) and err.filename is not None and err.strerror:
+        return f"{err.filename}: {err.strerror}"
+    text = " ".join(str(err).split()) or type(err).__name__
+    return text
