@@ -27,7 +27,9 @@ from urgym.files import write_atomic
 __all__ = ["DTYPES", "FORMAT_VERSION", "SolvedTable", "TableError"]
 
 MAGIC = b"URGYMTBL"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""Version 2 adds ``header_checksum`` (CRC-32 of the rest of the header); version 1 files still load."""
+_READABLE_VERSIONS = (1, 2)
 DTYPES = ("float64", "float32", "uint16")
 _ALIGN = 4096
 _UINT16_SCALE = 65535.0
@@ -158,8 +160,23 @@ class SolvedTable:
         return cls(table_rules, values, header, path=path.resolve())
 
 
+_BLANK_CHECKSUM = "crc32:00000000"
+
+
+def _checksum_field(value: str) -> bytes:
+    return f'"header_checksum": "{value}"'.encode()
+
+
+def _header_checksum(blob: bytes, stored: str) -> str:
+    """CRC-32 of the header's exact bytes with its own checksum blanked (every byte counts, even ones that
+    would parse to the same JSON)."""
+    return f"crc32:{zlib.crc32(blob.replace(_checksum_field(stored), _checksum_field(_BLANK_CHECKSUM), 1)):08x}"
+
+
 def write_table(path: Path, header: dict[str, Any], data: np.ndarray) -> Path:
+    header = dict(header, format_version=FORMAT_VERSION, header_checksum=_BLANK_CHECKSUM)
     blob = json.dumps(header, sort_keys=True).encode()
+    blob = blob.replace(_checksum_field(_BLANK_CHECKSUM), _checksum_field(_header_checksum(blob, _BLANK_CHECKSUM)))
     offset = -(-(len(MAGIC) + 8 + len(blob)) // _ALIGN) * _ALIGN
 
     def write(tmp: Path) -> None:
@@ -177,14 +194,20 @@ def read_header(path: Path) -> tuple[dict[str, Any], int]:
         if len(start) < len(MAGIC) + 8 or start[: len(MAGIC)] != MAGIC:
             raise TableError(f"{path} is not a urgym solved table (bad magic)")
         (length,) = struct.unpack("<Q", start[len(MAGIC):])
+        if length > os.fstat(f.fileno()).st_size - len(start):
+            raise TableError(f"{path} has a corrupt header: its length ({length:,} bytes) runs past the file's end")
         blob = f.read(length)
     try:
         header = json.loads(blob)
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
         raise TableError(f"{path} has a corrupt header: {e}") from None
-    if header.get("format_version") != FORMAT_VERSION:
-        raise TableError(f"{path} has format version {header.get('format_version')}, this urgym reads "
-                         f"{FORMAT_VERSION}; solve it again")
+    if not isinstance(header, dict) or header.get("format_version") not in _READABLE_VERSIONS:
+        version = header.get("format_version") if isinstance(header, dict) else None
+        raise TableError(f"{path} has format version {version}, this urgym reads "
+                         f"{', '.join(map(str, _READABLE_VERSIONS))}; solve it again")
+    stored = header.get("header_checksum")
+    if header["format_version"] >= 2 and (not isinstance(stored, str) or stored != _header_checksum(blob, stored)):
+        raise TableError(f"{path} has a corrupt header: its header checksum does not match")
     for key in ("rules", "positions", "dtype", "checksum"):
         if key not in header:
             raise TableError(f"{path} has a corrupt header: no {key!r}")

@@ -129,3 +129,28 @@ def test_a_corrupt_cached_table_is_moved_aside_and_solved_again(tmp_path, capsys
     assert again.win_probability(Position.start(rules)) == pytest.approx(start, abs=1e-11)
     assert path.with_name(path.name + ".corrupt").exists()
     assert "moved it to" in capsys.readouterr().err
+
+
+def test_every_byte_of_the_header_is_covered(tmp_path, table):
+    """Flipping any bit of the magic, the header length or the JSON header is refused with a TableError."""
+    data = table.save(tmp_path / "t.urtable").read_bytes()
+    length = struct.unpack("<Q", data[8:16])[0]
+    for position in range(16 + length):
+        for bit in (0x01, 0x20):
+            flipped = bytearray(data)
+            flipped[position] ^= bit
+            (tmp_path / "f.urtable").write_bytes(bytes(flipped))
+            with pytest.raises(TableError):
+                SolvedTable.load(tmp_path / "f.urtable", verify=False)
+
+
+def test_version_1_tables_still_load(tmp_path, table):
+    path = table.save(tmp_path / "t.urtable")
+    data = path.read_bytes()
+    length = struct.unpack("<Q", data[8:16])[0]
+    header = json.loads(data[16:16 + length])
+    del header["header_checksum"]
+    header["format_version"] = 1
+    blob = json.dumps(header, sort_keys=True).encode().ljust(length)
+    (tmp_path / "v1.urtable").write_bytes(data[:16] + blob + data[16 + length:])
+    assert SolvedTable.load(tmp_path / "v1.urtable").header["format_version"] == 1
