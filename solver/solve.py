@@ -13,9 +13,12 @@ pair; the finished table is written atomically with :func:`solver.table.write_ta
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import sys
 import time
+import zlib
 from pathlib import Path
 
 import numba
@@ -106,34 +109,90 @@ def _pair_key(pair: tuple[int, int]) -> str:
 
 
 class _Checkpoint:
-    """Progress of a solve written to a path: finished pairs and their residuals."""
+    """Progress of a solve written to a path: finished pairs, their residuals and their values' checksums.
 
-    def __init__(self, out: Path, rules: Rules, tol: float, size: int) -> None:
+    A lock file keeps a second solve of the same path out. On resume every finished pair's values are
+    checked against their CRC-32; the first pair that fails is solved again, with every pair after it
+    (they were computed from it).
+    """
+
+    def __init__(self, out: Path, rules: Rules, tol: float, index: PositionIndex) -> None:
         self.values_path = out.with_name(out.name + ".partial")
         self.state_path = out.with_name(out.name + ".partial.json")
-        self.key = {"rules": rules.to_dict(), "tol": tol, "positions": size}
+        self.key = {"rules": rules.to_dict(), "tol": tol, "positions": index.size}
         self.done: dict[str, float] = {}
+        self.crcs: dict[str, str] = {}
         self.elapsed = 0.0
-        if self.state_path.exists() and self.values_path.exists():
-            state = json.loads(self.state_path.read_text())
-            if state.get("key") == self.key and self.values_path.stat().st_size == size * 8:
-                self.done, self.elapsed = state["done"], state["elapsed"]
-        mode = "r+" if self.done else "w+"
         out.parent.mkdir(parents=True, exist_ok=True)
-        self.values = np.memmap(self.values_path, dtype=np.float64, mode=mode, shape=(size,))
+        self._lock = _lock(out)
+        state = self._read_state(index.size)
+        mode = "r+" if state else "w+"
+        self.values = np.memmap(self.values_path, dtype=np.float64, mode=mode, shape=(index.size,))
+        if state:
+            self._verify(state, index)
 
-    def finish_pair(self, pair: tuple[int, int], residual: float, elapsed: float) -> None:
+    def _read_state(self, size: int) -> dict | None:
+        if not (self.state_path.exists() and self.values_path.exists()):
+            return None
+        try:
+            state = json.loads(self.state_path.read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+            print(f"solve: the checkpoint {self.state_path} is unreadable ({err}); starting afresh", file=sys.stderr)
+            return None
+        if not isinstance(state, dict) or state.get("key") != self.key or \
+                self.values_path.stat().st_size != size * 8:
+            return None
+        return state
+
+    def _verify(self, state: dict, index: PositionIndex) -> None:
+        done, crcs = state.get("done", {}), state.get("crc", {})
+        for pair, (start, end) in zip(index.pairs, index.pair_ranges, strict=True):
+            key = _pair_key(pair)
+            if key not in done:
+                break
+            if crcs.get(key) != _crc(self.values[start:end]):
+                print(f"solve: layer pair {pair} in the checkpoint fails its checksum; solving it and the pairs "
+                      "after it again", file=sys.stderr)
+                break
+            self.done[key], self.crcs[key] = done[key], crcs[key]
+        self.elapsed = float(state.get("elapsed", 0.0))
+        print(f"solve: resuming from {self.values_path}: {len(self.done)} of {len(index.pairs)} layer pairs done",
+              file=sys.stderr)
+
+    def finish_pair(self, pair: tuple[int, int], span: tuple[int, int], residual: float, elapsed: float) -> None:
         self.values.flush()
-        self.done[_pair_key(pair)] = residual
+        key = _pair_key(pair)
+        self.done[key] = residual
+        self.crcs[key] = _crc(self.values[span[0]:span[1]])
         self.elapsed = elapsed
         tmp = self.state_path.with_name(self.state_path.name + ".tmp")
-        tmp.write_text(json.dumps({"key": self.key, "done": self.done, "elapsed": elapsed}))
+        tmp.write_text(json.dumps({"key": self.key, "done": self.done, "crc": self.crcs, "elapsed": elapsed}))
         os.replace(tmp, self.state_path)
 
     def remove(self) -> None:
         del self.values
         self.values_path.unlink(missing_ok=True)
         self.state_path.unlink(missing_ok=True)
+
+    def release(self) -> None:
+        """Let another solve of this path start (the lock file itself stays; it is empty)."""
+        self._lock.close()
+
+
+def _crc(values: np.ndarray) -> str:
+    return f"{zlib.crc32(np.ascontiguousarray(values).view(np.uint8)):08x}"
+
+
+def _lock(out: Path):
+    """Hold an exclusive lock on ``OUT.lock`` for the solve; a second solve of ``out`` is refused at once."""
+    handle = open(out.with_name(out.name + ".lock"), "a")  # noqa: SIM115 - held until the solve ends
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise ValueError(f"another solve is writing {out} (it holds {out.name}.lock); wait for it to finish or "
+                         "give another --out") from None
+    return handle
 
 
 def check_solve_options(tol: float, threads: int | None) -> None:
@@ -180,7 +239,16 @@ def solve(rules: Rules | str, tol: float = 1e-12, progress: bool = True, out: st
 
 def _solve(rules: Rules, index: PositionIndex, tol: float, progress: bool, out: str | os.PathLike | None,
            dtype: str) -> SolvedTable:
-    checkpoint = _Checkpoint(Path(out), rules, tol, index.size) if out is not None else None
+    checkpoint = _Checkpoint(Path(out), rules, tol, index) if out is not None else None
+    try:
+        return _solve_layers(rules, index, tol, progress, out, dtype, checkpoint)
+    finally:
+        if checkpoint is not None:
+            checkpoint.release()
+
+
+def _solve_layers(rules: Rules, index: PositionIndex, tol: float, progress: bool, out: str | os.PathLike | None,
+                  dtype: str, checkpoint: _Checkpoint | None) -> SolvedTable:
     values = checkpoint.values if checkpoint else np.zeros(index.size, dtype=np.float64)
     done = checkpoint.done if checkpoint else {}
     started = time.perf_counter() - (checkpoint.elapsed if checkpoint else 0.0)
@@ -195,7 +263,7 @@ def _solve(rules: Rules, index: PositionIndex, tol: float, progress: bool, out: 
             residual = _solve_pair(index, values, pair, start, end, tol, bar)
             max_residual = max(max_residual, residual)
             if checkpoint:
-                checkpoint.finish_pair(pair, residual, time.perf_counter() - started)
+                checkpoint.finish_pair(pair, (start, end), residual, time.perf_counter() - started)
             bar.update(end - start)
     finally:
         bar.close()

@@ -154,3 +154,61 @@ def test_version_1_tables_still_load(tmp_path, table):
     blob = json.dumps(header, sort_keys=True).encode().ljust(length)
     (tmp_path / "v1.urtable").write_bytes(data[:16] + blob + data[16 + length:])
     assert SolvedTable.load(tmp_path / "v1.urtable").header["format_version"] == 1
+
+
+def _interrupted_solve(tmp_path, monkeypatch, rules, pairs_done=3):
+    solve_module = __import__("sys").modules["solver.solve"]
+    real = solve_module._solve_pair
+    calls = []
+
+    def interrupt(*args, **kwargs):
+        if len(calls) == pairs_done:
+            raise KeyboardInterrupt
+        calls.append(args[2])
+        return real(*args, **kwargs)
+
+    out = tmp_path / "t.urtable"
+    monkeypatch.setattr(solve_module, "_solve_pair", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        solver.solve(rules, progress=False, out=out)
+    monkeypatch.setattr(solve_module, "_solve_pair", real)
+    return out, calls
+
+
+def test_resume_redoes_a_damaged_pair_and_the_pairs_after_it(tmp_path, monkeypatch, capsys):
+    rules = get_rules("blitz", 2)
+    out, done = _interrupted_solve(tmp_path, monkeypatch, rules)
+    index = solver.PositionIndex(rules)
+    start, end = index.pair_ranges[index.pairs.index(done[1])]
+    partial = np.memmap(out.with_name(out.name + ".partial"), dtype=np.float64, mode="r+")
+    partial[(start + end) // 2] += 0.75  # damage the second finished pair
+    partial.flush()
+    del partial
+    resumed = solver.solve(rules, progress=False, out=out)
+    err = capsys.readouterr().err
+    assert f"layer pair {done[1]} in the checkpoint fails its checksum" in err
+    assert "resuming from" in err and f"1 of {len(index.pairs)} layer pairs done" in err
+    fresh = solver.solve(rules, progress=False)
+    assert np.max(np.abs(resumed.probabilities() - fresh.probabilities())) < 1e-11
+
+
+def test_an_unreadable_checkpoint_starts_afresh(tmp_path, monkeypatch, capsys):
+    rules = get_rules("finkel", 2)
+    out, _ = _interrupted_solve(tmp_path, monkeypatch, rules)
+    out.with_name(out.name + ".partial.json").write_text("{not json")
+    table = solver.solve(rules, progress=False, out=out)
+    assert "is unreadable" in capsys.readouterr().err
+    assert table.win_probability(Position.start(rules)) == pytest.approx(
+        solver.solve(rules, progress=False).win_probability(Position.start(rules)), abs=1e-11)
+
+
+def test_a_second_solve_of_the_same_output_is_refused(tmp_path):
+    solve_module = __import__("sys").modules["solver.solve"]
+    out = tmp_path / "t.urtable"
+    held = solve_module._lock(out)
+    try:
+        with pytest.raises(ValueError, match="another solve is writing"):
+            solver.solve(get_rules("finkel", 1), progress=False, out=out)
+    finally:
+        held.close()
+    assert solver.solve(get_rules("finkel", 1), progress=False, out=out).path == out.resolve()
