@@ -111,6 +111,8 @@ class Position:
     def from_code(cls, rules: Rules | str, code: int) -> Position:
         """Rebuild a position from its packed integer form (:attr:`code`), validating it."""
         rules = get_rules(rules)
+        if isinstance(code, bool) or not isinstance(code, (int, np.integer)):
+            raise TypeError(f"a position code is an integer (Position.code), got {code!r}")
         code = int(code)
         if code < 0 or code >> (core.TURN_SHIFT + 1):
             raise ValueError(f"position code {code} is outside the packed format")
@@ -210,6 +212,8 @@ class Position:
         """
         if self.is_over:
             raise ValueError(f"the game is over: {self.winner} has won")
+        if move is not None and (isinstance(move, bool) or not isinstance(move, (int, np.integer))):
+            raise TypeError(f"a move is the integer source position of the piece (or None to pass), got {move!r}")
         legal = self.legal_moves(roll)
         if move is None:
             if legal:
