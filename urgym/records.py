@@ -154,7 +154,12 @@ class GameRecord:
             text = path.read_text()
             if path.suffix.lower() == ".rgn":
                 return cls.from_rgn(text, rules)
-            return cls.from_dict(json.loads(text))
+            try:
+                data = json.loads(text)
+            except json.JSONDecodeError as err:
+                raise ValueError(f"not a game record: it is not JSON ({err.msg} at line {err.lineno}); records are "
+                                 "urgym's JSON or RGN files ending in .rgn") from None
+            return cls.from_dict(data)
         except (ValueError, UnicodeDecodeError) as err:
             raise ValueError(f"{path}: {err}") from None
 
