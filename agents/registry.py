@@ -144,7 +144,10 @@ def make_agent(spec: str | Agent, seed: int | None = None, **kwargs: Any) -> Age
         if key not in info.extra_kwargs:
             info.param(key)  # raises for an unknown name
         params[key] = value
-    return info.factory(seed=seed, **params)
+    try:
+        return info.factory(seed=seed, **params)
+    except FileNotFoundError as err:  # a model file named in the spec: a bad value, like any other
+        raise ValueError(f"in agent spec {spec!r}: {err}") from None
 
 
 def _convert(info: AgentInfo, param: Param, text: str) -> Any:

@@ -71,5 +71,6 @@ def test_cache_set_to_a_file_is_named(tmp_path):
 
 
 def test_debug_shows_the_traceback(tmp_path):
-    result = run(["evaluate", "--agent", "td:model=/nope.npz", "--pieces", "2", "--debug"], tmp_path)
-    assert result.returncode == 1 and "Traceback" in result.stderr and "no TD model" in result.stderr
+    result = run(["evaluate", "--agent", "greedy", "--pieces", "2", "--games", "2", "--debug"], tmp_path,
+                 env={"URGYM_CACHE": "/etc/passwd"})
+    assert result.returncode == 1 and "Traceback" in result.stderr and "is a file" in result.stderr
