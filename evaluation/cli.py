@@ -62,13 +62,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--plot", help="write a plot to this path (.png, .pdf, .svg)")
     parser.add_argument("--save-games", metavar="DIR",
                         help="write every game's record to DIR (game-000000.json, ...; review them with `review`)")
-    parser.add_argument("--no-solve", action="store_true",
-                        help="stop, with the command to run, instead of solving a missing table")
     parser.add_argument("--backend", default="process", choices=BACKENDS,
                         help="run games in local worker processes or as Ray tasks (default process)")
     parser.add_argument("--ray-address", help="the Ray cluster to use with --backend ray (default: local)")
-    parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    _table_options(parser)
     return parser
+
+
+def _table_options(parser: argparse.ArgumentParser) -> None:
+    """The options every command that needs a solved table shares."""
+    parser.add_argument("--no-solve", action="store_true",
+                        help="stop, with the command to run, instead of solving a missing table")
+    parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
 
 @command("evaluate")
@@ -203,9 +208,7 @@ def build_review_parser() -> argparse.ArgumentParser:
     parser.add_argument("--plot", help="write the win-probability graph to this path (.png, .pdf, .svg)")
     parser.add_argument("--html", help="write a self-contained HTML page to this path (board, graph, moves)")
     parser.add_argument("--summary", action="store_true", help="print only the players' summary and key moves")
-    parser.add_argument("--no-solve", action="store_true",
-                        help="stop, with the command to run, instead of solving a missing table")
-    parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    _table_options(parser)
     return parser
 
 
@@ -252,20 +255,16 @@ def build_stats_parser() -> argparse.ArgumentParser:
     parser.add_argument("--save-games", metavar="DIR", help="keep the self-play games' records in DIR")
     parser.add_argument("--json", help="write the statistics as JSON to this path")
     parser.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
-    parser.add_argument("--no-solve", action="store_true",
-                        help="stop, with the command to run, instead of solving a missing table")
-    parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    _table_options(parser)
     return parser
 
 
 @command("stats")
 def stats_main(argv: list[str] | None = None) -> int:
-    import json
     import tempfile
     from pathlib import Path
 
     from evaluation.game_stats import format_stats, game_tree_stats
-    from urgym.files import write_atomic
     from urgym.records import GameRecord
 
     parser = build_stats_parser()
@@ -302,7 +301,7 @@ def stats_main(argv: list[str] | None = None) -> int:
     print(format_stats(stats, source, positions))
     if args.json:
         data = {**stats.to_dict(), "source": source, "positions": positions}
-        print(f"wrote {write_atomic(args.json, lambda tmp: tmp.write_text(json.dumps(data, indent=1)))}")
+        print(f"wrote {write_json(args.json, data)}")
     return 0
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from solver import SolvedTable
-from urgym.position import SIDES
+from urgym.position import SIDES, Position
 from urgym.records import GameRecord
 
 __all__ = ["GameAnalysis", "RollAnalysis", "analyse_game"]
@@ -64,6 +64,8 @@ class GameAnalysis:
     """Light's winning chance at the start."""
     result: float | None
     """Light's result: 1 if light won, 0 if dark did, None while the game goes on."""
+    positions: tuple[Position, ...] = ()
+    """The position before each roll, then the final one."""
 
     def luck(self, side: str) -> float:
         """The total luck of ``side``'s rolls."""
@@ -110,4 +112,4 @@ def analyse_game(record: GameRecord, table: SolvedTable) -> GameAnalysis:
     start = table.win_probability(positions[0], "light")
     final = positions[-1]
     result = None if not final.is_over else 1.0 if final.winner == SIDES[0] else 0.0
-    return GameAnalysis(tuple(rolls), start, result)
+    return GameAnalysis(tuple(rolls), start, result, tuple(positions))

@@ -235,8 +235,8 @@ def play_match(agent: str | Agent, opponent: str | Agent, rules: Rules, games: i
     directory = records_directory(save_games) if save_games is not None else None
     specs = (agent, opponent)
     built = [make_agent(s) for s in specs]  # validates both specs before any work starts
-    for agent_ in built:
-        agent_.check_rules(rules)
+    for built_agent in built:
+        built_agent.check_rules(rules)
     numba = use_numba and table is not None and all(numba_kind(a) is not None for a in built)
     workers = workers or default_workers()
     per_task = _games_per_task(games, workers, numba)

@@ -25,9 +25,10 @@ def write_json(path: str | os.PathLike, data: dict[str, Any]) -> Path:
     return write_atomic(path, lambda tmp: tmp.write_text(text + "\n"))
 
 
-def write_csv(path: str | os.PathLike, rows: list[dict[str, Any]]) -> Path:
+def write_csv(path: str | os.PathLike, rows: list[dict[str, Any]], fields: list[str] | None = None) -> Path:
+    """Rows as CSV, atomically; ``fields`` names the columns when there may be no rows."""
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]))
+    writer = csv.DictWriter(buffer, fieldnames=list(rows[0]) if rows else list(fields or []))
     writer.writeheader()
     writer.writerows(rows)
     return write_atomic(path, lambda tmp: tmp.write_text(buffer.getvalue()))

@@ -24,9 +24,7 @@ accuracy is the mean over their moves with a choice (100 when they had none).
 
 from __future__ import annotations
 
-import csv
 import html
-import io
 import json
 import os
 from dataclasses import dataclass
@@ -35,6 +33,7 @@ from typing import Any
 
 from evaluation._kernels import BLUNDER
 from evaluation.luck import GameAnalysis, RollAnalysis, analyse_game
+from evaluation.report import write_csv, write_json
 from solver import SolvedTable
 from urgym.files import PLOT_FORMATS, check_output, write_atomic
 from urgym.notation import move_text
@@ -192,16 +191,10 @@ class GameReview:
         return "\n".join(lines)
 
     def save_json(self, path: str | os.PathLike) -> Path:
-        text = json.dumps(self.to_dict(), indent=1)
-        return write_atomic(path, lambda tmp: tmp.write_text(text + "\n"))
+        return write_json(path, self.to_dict())
 
     def save_csv(self, path: str | os.PathLike) -> Path:
-        rows = self.csv_rows()
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]) if rows else ["step"])
-        writer.writeheader()
-        writer.writerows(rows)
-        return write_atomic(path, lambda tmp: tmp.write_text(buffer.getvalue()))
+        return write_csv(path, self.csv_rows(), fields=["step"])
 
     def save_plot(self, path: str | os.PathLike) -> Path:
         """Light's winning chance over the game (PNG, PDF or SVG by the suffix), errors marked."""
@@ -227,7 +220,7 @@ def review_game(record: GameRecord, table: SolvedTable, analysis: GameAnalysis |
         ValueError: If the table is of other rules, or a step of the record is not legal.
     """
     analysis = analysis or analyse_game(record, table)
-    positions = tuple(record.positions())
+    positions = analysis.positions or tuple(record.positions())
     moves = tuple(_move_review(r, positions[r.index]) for r in analysis.rolls)
     players = tuple(_player_review(side, record, analysis, moves) for side in SIDES)
     by_error = sorted((m for m in moves if m.regret > 1e-12), key=lambda m: -m.regret)[:KEY_MOVES]

@@ -90,45 +90,21 @@ def _state_value(values, edges, counts, c0, e, probs):
 
 
 @njit(cache=True, parallel=True)
-def sweep(items, item_edge_end, pair_start, counts, edges, probs, values, item_delta, update):
+def sweep(items, item_edge_end, pair_start, counts, edges, probs, values, item_delta, update, change, item_dot,
+          item_norm):
     """One in-place (Gauss-Seidel) pass over a pair, in reverse index order; returns the largest change.
 
     Reverse order sweeps pieces further along their paths first (higher colex and war-zone ranks), so
     most successors are already updated when a position is. With ``update=False`` nothing is written
     and the result is the Bellman residual max |T V - V|.
+
+    With a non-empty ``change`` the pass also keeps each position's change, for the extrapolation of slow
+    modes: ``change[i - pair_start]`` holds the previous pass's change on entry and this pass's on return, and
+    ``item_dot``/``item_norm`` get per work item sum(new * old) and sum(old * old).
     """
     n_rolls = probs.shape[0]
     n_items = items.shape[0]
-    for t in prange(n_items):
-        it = n_items - 1 - t
-        e = item_edge_end[it]
-        delta = 0.0
-        for i in range(items[it, I_END] - 1, items[it, I_START] - 1, -1):
-            # walking backwards: state i's edges end where state i + 1's begin
-            c0 = (i - pair_start) * n_rolls
-            for k in range(n_rolls):
-                e -= counts[c0 + k]
-            v, _ = _state_value(values, edges, counts, c0, e, probs)
-            change = abs(v - values[i])
-            if change > delta:
-                delta = change
-            if update:
-                values[i] = v
-        item_delta[it] = delta
-    return item_delta.max()
-
-
-@njit(cache=True, parallel=True)
-def sweep_tracked(items, item_edge_end, pair_start, counts, edges, probs, values, item_delta, change, item_dot,
-                  item_norm):
-    """A sweep (as :func:`sweep`) that also keeps each position's change, for the extrapolation of slow modes.
-
-    ``change[i - pair_start]`` holds the previous sweep's change on entry and this sweep's on return;
-    ``item_dot``/``item_norm`` get, per work item, sum(new * old) and sum(old * old), from which the ratio
-    of successive changes is estimated. Returns the largest change.
-    """
-    n_rolls = probs.shape[0]
-    n_items = items.shape[0]
+    track = change.shape[0] > 0
     for t in prange(n_items):
         it = n_items - 1 - t
         e = item_edge_end[it]
@@ -136,21 +112,25 @@ def sweep_tracked(items, item_edge_end, pair_start, counts, edges, probs, values
         dot = 0.0
         norm = 0.0
         for i in range(items[it, I_END] - 1, items[it, I_START] - 1, -1):
+            # walking backwards: state i's edges end where state i + 1's begin
             c0 = (i - pair_start) * n_rolls
             for k in range(n_rolls):
                 e -= counts[c0 + k]
             v, _ = _state_value(values, edges, counts, c0, e, probs)
             d = v - values[i]
-            old = change[i - pair_start]
-            dot += d * old
-            norm += old * old
-            change[i - pair_start] = d
             if abs(d) > delta:
                 delta = abs(d)
-            values[i] = v
+            if track:
+                old = change[i - pair_start]
+                dot += d * old
+                norm += old * old
+                change[i - pair_start] = d
+            if update:
+                values[i] = v
         item_delta[it] = delta
-        item_dot[it] = dot
-        item_norm[it] = norm
+        if track:
+            item_dot[it] = dot
+            item_norm[it] = norm
     return item_delta.max()
 
 

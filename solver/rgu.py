@@ -152,8 +152,8 @@ class RoyalUrTable:
             KeyError: If the table has no entry for the position (RoyalUr leaves out finished games).
         """
         side = side or position.turn
-        light_view = position if position.turn == "light" else Position(position.rules, core.swap_sides(
-            position.code) & ~(1 << core.TURN_SHIFT))
+        # The packed form is the mover's view: with the turn bit cleared it is the mirrored, light-to-move position.
+        light_view = Position(position.rules, position.code & ~(1 << core.TURN_SHIFT))
         key = rgu_key(light_view)
         i = int(np.searchsorted(self.keys, key))
         if i == len(self) or self.keys[i] != key:

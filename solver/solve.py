@@ -18,7 +18,6 @@ import json
 import os
 import sys
 import time
-import zlib
 from pathlib import Path
 
 import numba
@@ -27,7 +26,7 @@ from tqdm.auto import tqdm
 
 from solver import _kernels as SK
 from solver._index import B_END, B_START, PositionIndex
-from solver.table import DTYPES, SolvedTable
+from solver.table import DTYPES, SolvedTable, checksum
 from urgym import Rules, get_rules
 from urgym.core import chance_outcomes, geometry
 
@@ -47,6 +46,9 @@ def _work_items(index: PositionIndex, start: int, end: int) -> np.ndarray:
         for lo in range(int(blocks[b, B_START]), int(blocks[b, B_END]), ITEM_SIZE):
             items.append((lo, min(lo + ITEM_SIZE, int(blocks[b, B_END])), b))
     return np.array(items, dtype=np.int64).reshape(-1, 3)
+
+
+_NO_TRACKING = np.zeros(0, dtype=np.float32)
 
 
 class _PairGraph:
@@ -73,22 +75,22 @@ class _PairGraph:
         self._item_norm = np.zeros(len(self.items), dtype=np.float64)
         self.change = np.zeros(end - start, dtype=np.float32)  # a direction only: float32 keeps memory down
 
-    def sweep(self, values: np.ndarray, update: bool = True) -> float:
-        """One Gauss-Seidel sweep (largest change), or with ``update=False`` the Bellman residual."""
-        return SK.sweep(self.items, self.item_edge_end, self.start, self.counts, self.edges, self.probs, values,
-                        self._item_delta, update)
-
-    def sweep_tracked(self, values: np.ndarray) -> tuple[float, float]:
-        """A sweep that keeps each position's change; returns (largest change, ratio of this sweep's changes to
-        the last's: <d_k, d_k-1> / <d_k-1, d_k-1>)."""
-        largest = SK.sweep_tracked(self.items, self.item_edge_end, self.start, self.counts, self.edges, self.probs,
-                                   values, self._item_delta, self.change, self._item_dot, self._item_norm)
+    def sweep(self, values: np.ndarray) -> tuple[float, float]:
+        """One Gauss-Seidel sweep that keeps each position's change; returns (largest change, ratio of this
+        sweep's changes to the last's: <d_k, d_k-1> / <d_k-1, d_k-1>)."""
+        largest = SK.sweep(self.items, self.item_edge_end, self.start, self.counts, self.edges, self.probs, values,
+                           self._item_delta, True, self.change, self._item_dot, self._item_norm)
         norm = float(self._item_norm.sum())
         return largest, float(self._item_dot.sum()) / norm if norm > 0 else 0.0
 
+    def residual(self, values: np.ndarray) -> float:
+        """The Bellman residual max |T V - V| over the pair (nothing is written)."""
+        return SK.sweep(self.items, self.item_edge_end, self.start, self.counts, self.edges, self.probs, values,
+                        self._item_delta, False, _NO_TRACKING, self._item_dot, self._item_norm)
+
     def extrapolate(self, values: np.ndarray, ratio: float) -> None:
         """Add the geometric tail of the last change: what the remaining sweeps would add if each change were
-        ``ratio`` times the one before (the slow mode: a passing turn flips the sign, ratio near -0.75)."""
+        ``ratio`` times the one before (the slowest mode; on finkel its ratio is near +0.7)."""
         SK.extrapolate(values, self.start, self.change, ratio / (1.0 - ratio))
 
 
@@ -150,7 +152,7 @@ class _Checkpoint:
             key = _pair_key(pair)
             if key not in done:
                 break
-            if crcs.get(key) != _crc(self.values[start:end]):
+            if crcs.get(key) != checksum(self.values[start:end]):
                 print(f"solve: layer pair {pair} in the checkpoint fails its checksum; solving it and the pairs "
                       "after it again", file=sys.stderr)
                 break
@@ -163,7 +165,7 @@ class _Checkpoint:
         self.values.flush()
         key = _pair_key(pair)
         self.done[key] = residual
-        self.crcs[key] = _crc(self.values[span[0]:span[1]])
+        self.crcs[key] = checksum(self.values[span[0]:span[1]])
         self.elapsed = elapsed
         tmp = self.state_path.with_name(self.state_path.name + ".tmp")
         tmp.write_text(json.dumps({"key": self.key, "done": self.done, "crc": self.crcs, "elapsed": elapsed}))
@@ -177,10 +179,6 @@ class _Checkpoint:
     def release(self) -> None:
         """Let another solve of this path start (the lock file itself stays; it is empty)."""
         self._lock.close()
-
-
-def _crc(values: np.ndarray) -> str:
-    return f"{zlib.crc32(np.ascontiguousarray(values).view(np.uint8)):08x}"
 
 
 def _lock(out: Path):
@@ -288,10 +286,10 @@ def _solve_pair(index: PositionIndex, values: np.ndarray, pair: tuple[int, int],
     graph = _PairGraph(index, start, end)
     ratios: list[float] = []
     for sweep in range(1, MAX_SWEEPS + 1):
-        change, ratio = graph.sweep_tracked(values)
+        change, ratio = graph.sweep(values)
         bar.set_postfix_str(f"pair {pair}: sweep {sweep}, largest change {change:.1e}")
         if change < tol:
-            return graph.sweep(values, update=False)
+            return graph.residual(values)
         ratios.append(ratio)
         if EXTRAPOLATE and _steady(ratios):
             graph.extrapolate(values, ratio)

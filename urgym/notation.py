@@ -29,13 +29,11 @@ urgym has whose path steps tile by tile (all the named ones).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
+from urgym.game import GameStep
 from urgym.position import Position
+from urgym.records import GameRecord
 from urgym.rules import Rules, get_rules
-
-if TYPE_CHECKING:
-    from urgym.records import GameRecord
 
 __all__ = ["format_rgn", "move_text", "parse_rgn"]
 
@@ -128,8 +126,6 @@ def parse_rgn(text: str, rules: Rules | str | None = None) -> GameRecord:
             written as a pass, a capture or rosette mark that does not match the move, an action in the
             other side's turn, an action after the end).
     """
-    from urgym.records import GameRecord
-
     metadata, body = _split(text)
     rules = _rules(metadata, rules)
     position = Position.start(rules)
@@ -191,9 +187,7 @@ def _rules(metadata: dict[str, str], rules: Rules | str | None) -> Rules:
     return given
 
 
-def _read_action(position: Position, match: re.Match, where: str):
-    from urgym.game import GameStep
-
+def _read_action(position: Position, match: re.Match, where: str) -> GameStep:
     side = position.turn
     if match.group(1) is not None:
         roll = int(match.group(1))

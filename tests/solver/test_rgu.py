@@ -36,6 +36,13 @@ def test_their_table_agrees_with_our_solve_within_16_bit_rounding(finkel2):
     dark_to_move = start.play(0, None)
     assert theirs.win_probability(dark_to_move, "light") == pytest.approx(
         finkel2.win_probability(dark_to_move, "light"), abs=0.51 * UNIT)
+    # Positions with dark to move are looked up mirrored; an asymmetric one shows a wrong mirror at once.
+    for light, dark, light_home, dark_home in (([3], [9], 1, 1), ([12], [2, 6], 0, 0), ([], [13], 2, 1)):
+        position = Position.from_pieces(theirs.rules, light=light, dark=dark, light_home=light_home,
+                                        dark_home=dark_home, turn="dark")
+        for side in ("light", "dark"):
+            assert theirs.win_probability(position, side) == pytest.approx(
+                finkel2.win_probability(position, side), abs=0.51 * UNIT)
 
 
 def test_our_export_reads_back_to_their_keys_and_values(finkel2, tmp_path):
