@@ -251,6 +251,7 @@ def _solve_layers(rules: Rules, index: PositionIndex, tol: float, progress: bool
     done = checkpoint.done if checkpoint else {}
     started = time.perf_counter() - (checkpoint.elapsed if checkpoint else 0.0)
     max_residual = max(done.values(), default=0.0)
+    pair_stats: list[dict] = []  # of the pairs solved in this run (not those resumed from a checkpoint)
     bar = tqdm(total=index.size, unit="pos", unit_scale=True, disable=not progress, desc=f"solve {rules.name}",
                initial=sum(e - s for (s, e), p in zip(index.pair_ranges, index.pairs, strict=True)
                            if _pair_key(p) in done))
@@ -258,15 +259,20 @@ def _solve_layers(rules: Rules, index: PositionIndex, tol: float, progress: bool
         for pair, (start, end) in zip(index.pairs, index.pair_ranges, strict=True):
             if _pair_key(pair) in done:
                 continue
-            residual = _solve_pair(index, values, pair, start, end, tol, bar)
-            max_residual = max(max_residual, residual)
+            stats = _solve_pair(index, values, pair, start, end, tol, bar)
+            pair_stats.append(stats)
+            max_residual = max(max_residual, stats["residual"])
             if checkpoint:
-                checkpoint.finish_pair(pair, (start, end), residual, time.perf_counter() - started)
+                checkpoint.finish_pair(pair, (start, end), stats["residual"], time.perf_counter() - started)
             bar.update(end - start)
     finally:
         bar.close()
     header = {"tol": tol, "residual": max_residual, "solve_seconds": round(time.perf_counter() - started, 3),
-              "dtype": "float64"}  # in memory; save() records the dtype it writes
+              "dtype": "float64",  # in memory; save() records the dtype it writes
+              "sweeps": sum(p["sweeps"] for p in pair_stats),
+              "build_seconds": round(sum(p["build_seconds"] for p in pair_stats), 3),
+              "sweep_seconds": round(sum(p["sweep_seconds"] for p in pair_stats), 3),
+              "pairs": pair_stats}
     table = SolvedTable(rules, values, header, index)
     if checkpoint is None:
         return table
@@ -277,22 +283,31 @@ def _solve_layers(rules: Rules, index: PositionIndex, tol: float, progress: bool
 
 
 def _solve_pair(index: PositionIndex, values: np.ndarray, pair: tuple[int, int], start: int, end: int,
-                tol: float, bar: tqdm) -> float:
-    """Iterate one layer pair to convergence; return its final Bellman residual."""
+                tol: float, bar: tqdm) -> dict:
+    """Iterate one layer pair to convergence; return its statistics (final Bellman residual, sweeps,
+    extrapolations, seconds building the graph and sweeping)."""
+    stats = {"pair": list(pair), "positions": end - start, "residual": 0.0, "sweeps": 0, "extrapolations": 0,
+             "build_seconds": 0.0, "sweep_seconds": 0.0}
     if index.pieces in pair:
         _terminal_values(index, values, pair, start)
-        return 0.0
+        return stats
     bar.set_postfix_str(f"pair {pair}: building successor graph")
+    began = time.perf_counter()
     graph = _PairGraph(index, start, end)
+    stats["build_seconds"] = round(time.perf_counter() - began, 3)
+    began = time.perf_counter()
     ratios: list[float] = []
     for sweep in range(1, MAX_SWEEPS + 1):
         change, ratio = graph.sweep(values)
         bar.set_postfix_str(f"pair {pair}: sweep {sweep}, largest change {change:.1e}")
         if change < tol:
-            return graph.residual(values)
+            stats.update(residual=graph.residual(values), sweeps=sweep,
+                         sweep_seconds=round(time.perf_counter() - began, 3))
+            return stats
         ratios.append(ratio)
         if EXTRAPOLATE and _steady(ratios):
             graph.extrapolate(values, ratio)
+            stats["extrapolations"] += 1
             ratios.clear()  # the next change is no longer a multiple of the last: measure afresh
     raise RuntimeError(f"layer pair {pair} did not converge to {tol} in {MAX_SWEEPS} sweeps")
 

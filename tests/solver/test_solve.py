@@ -112,3 +112,16 @@ def test_threads_setting_does_not_leak_and_memory_tables_are_float64():
     table = solver.solve(get_rules("finkel", 1), progress=False, threads=1, dtype="uint16")
     assert numba.get_num_threads() == before
     assert table.header["dtype"] == "float64" and table.values.dtype == np.float64
+
+
+def test_solve_records_sweeps_and_time_of_every_layer_pair(tables):
+    table = tables["finkel", 2]
+    pairs = table.header["pairs"]
+    assert [tuple(p["pair"]) for p in pairs] == table.index.pairs
+    assert [p["positions"] for p in pairs] == [end - start for start, end in table.index.pair_ranges]
+    solved = [p for p in pairs if table.index.pieces not in p["pair"]]
+    terminal = [p for p in pairs if table.index.pieces in p["pair"]]
+    assert solved and all(p["sweeps"] > 0 and 0 <= p["residual"] < 1e-12 for p in solved)
+    assert all(p["sweeps"] == 0 and p["build_seconds"] == 0 for p in terminal)
+    assert table.header["sweeps"] == sum(p["sweeps"] for p in pairs)
+    assert table.header["residual"] == max(p["residual"] for p in pairs)
