@@ -79,6 +79,8 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
         if "=" in part:
             key, value = part.split("=", 1)
             key = key.strip().replace("-", "_")
+            if not key:
+                raise ValueError(f"in agent spec {spec!r}: {part!r} has no parameter name before '='")
             if key in params:
                 raise ValueError(f"in agent spec {spec!r}: {key!r} is given twice")
             params[key] = value.strip()

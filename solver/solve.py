@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import mmap
 import os
 import sys
 import time
@@ -171,6 +172,23 @@ class _Checkpoint:
         tmp.write_text(json.dumps({"key": self.key, "done": self.done, "crc": self.crcs, "elapsed": elapsed}))
         os.replace(tmp, self.state_path)
 
+    def release_pages(self, index: PositionIndex, pair: tuple[int, int]) -> None:
+        """Drop from memory the values that solving ``pair`` does not read: those of pairs other than itself
+        and the two one score further on. They stay in the file (flushed after each pair) and come back
+        from it if a later pair or the final write reads them; this keeps the peak memory near the largest
+        pair's graph plus the values it needs, instead of every value."""
+        x, y = pair
+        needed = {pair, tuple(sorted((x + 1, y))), tuple(sorted((x, y + 1)))}
+        mapping = self.values._mmap
+        if mapping is None or not hasattr(mapping, "madvise"):
+            return
+        page = mmap.PAGESIZE
+        for other, (start, end) in zip(index.pairs, index.pair_ranges, strict=True):
+            first = -(-start * 8 // page) * page  # whole pages inside the pair only
+            last = end * 8 // page * page
+            if other not in needed and last > first:
+                mapping.madvise(mmap.MADV_DONTNEED, first, last - first)
+
     def remove(self) -> None:
         del self.values
         self.values_path.unlink(missing_ok=True)
@@ -259,6 +277,8 @@ def _solve_layers(rules: Rules, index: PositionIndex, tol: float, progress: bool
         for pair, (start, end) in zip(index.pairs, index.pair_ranges, strict=True):
             if _pair_key(pair) in done:
                 continue
+            if checkpoint:
+                checkpoint.release_pages(index, pair)
             stats = _solve_pair(index, values, pair, start, end, tol, bar)
             pair_stats.append(stats)
             max_residual = max(max_residual, stats["residual"])

@@ -23,6 +23,7 @@ CASES = [
     (["evaluate", "--agent", "nosuch"], "unknown agent 'nosuch'"),
     (["evaluate", "--agent", "greedy", "--rules", "chess"], "unknown rule set 'chess'"),
     (["evaluate", "--agent", "expectimax:depth=7:depth=3", "--pieces", "2"], "'depth' is given twice"),
+    (["evaluate", "--agent", "expectimax:=3", "--pieces", "2"], "has no parameter name"),
     (["evaluate", "--agent", "greedy", "--workers", "-2", "--pieces", "2"], "--workers must be at least 1"),
     (["evaluate", "--agent", "greedy", "--games", "0", "--pieces", "2"], "--games must be at least 1"),
     (["evaluate", "--agent", "td", "--pieces", "2", "--games", "2"], "trained on"),

@@ -1,0 +1,423 @@
+"""Try several hundred bad inputs and faults, as a hostile but fair new user would, and count the outcomes.
+
+Run: ``python -m benchmarks.audit_inputs [--only cli|library] [--show OUTCOME]``.
+
+Each command line must end with exit status 2 and exactly one line on stderr, ``PROG: error: ...``, naming
+the bad value or option, without a traceback, within the time limit. Each library call must raise
+``ValueError``, ``TypeError``, ``RuntimeError`` or ``solver.TableError`` with a message naming the bad
+value. Anything else is counted as remaining, by class: ``hang`` (time limit), ``traceback``, ``accepted``
+(a bad input taken without complaint), ``unclear`` (wrong status, several lines, or a message that does
+not name the value) and, for the library, ``wrong-exception``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+BIN = Path(sys.executable).parent
+TIME_LIMIT = 90  # seconds per case; every case should fail in a few seconds
+SMALL = ["--pieces", "2"]  # cases that get past argument checking solve (or load) the tiny finkel table
+
+
+@dataclass
+class Outcome:
+    case: str
+    verdict: str  # "clear" or a class of remaining problem
+    detail: str
+
+
+# --- command lines -----------------------------------------------------------------------------------------
+
+NUMBER_OPTIONS = {  # command -> (option, bad values, what else the command needs)
+    "ur-simulate": [("--games", ["0", "-5", "abc", "1.5", "nan", ""]), ("--seed", ["-1", "abc", "1.5"])],
+    "solve": [("--tol", ["0", "1", "-1", "abc", "nan", "inf"]), ("--threads", ["0", "-3", "999", "abc", "1.5"])],
+    "play": [("--seed", ["-1", "abc"])],
+    "evaluate": [("--games", ["0", "-1", "abc", "1.5", "nan"]), ("--positions", ["-1", "abc", "1.5"]),
+                 ("--workers", ["-2", "abc", "1.5"]), ("--seed", ["-1", "abc"])],
+    "stats": [("--games", ["0", "-1", "abc"]), ("--workers", ["-2", "abc"]), ("--seed", ["-1", "abc"])],
+    "train": [("--timesteps", ["0", "-1", "abc", "1.5"]), ("--minutes", ["0", "-1", "abc", "nan", "inf"]),
+              ("--envs", ["0", "-1", "abc"]), ("--threads", ["0", "-1", "abc"]),
+              ("--eval-every", ["0", "-1", "abc"]), ("--eval-positions", ["0", "-1", "abc"]),
+              ("--hidden", ["0", "-1", "abc"]), ("--alpha", ["0", "-1", "abc", "nan", "inf"]),
+              ("--lam", ["-0.5", "1.5", "abc", "nan"]), ("--seed", ["-1", "abc"])],
+}
+NEEDS = {  # what a command needs besides the option under test, so only that option is wrong
+    "ur-simulate": [*SMALL, "--games", "2"], "solve": ["--pieces", "1"], "play": [*SMALL],
+    "evaluate": ["--agent", "greedy", *SMALL, "--games", "2", "--positions", "10"],
+    "stats": [*SMALL, "--games", "2"],
+    "train": ["--algo", "td-lambda", *SMALL, "--timesteps", "50", "--out", "runs"],
+    "review": ["game.json"],
+}
+BAD_RULES = ["chess", "", "finkel2", "Murray ", "123"]
+BAD_PIECES = ["0", "16", "-1", "abc", "2.5", ""]
+BAD_SPECS = ["nosuch", "", ":", "expectimax:depth=0", "expectimax:depth=-1", "expectimax:depth=abc",
+             "expectimax:depth=2.5", "expectimax:foo=1", "expectimax:depth=7:depth=3", "expectimax:=3",
+             "random:3", "greedy:depth=2", "heuristic:max_moves=abc", "perfect:epsilon=2", "perfect:epsilon=-0.1",
+             "td:model=/nope.npz", "td:model=/etc/passwd", "ppo:model=/nope.zip", "perfect:solve=maybe"]
+AGENT_OPTIONS = {"evaluate": ["--agent", "--opponent"], "play": ["--agent"], "stats": ["--agent"],
+                 "ur-simulate": ["--light", "--dark"], "train": ["--opponent"]}
+OUTPUT_OPTIONS = {"evaluate": ["--json", "--csv", "--plot", "--save-games"],
+                  "review": ["--json", "--csv", "--plot", "--html"], "stats": ["--json", "--save-games"],
+                  "solve": ["--out"], "play": ["--save"], "train": ["--out"]}
+BAD_OUTPUTS = ["/proc/x/out", "/nonexistent-dir/out", ".", "/etc/passwd/x", "/"]
+
+
+def command_cases() -> Iterator[tuple[list[str], str, dict[str, str]]]:
+    """(argv, text the error must name, extra environment) for every bad command line."""
+    for cmd in ("ur-simulate", "solve", "play", "evaluate", "stats", "train", "review"):
+        base = NEEDS[cmd]
+        for rules in BAD_RULES:
+            yield [cmd, *_without(base, "--rules"), "--rules", rules], "rule", {}
+        for pieces in BAD_PIECES:
+            yield [cmd, *_without(base, "--pieces"), "--pieces", pieces], "pieces", {}
+        yield [cmd, *base, "--no-such-option"], "--no-such-option", {}
+    for cmd, options in NUMBER_OPTIONS.items():
+        for option, values in options:
+            for value in values:
+                yield [cmd, *_without(NEEDS[cmd], option), option, value], option.lstrip("-").split("-")[0], {}
+    for cmd, options in AGENT_OPTIONS.items():
+        for option in options:
+            for spec in BAD_SPECS:
+                if cmd == "train" and spec.startswith(("td:", "ppo:")):
+                    continue  # the td-lambda trainer takes agent opponents; model files are covered elsewhere
+                yield [cmd, *_without(NEEDS[cmd], option), option, spec], _named(spec), {}
+    for cmd, options in OUTPUT_OPTIONS.items():
+        for option in options:
+            for path in BAD_OUTPUTS:
+                if option == "--save-games" and path == ".":
+                    continue  # an existing folder is a fine place for game records
+                argv = [cmd, *_without(NEEDS[cmd], option), option, path]
+                if cmd == "solve":
+                    argv = ["solve", "--pieces", "1", "--out", path]
+                yield argv, path.rstrip("/") or "/", {}
+    for path, what in (("/nonexistent/game.json", "/nonexistent/game.json"), ("/etc/passwd", "not a game record"),
+                       ("empty.json", "empty.json"), ("list.json", "list.json"), ("garbage.rgn", "garbage.rgn"),
+                       ("truncated.json", "truncated.json"), (".", "."), ("binary.json", "binary.json")):
+        yield ["review", path], what, {}
+    yield ["review", "game.json", "--plot", "graph.gif"], ".gif", {}
+    for argv, what in ((["solve", "--compare", "missing.urtable", "missing.rgu"], "missing"),
+                       (["solve", "--compare", "/etc/passwd", "/etc/hosts"], "/etc/passwd"),
+                       (["solve", "--compare", "empty.json", "empty.json"], "empty.json"),
+                       (["solve", "--compare", "corrupt.urtable", "corrupt.urtable"], "corrupt.urtable"),
+                       (["solve", "--import-rgu", "/etc/passwd"], "/etc/passwd"),
+                       (["solve", "--import-rgu", "missing.rgu"], "missing.rgu"),
+                       (["solve", "--import-rgu", "truncated.rgu"], "truncated.rgu"),
+                       (["solve", "--rules", "blitz", "--format", "rgu", "--out", "t.rgu"], "finkel"),
+                       (["solve", "--rules", "murray", "--pieces", "1"], "murray"),
+                       (["solve", "--dtype", "float16", "--pieces", "1"], "float16"),
+                       (["solve", "--format", "xml", "--pieces", "1"], "xml"),
+                       (["stats", "--records", "/nonexistent-folder"], "/nonexistent-folder"),
+                       (["stats", "--records", "/etc/passwd"], "/etc/passwd"),
+                       (["stats", "--records", "emptydir"], "emptydir"),
+                       (["evaluate", "--agent", "perfect", "--rules", "murray", "--pieces", "2"], "murray"),
+                       (["evaluate", "--agent", "td", *SMALL, "--games", "2"], "trained on"),
+                       (["evaluate", "--agent", "greedy", *SMALL, "--backend", "spark"], "spark"),
+                       (["evaluate", "--agent", "greedy", *SMALL, "--tournament", "greedy"], "tournament"),
+                       (["evaluate", "--agent", "greedy", *SMALL, "--tournament", "greedy,nosuch"], "nosuch"),
+                       (["evaluate", "--agent", "greedy", *SMALL, "--positions", "10", "--pieces", "1"], "pieces"),
+                       (["play", "--agent", "td", *SMALL], "trained on"),
+                       (["play", "--side", "purple"], "purple"),
+                       (["train", "--algo", "dqn", *SMALL, "--out", "runs"], "dqn"),
+                       (["train", "--vec-env", "gpu", *SMALL, "--out", "runs"], "gpu"),
+                       (["train", "--algo", "td-lambda", "--rules", "murray", *SMALL, "--timesteps", "50",
+                         "--out", "runs"], "murray")):
+        yield argv, what, {}
+    yield ["evaluate", "--agent", "greedy", *SMALL, "--games", "2"], "URGYM_CACHE", {"URGYM_CACHE": "/etc/passwd"}
+    yield ["evaluate", "--agent", "greedy", *SMALL, "--games", "2"], "URGYM_CACHE", {"URGYM_CACHE": "/proc/x"}
+    yield ["solve", "--pieces", "2", "--no-progress"], "URGYM_CACHE", {"URGYM_CACHE": "/etc/passwd"}
+
+
+def _without(argv: list[str], option: str) -> list[str]:
+    """``argv`` without ``option`` and its value."""
+    out, skip = [], False
+    for i, a in enumerate(argv):
+        if skip:
+            skip = False
+            continue
+        if a == option and i + 1 < len(argv):
+            skip = True
+            continue
+        out.append(a)
+    return out
+
+
+def _named(spec: str) -> str:
+    """What an error about an agent spec should quote: the model file, the parameter or the agent."""
+    if spec.startswith(("td:", "ppo:")):
+        return spec.split("=", 1)[1]
+    key = spec.split(":", 1)[1].split("=")[0] if "=" in spec else ""
+    if key:
+        return key
+    return spec.split(":")[0] if spec.strip(":") else "agent"
+
+
+def _write_inputs(folder: Path) -> None:
+    """The bad input files the command cases read."""
+    (folder / "game.json").write_text("{}")
+    (folder / "empty.json").write_text("")
+    (folder / "list.json").write_text("[1, 2, 3]")
+    (folder / "truncated.json").write_text('{"rules": {"name": "finkel"}, "actions": [')
+    (folder / "binary.json").write_bytes(bytes(range(256)))
+    (folder / "garbage.rgn").write_text('[Rules "Finkel"]\n1. zz9 ?? #\n')
+    (folder / "truncated.rgu").write_bytes(b"RGU\x00\x00\x00\x10{")
+    (folder / "corrupt.urtable").write_bytes(b"URTABLE" + bytes(200))
+    (folder / "emptydir").mkdir()
+
+
+def run_command(argv: list[str], what: str, env: dict[str, str], folder: Path) -> Outcome:
+    case = " ".join(repr(a) if not a or " " in a else a for a in argv) + "".join(f" [{k}={v}]" for k, v in env.items())
+    try:
+        result = subprocess.run([str(BIN / argv[0]), *argv[1:]], capture_output=True, text=True, cwd=folder,
+                                env={**os.environ, **env}, timeout=TIME_LIMIT,
+                                stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return Outcome(case, "hang", f"no answer in {TIME_LIMIT} s")
+    err = result.stderr.strip()
+    lines = err.splitlines()
+    if "Traceback" in err:
+        return Outcome(case, "traceback", lines[-1] if lines else "")
+    if result.returncode == 0:
+        return Outcome(case, "accepted", (result.stdout.strip().splitlines() or [""])[-1])
+    if result.returncode != 2 or len(lines) != 1 or not lines[0].startswith(f"{argv[0]}: error: "):
+        return Outcome(case, "unclear", f"status {result.returncode}: {' | '.join(lines)[:200]}")
+    if what.lower() not in lines[0].lower():
+        return Outcome(case, "unclear", f"does not name {what!r}: {lines[0]}")
+    return Outcome(case, "clear", lines[0])
+
+
+INTERRUPTED = [  # long runs that Ctrl-C must stop within INTERRUPT_LIMIT seconds, with one line and status 130
+    ["ur-simulate", *SMALL, "--games", "100000000"],
+    ["evaluate", "--agent", "greedy", *SMALL, "--games", "10000000", "--positions", "0"],
+    ["evaluate", "--agent", "expectimax:5", "--opponent", "random", *SMALL, "--games", "100000", "--positions", "0"],
+    ["evaluate", "--agent", "expectimax:3", *SMALL, "--games", "10", "--positions", "100000"],
+    ["stats", *SMALL, "--games", "10000000"],
+    ["train", "--algo", "td-lambda", *SMALL, "--timesteps", "100000000", "--out", "runs"],
+    ["solve", "--pieces", "5", "--out", "interrupted.urtable"],
+]
+INTERRUPT_AFTER = 4.0  # seconds: past start-up, into the long work
+INTERRUPT_LIMIT = 2.0  # seconds from Ctrl-C to exit
+
+
+def run_interrupted(argv: list[str], folder: Path) -> Outcome:
+    import time
+
+    case = "Ctrl-C in " + " ".join(argv)
+    proc = subprocess.Popen([str(BIN / argv[0]), *argv[1:]], cwd=folder, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # a background
+    # job starts with SIGINT ignored, and its children would inherit that
+    time.sleep(INTERRUPT_AFTER)
+    if proc.poll() is not None:
+        return Outcome(case, "unclear", f"finished before Ctrl-C (status {proc.returncode})")
+    sent = time.perf_counter()
+    os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C does: to the whole process group
+    try:
+        _, err = proc.communicate(timeout=TIME_LIMIT)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        return Outcome(case, "hang", f"still running {TIME_LIMIT} s after Ctrl-C")
+    took = time.perf_counter() - sent
+    lines = err.strip().splitlines()
+    if "Traceback" in err:
+        return Outcome(case, "traceback", lines[-1])
+    if proc.returncode != 130 or len(lines) != 1 or took > INTERRUPT_LIMIT:
+        return Outcome(case, "unclear", f"status {proc.returncode} after {took:.1f} s: {' | '.join(lines)[:200]}")
+    return Outcome(case, "clear", f"{took:.2f} s: {lines[0]}")
+
+
+# --- library calls -----------------------------------------------------------------------------------------
+
+def library_cases(folder: Path) -> Iterator[tuple[str, Callable[[], object], str]]:
+    """(description, call, text the error must name) for every bad library call."""
+    import solver
+    from agents import make_agent
+    from urgym import GameRecord, Position, Rules, get_rules
+    from urgym.env import UrEnv
+    from urgym.multiagent import env as ma_env
+
+    finkel = get_rules("finkel", 2)
+    start = Position.start(finkel)
+    roll = 2
+    for code in (-1, 1.5, "x", None, np.float64(3.0), [1]):
+        yield f"Position.from_code(finkel, {code!r})", lambda c=code: Position.from_code(finkel, c), "code"
+    yield "Position.from_code(finkel, 2**62)", lambda: Position.from_code(finkel, 2**62), "scored every piece"
+    for move in (-1, 99, 1.5, "a", None, np.float32(0.0), True, [0]):
+        yield f"start.play({roll}, {move!r})", lambda m=move: start.play(roll, m), "move"
+    for r in (-1, 5, 1.5, "2", None):
+        yield f"start.play({r!r}, 0)", lambda r=r: start.play(r, 0), "roll"
+        yield f"start.legal_moves({r!r})", lambda r=r: start.legal_moves(r), "roll"
+    for name, pieces in (("chess", None), ("finkel", 0), ("finkel", 16), ("finkel", 2.5), ("finkel", "3"),
+                         ("", None), (None, None), (3, None)):
+        yield f"get_rules({name!r}, {pieces!r})", lambda n=name, p=pieces: get_rules(n, p), \
+            "pieces" if name == "finkel" else "rule"
+    good = finkel.to_dict()
+    for field, value, what in (("path", ["a1", "a1"], "path"), ("pieces", 0, "pieces"), ("path", [], "path"),
+                               ("roll_probabilities", [0.5, 0.6], "roll probabilities"),
+                               ("roll_probabilities", [], "roll probabilities"), ("rosettes", ["zz9"], "zz9")):
+        yield f"Rules.from_dict(.. {field}={value!r})", lambda f=field, v=value: Rules.from_dict({**good, f: v}), what
+
+    def stepped(action: object, **kwargs: object) -> Callable[[], object]:
+        def call() -> object:
+            env = UrEnv(rules="finkel", pieces=2, **kwargs)
+            env.reset(seed=0)
+            return env.step(action)
+        return call
+
+    for action in (0.7, -0.5, np.float32(0.2), "1", None, [0], np.array([0, 1]), 1 + 0j):
+        yield f"UrEnv.step({action!r})", stepped(action), "action"
+    yield "UrEnv.step(99, illegal_action='raise')", stepped(99, illegal_action="raise"), "illegal action"
+
+    def after_end() -> object:
+        env = UrEnv(rules="finkel", pieces=2)
+        env.reset(seed=0)
+        env.step(99)  # an illegal move ends the episode as a loss
+        return env.step(0)
+
+    yield "UrEnv.step after the episode ended", after_end, "reset"
+    yield "UrEnv.step before reset", lambda: UrEnv(rules="finkel", pieces=2).step(0), "reset"
+    for kwargs, what in (({"rules": "chess"}, "chess"), ({"pieces": 0}, "pieces"), ({"opponent": "nosuch"}, "nosuch"),
+                         ({"render_mode": "3d"}, "render_mode"), ({"agent_side": "purple"}, "agent_side"),
+                         ({"illegal_action": "ignore"}, "illegal_action"), ({"opponent": 42}, "opponent"),
+                         ({"rules": "murray", "opponent": "perfect"}, "murray"),
+                         ({"opponent": "td"}, "trained on")):
+        yield f"UrEnv({kwargs})", lambda k=kwargs: UrEnv(**{"rules": "finkel", "pieces": 2, **k}), what
+
+    def ma_step(action: object) -> Callable[[], object]:
+        def call() -> object:
+            env = ma_env(rules="finkel", pieces=2)
+            env.reset(seed=0)
+            return env.step(action)
+        return call
+
+    for action in (0.5, "0", [0], -3):
+        yield f"PettingZoo step({action!r})", ma_step(action), "action"
+    for spec in BAD_SPECS:
+        yield f"make_agent({spec!r})", lambda s=spec: make_agent(s), _named(spec)
+    yield "make_agent(42)", lambda: make_agent(42), "42"
+    for kwargs, what in (({"tol": 0}, "tol"), ({"tol": 2}, "tol"), ({"threads": 0}, "threads"),
+                         ({"dtype": "float16"}, "float16")):
+        yield f"solver.solve(finkel 1, {kwargs})", lambda k=kwargs: solver.solve(get_rules("finkel", 1),
+                                                                               progress=False, **k), what
+    yield "solver.solve('murray')", lambda: solver.solve(get_rules("murray", 1), progress=False), "murray"
+    yield "solver.solve('chess')", lambda: solver.solve("chess", progress=False), "chess"
+    yield from _table_cases(folder, finkel)
+    for name, text in (("empty.json", ""), ("list.json", "[1]"), ("binary.json", None),
+                       ("truncated.json", '{"rules": '), ("wrong.json", '{"rules": {"name": "chess"}}')):
+        path = folder / name
+        if text is None:
+            path.write_bytes(bytes(range(256)))
+        else:
+            path.write_text(text)
+        yield f"GameRecord.load({name})", lambda p=path: GameRecord.load(p), name
+    yield "GameRecord.load(missing)", lambda: GameRecord.load(folder / "missing.json"), "missing.json"
+    for text, what in (("1. zz9 #", "zz9"), ('[Rules "Chess"]\n1. a4 #', "chess"), ("1. c2c4 #", "c2"),
+                       ("1. 9- #", "9"), ("\x00\x01", "RGN")):
+        yield f"GameRecord.from_rgn({text!r})", lambda t=text: GameRecord.from_rgn(t, "finkel"), what
+
+
+def _table_cases(folder: Path, finkel: object) -> Iterator[tuple[str, Callable[[], object], str]]:
+    """Damaged solved tables and RoyalUr tables: each must be a TableError naming the file."""
+    import solver
+    from urgym import get_rules
+
+    one = get_rules("finkel", 1)
+    good = folder / "good.urtable"
+    solver.solve(one, progress=False).save(good)
+    data = good.read_bytes()
+    damaged = {"empty": b"", "magic": b"X" + data[1:], "truncated header": data[:20],
+               "truncated data": data[:-8], "extra byte": data + b"\x00",
+               "flipped data byte": data[:-3] + bytes([data[-3] ^ 0x10]) + data[-2:]}
+    header_end = data.index(b"}") + 1
+    for k in range(8, header_end, max(1, header_end // 24)):
+        damaged[f"header byte {k}"] = data[:k] + bytes([data[k] ^ 0x04]) + data[k + 1:]
+    for label, blob in damaged.items():
+        path = folder / f"damaged-{label.replace(' ', '-')}.urtable"
+        path.write_bytes(blob)
+        yield f"SolvedTable.load({label})", lambda p=path: solver.SolvedTable.load(p, one), path.name
+    yield "SolvedTable.load(other rules)", lambda: solver.SolvedTable.load(good, get_rules("blitz", 1)), "blitz"
+    rgu = Path(__file__).resolve().parents[2] / "shared" / "references" / "data" / "finkel2p.rgu"
+    if rgu.exists():
+        blob = rgu.read_bytes()
+        for label, damaged_rgu in (("empty", b""), ("magic", b"XGU" + blob[3:]), ("truncated", blob[: len(blob) // 2]),
+                                   ("header", blob[:8] + b"{{" + blob[10:]), ("extra", blob + b"\x00" * 5)):
+            path = folder / f"damaged-{label}.rgu"
+            path.write_bytes(damaged_rgu)
+            yield f"read_rgu({label})", lambda p=path: solver.read_rgu(p), path.name
+
+
+class _TimeLimitError(Exception):
+    pass
+
+
+def run_library_case(description: str, call: Callable[[], object], what: str) -> Outcome:
+    import solver
+
+    def expire(*_: object) -> None:
+        raise _TimeLimitError
+
+    signal.signal(signal.SIGALRM, expire)
+    signal.alarm(TIME_LIMIT)
+    try:
+        result = call()
+    except _TimeLimitError:
+        return Outcome(description, "hang", f"no answer in {TIME_LIMIT} s")
+    except (ValueError, TypeError, RuntimeError, solver.TableError, FileNotFoundError) as err:
+        message = f"{type(err).__name__}: {err}"
+        if what.lower() not in message.lower():
+            return Outcome(description, "unclear", f"does not name {what!r}: {message[:200]}")
+        return Outcome(description, "clear", message[:200])
+    except Exception as err:
+        return Outcome(description, "wrong-exception", f"{type(err).__name__}: {err}"[:200])
+    finally:
+        signal.alarm(0)
+    return Outcome(description, "accepted", repr(result)[:120])
+
+
+# --- main --------------------------------------------------------------------------------------------------
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", choices=("cli", "interrupt", "library"))
+    parser.add_argument("--show", default="remaining", help="outcomes to list: remaining, clear or all")
+    args = parser.parse_args()
+    outcomes: list[Outcome] = []
+    folder = Path(tempfile.mkdtemp(prefix="urgym-audit-"))
+    try:
+        _write_inputs(folder)
+        if args.only in (None, "cli"):
+            cases = list(command_cases())
+            for k, (argv, what, env) in enumerate(cases, 1):
+                outcomes.append(run_command(argv, what, env, folder))
+                print(f"\r{k}/{len(cases)} command lines", end="", file=sys.stderr, flush=True)
+            print(file=sys.stderr)
+        if args.only in (None, "interrupt"):
+            outcomes.extend(run_interrupted(argv, folder) for argv in INTERRUPTED)
+        if args.only in (None, "library"):
+            with contextlib.redirect_stderr(open(os.devnull, "w")):
+                outcomes.extend(run_library_case(*case) for case in library_cases(folder))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    for o in outcomes:
+        if args.show == "all" or (args.show == "remaining") == (o.verdict != "clear"):
+            print(f"[{o.verdict}] {o.case}\n    {o.detail}")
+    counts = Counter(o.verdict for o in outcomes)
+    remaining = len(outcomes) - counts["clear"]
+    print(f"\ntried {len(outcomes)}: clear {counts['clear']}, remaining {remaining}"
+          + "".join(f", {k} {v}" for k, v in sorted(counts.items()) if k != "clear"))
+
+
+if __name__ == "__main__":
+    main()
