@@ -15,7 +15,7 @@ from agents.perfect import PerfectAgent
 from agents.registry import agent_help, make_agent
 from solver import SolvedTable, is_cached, table_for
 from urgym import RULE_SET_NAMES, SIDES, Game, GameRecord, Position, Rules, get_rules
-from urgym.cli import ArgumentParser, command
+from urgym.cli import ArgumentParser, command, seed
 from urgym.render import board_text
 
 __all__ = ["describe_move", "main", "play_game"]
@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None, read: Callable[[str], str] = input,
     parser.add_argument("--pieces", type=int, default=None, help="pieces per side (default: the rule set's)")
     parser.add_argument("--agent", default="expectimax:5", help="the opponent's agent spec (default expectimax:5)")
     parser.add_argument("--side", default="light", choices=[*SIDES, "random"], help="your side (light moves first)")
-    parser.add_argument("--seed", type=int, default=None, help="seed of the dice and the agent")
+    parser.add_argument("--seed", type=seed, default=None, help="seed of the dice and the agent")
     parser.add_argument("--save", help="write the game's record (JSON, see urgym.GameRecord) to this file")
     args = parser.parse_args(argv)
     try:

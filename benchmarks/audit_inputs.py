@@ -59,9 +59,9 @@ NEEDS = {  # what a command needs besides the option under test, so only that op
     "evaluate": ["--agent", "greedy", *SMALL, "--games", "2", "--positions", "10"],
     "stats": [*SMALL, "--games", "2"],
     "train": ["--algo", "td-lambda", *SMALL, "--timesteps", "50", "--out", "runs"],
-    "review": ["game.json"],
+    "review": ["record.json"],
 }
-BAD_RULES = ["chess", "", "finkel2", "Murray ", "123"]
+BAD_RULES = ["chess", "", "finkel2", "murray7", "123"]
 BAD_PIECES = ["0", "16", "-1", "abc", "2.5", ""]
 BAD_SPECS = ["nosuch", "", ":", "expectimax:depth=0", "expectimax:depth=-1", "expectimax:depth=abc",
              "expectimax:depth=2.5", "expectimax:foo=1", "expectimax:depth=7:depth=3", "expectimax:=3",
@@ -72,10 +72,11 @@ AGENT_OPTIONS = {"evaluate": ["--agent", "--opponent"], "play": ["--agent"], "st
 OUTPUT_OPTIONS = {"evaluate": ["--json", "--csv", "--plot", "--save-games"],
                   "review": ["--json", "--csv", "--plot", "--html"], "stats": ["--json", "--save-games"],
                   "solve": ["--out"], "play": ["--save"], "train": ["--out"]}
-BAD_OUTPUTS = ["/proc/x/out", "/nonexistent-dir/out", ".", "/etc/passwd/x", "/"]
+BAD_OUTPUTS = ["/proc/x/out", "/etc/passwd/x", ".", "/proc"]  # (missing folders are created, so not here)
+FOLDER_OUTPUTS = ("--save-games", "--out")  # these take a folder (except solve's --out): "." is fine
 
 
-def command_cases() -> Iterator[tuple[list[str], str, dict[str, str]]]:
+def command_cases() -> Iterator[tuple[list[str], str | tuple[str, ...], dict[str, str]]]:
     """(argv, text the error must name, extra environment) for every bad command line."""
     for cmd in ("ur-simulate", "solve", "play", "evaluate", "stats", "train", "review"):
         base = NEEDS[cmd]
@@ -91,23 +92,25 @@ def command_cases() -> Iterator[tuple[list[str], str, dict[str, str]]]:
     for cmd, options in AGENT_OPTIONS.items():
         for option in options:
             for spec in BAD_SPECS:
-                if cmd == "train" and spec.startswith(("td:", "ppo:")):
-                    continue  # the td-lambda trainer takes agent opponents; model files are covered elsewhere
-                yield [cmd, *_without(NEEDS[cmd], option), option, spec], _named(spec), {}
+                base = NEEDS[cmd]
+                if cmd == "train":  # opponents are maskable-ppo's; td-lambda learns by self-play
+                    base = ["--algo", "maskable-ppo", *_without(base, "--algo")]
+                yield [cmd, *_without(base, option), option, spec], (_named(spec), option), {}
     for cmd, options in OUTPUT_OPTIONS.items():
         for option in options:
             for path in BAD_OUTPUTS:
-                if option == "--save-games" and path == ".":
-                    continue  # an existing folder is a fine place for game records
+                if option in FOLDER_OUTPUTS and cmd != "solve" and path == ".":
+                    continue  # an existing folder is a fine place for game records or models
                 argv = [cmd, *_without(NEEDS[cmd], option), option, path]
                 if cmd == "solve":
                     argv = ["solve", "--pieces", "1", "--out", path]
-                yield argv, path.rstrip("/") or "/", {}
+                yield argv, "/".join(path.split("/")[:3]), {}
     for path, what in (("/nonexistent/game.json", "/nonexistent/game.json"), ("/etc/passwd", "not a game record"),
+                       ("game.json", "game.json"),
                        ("empty.json", "empty.json"), ("list.json", "list.json"), ("garbage.rgn", "garbage.rgn"),
                        ("truncated.json", "truncated.json"), (".", "."), ("binary.json", "binary.json")):
         yield ["review", path], what, {}
-    yield ["review", "game.json", "--plot", "graph.gif"], ".gif", {}
+    yield ["review", "record.json", "--plot", "graph.gif"], ".gif", {}
     for argv, what in ((["solve", "--compare", "missing.urtable", "missing.rgu"], "missing"),
                        (["solve", "--compare", "/etc/passwd", "/etc/hosts"], "/etc/passwd"),
                        (["solve", "--compare", "empty.json", "empty.json"], "empty.json"),
@@ -125,8 +128,9 @@ def command_cases() -> Iterator[tuple[list[str], str, dict[str, str]]]:
                        (["evaluate", "--agent", "perfect", "--rules", "murray", "--pieces", "2"], "murray"),
                        (["evaluate", "--agent", "td", *SMALL, "--games", "2"], "trained on"),
                        (["evaluate", "--agent", "greedy", *SMALL, "--backend", "spark"], "spark"),
-                       (["evaluate", "--agent", "greedy", *SMALL, "--tournament", "greedy"], "tournament"),
-                       (["evaluate", "--agent", "greedy", *SMALL, "--tournament", "greedy,nosuch"], "nosuch"),
+                       (["evaluate", *SMALL, "--tournament", "greedy"], "tournament"),
+                       (["evaluate", *SMALL, "--tournament", "greedy,nosuch"], "nosuch"),
+                       (["evaluate", "--agent", "greedy", *SMALL, "--tournament", "greedy,random"], "tournament"),
                        (["evaluate", "--agent", "greedy", *SMALL, "--positions", "10", "--pieces", "1"], "pieces"),
                        (["play", "--agent", "td", *SMALL], "trained on"),
                        (["play", "--side", "purple"], "purple"),
@@ -165,7 +169,13 @@ def _named(spec: str) -> str:
 
 
 def _write_inputs(folder: Path) -> None:
-    """The bad input files the command cases read."""
+    """The input files the command cases read: one good game record, and bad ones."""
+    from urgym import Game, GameRecord
+
+    game = Game("finkel", seed=0, pieces=2)
+    while not game.is_over:
+        game.play(game.legal_moves[0])
+    GameRecord.from_game(game).save(folder / "record.json")
     (folder / "game.json").write_text("{}")
     (folder / "empty.json").write_text("")
     (folder / "list.json").write_text("[1, 2, 3]")
@@ -177,7 +187,7 @@ def _write_inputs(folder: Path) -> None:
     (folder / "emptydir").mkdir()
 
 
-def run_command(argv: list[str], what: str, env: dict[str, str], folder: Path) -> Outcome:
+def run_command(argv: list[str], what: str | tuple[str, ...], env: dict[str, str], folder: Path) -> Outcome:
     case = " ".join(repr(a) if not a or " " in a else a for a in argv) + "".join(f" [{k}={v}]" for k, v in env.items())
     try:
         result = subprocess.run([str(BIN / argv[0]), *argv[1:]], capture_output=True, text=True, cwd=folder,
@@ -193,9 +203,16 @@ def run_command(argv: list[str], what: str, env: dict[str, str], folder: Path) -
         return Outcome(case, "accepted", (result.stdout.strip().splitlines() or [""])[-1])
     if result.returncode != 2 or len(lines) != 1 or not lines[0].startswith(f"{argv[0]}: error: "):
         return Outcome(case, "unclear", f"status {result.returncode}: {' | '.join(lines)[:200]}")
-    if what.lower() not in lines[0].lower():
+    if not _names(lines[0], what):
         return Outcome(case, "unclear", f"does not name {what!r}: {lines[0]}")
     return Outcome(case, "clear", lines[0])
+
+
+def _names(message: str, what: str | tuple[str, ...]) -> bool:
+    """Does the message name the bad value (any of several), spelt with - or _ alike?"""
+    def norm(text: str) -> str:
+        return text.lower().replace("_", " ").replace("-", " ")
+    return any(norm(w) in norm(message) for w in ((what,) if isinstance(what, str) else what))
 
 
 INTERRUPTED = [  # long runs that Ctrl-C must stop within INTERRUPT_LIMIT seconds, with one line and status 130
@@ -376,7 +393,7 @@ def run_library_case(description: str, call: Callable[[], object], what: str) ->
         return Outcome(description, "hang", f"no answer in {TIME_LIMIT} s")
     except (ValueError, TypeError, RuntimeError, solver.TableError, FileNotFoundError) as err:
         message = f"{type(err).__name__}: {err}"
-        if what.lower() not in message.lower():
+        if not _names(message, what):
             return Outcome(description, "unclear", f"does not name {what!r}: {message[:200]}")
         return Outcome(description, "clear", message[:200])
     except Exception as err:

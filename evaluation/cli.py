@@ -30,7 +30,7 @@ from evaluation.runner import BACKENDS, default_workers
 from evaluation.tournament import run_tournament
 from solver import PositionIndex, SolvedTable, cached_table_path, is_cached, table_for
 from urgym import RULE_SET_NAMES, Rules, get_rules
-from urgym.cli import ArgumentParser, command
+from urgym.cli import ArgumentParser, command, seed
 from urgym.files import PLOT_FORMATS, check_output
 
 __all__ = ["main", "review_main", "stats_main"]
@@ -56,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--positions", type=int, default=1000,
                         help="positions of the position benchmark (default 1000; 0 skips it)")
     parser.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the dice and the agents (default 0)")
+    parser.add_argument("--seed", type=seed, default=0, help="seed of the dice and the agents (default 0)")
     parser.add_argument("--json", help="write the results as JSON to this path")
     parser.add_argument("--csv", help="write the results as CSV to this path")
     parser.add_argument("--plot", help="write a plot to this path (.png, .pdf, .svg)")
@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("give --agent SPEC (for example --agent expectimax --depth 7) or --tournament SPEC,SPEC,...")
     if extra and not args.agent:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    for name, value in (("games", args.games), ("workers", args.workers or 1)):
+    for name, value in (("games", args.games), ("workers", 1 if args.workers is None else args.workers)):
         if value < 1:
             parser.error(f"--{name} must be at least 1, got {value}")
     if args.positions < 0:
@@ -163,6 +163,10 @@ def _table(rules: Rules, args: argparse.Namespace, parser: argparse.ArgumentPars
             print(f"No solved table for {rules.describe()} at {path}.\nCreate it with:  {command}\n"
                   f"({index.size:,} positions, about {minutes:.0f} min on this machine)", file=sys.stderr)
             raise SystemExit(3)
+        try:
+            check_output(path)
+        except ValueError as err:
+            raise ValueError(f"cannot cache the solved table: {err}; set URGYM_CACHE to a writable folder") from None
         print(f"No solved table for {rules.name} ({rules.pieces} pieces) yet: solving it now ({index.size:,} "
               f"positions, about {max(minutes, 0.1):.1f} min here) and caching it at {path}. It is reused from "
               f"then on; `{command}` does the same.", file=sys.stderr)
@@ -220,9 +224,14 @@ def review_main(argv: list[str] | None = None) -> int:
     parser = build_review_parser()
     args = parser.parse_args(argv)
     try:
+        if args.pieces is not None and not args.rules:
+            raise ValueError("--pieces needs --rules (they give the rule set of an RGN file that names none)")
         rules = get_rules(args.rules, args.pieces) if args.rules else None
         _check_outputs(args)
         record = GameRecord.load(args.record, rules)
+        if rules is not None and record.rules != rules:
+            raise ValueError(f"{args.record} is a game of {record.rules.describe()}, not of the --rules/--pieces "
+                             f"given ({rules.describe()})")
     except FileNotFoundError:
         parser.error(f"no such game record: {args.record}")
     except ValueError as err:
@@ -250,7 +259,7 @@ def build_stats_parser() -> argparse.ArgumentParser:
     parser.add_argument("--pieces", type=int, help="pieces per side (default: the rule set's)")
     parser.add_argument("--agent", default="perfect", help="the agent playing itself (default perfect)")
     parser.add_argument("--games", type=int, default=2000, help="self-play games (default 2000, as the paper)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the dice (default 0)")
+    parser.add_argument("--seed", type=seed, default=0, help="seed of the dice (default 0)")
     parser.add_argument("--records", metavar="DIR", help="count these saved records (.json, .rgn) instead of playing")
     parser.add_argument("--save-games", metavar="DIR", help="keep the self-play games' records in DIR")
     parser.add_argument("--json", help="write the statistics as JSON to this path")
@@ -269,8 +278,9 @@ def stats_main(argv: list[str] | None = None) -> int:
 
     parser = build_stats_parser()
     args = parser.parse_args(argv)
-    if args.games < 1:
-        parser.error(f"--games must be at least 1, got {args.games}")
+    for name, value in (("games", args.games), ("workers", 1 if args.workers is None else args.workers)):
+        if value < 1:
+            parser.error(f"--{name} must be at least 1, got {value}")
     try:
         rules = get_rules(args.rules, args.pieces)
         _check_outputs(args)

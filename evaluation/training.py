@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import math
 import os
 import sys
 import time
@@ -30,7 +31,7 @@ from agents.learned import PPOAgent
 from evaluation.positions import score_positions, validation_positions
 from solver import SolvedTable, table_for
 from urgym import RULE_SET_NAMES, Position, Rules, get_rules
-from urgym.cli import ArgumentParser, command
+from urgym.cli import ArgumentParser, command, seed
 from urgym.files import require_extra, write_atomic
 
 __all__ = ["ALGORITHMS", "OpponentMix", "main", "plot_curves", "train_ppo", "train_td"]
@@ -285,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="an agent spec, or 'self' for frozen snapshots of the learner; repeat for a mixture "
                         "(each episode draws one). maskable-ppo only; default: self and greedy")
     parser.add_argument("--out", required=True, help="directory for models, card, curve and logs")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=seed, default=0)
     parser.add_argument("--envs", type=int, default=8, help="environments stepped together (maskable-ppo; default 8)")
     parser.add_argument("--vec-env", default="dummy", choices=VEC_ENVS,
                         help="dummy: all environments in this process, policy batched (default, fastest here); "
@@ -300,14 +301,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lam", type=float, default=0.7, help="TD trace decay lambda")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     args = parser.parse_args(argv)
-    if args.timesteps < 1 or (args.minutes is not None and args.minutes <= 0):
-        parser.error("--timesteps and --minutes must be positive")
+    if args.timesteps < 1:
+        parser.error(f"--timesteps must be at least 1, got {args.timesteps}")
+    if args.minutes is not None and not 0 < args.minutes < math.inf:
+        parser.error(f"--minutes must be a positive number, got {args.minutes}")
     for name, value, low in (("hidden", args.hidden, 1), ("envs", args.envs, 1), ("threads", args.threads, 1),
                              ("eval-every", args.eval_every, 1), ("eval-positions", args.eval_positions, 1)):
         if value is not None and value < low:
             parser.error(f"--{name} must be at least {low}, got {value}")
-    if not args.alpha > 0:
-        parser.error(f"--alpha (the TD learning rate) must be positive, got {args.alpha}")
+    if not 0 < args.alpha < math.inf:
+        parser.error(f"--alpha (the TD learning rate) must be a positive finite number, got {args.alpha}")
     if not 0 <= args.lam <= 1:
         parser.error(f"--lam (the TD trace decay) must be from 0 to 1, got {args.lam}")
     try:

@@ -46,7 +46,16 @@ CASES = [
     (["stats", "--games", "0"], "--games must be at least 1"),
     (["stats", "--records", "/nonexistent-folder"], "no game records"),
     (["play", "--agent", "nosuch"], "unknown agent"),
+    (["evaluate", "--agent", "greedy", "--pieces", "2", "--seed", "-1"], "argument --seed: a seed is a whole number"),
+    (["play", "--seed", "x"], "argument --seed: a seed is a whole number from 0, got 'x'"),
+    (["stats", "--pieces", "2", "--workers", "-2"], "--workers must be at least 1, got -2"),
+    (["evaluate", "--agent", "greedy", "--pieces", "2", "--workers", "0"], "--workers must be at least 1, got 0"),
+    (["train", "--algo", "td-lambda", "--pieces", "2", "--out", "runs", "--minutes", "nan"], "--minutes must be a"),
+    (["train", "--algo", "td-lambda", "--pieces", "2", "--out", "runs", "--alpha", "inf"], "positive finite number"),
+    (["review", "game.json", "--pieces", "3"], "--pieces needs --rules"),
+    (["evaluate", "--agent", "greedy", "--pieces", "3", "--games", "2"], "set URGYM_CACHE to a writable"),
 ]
+CASE_ENV = {"set URGYM_CACHE to a writable": {"URGYM_CACHE": "/proc/urgym-cache"}}
 
 
 def run(argv, tmp_path, env=None):
@@ -57,11 +66,24 @@ def run(argv, tmp_path, env=None):
 @pytest.mark.parametrize(("argv", "message"), CASES, ids=[" ".join(c[0]) for c in CASES])
 def test_a_bad_command_line_gets_one_line_and_status_2(argv, message, tmp_path):
     (tmp_path / "game.json").write_text("{}")
-    result = run(argv, tmp_path)
+    result = run(argv, tmp_path, env=CASE_ENV.get(message))
     lines = result.stderr.strip().splitlines()
     assert result.returncode == 2, result.stderr
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
     assert message in lines[0] and lines[0].startswith(f"{argv[0]}: error: ")
+
+
+def test_review_refuses_rules_that_do_not_match_the_record(tmp_path):
+    from urgym import Game, GameRecord
+
+    game = Game("finkel", seed=0, pieces=2)
+    while not game.is_over:
+        game.play(game.legal_moves[0])
+    GameRecord.from_game(game).save(tmp_path / "record.json")
+    result = run(["review", "record.json", "--rules", "blitz", "--pieces", "2", "--summary"], tmp_path)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1
+    assert "record.json is a game of finkel: path of 14, 2 pieces" in result.stderr
+    assert "not of the --rules/--pieces given (blitz" in result.stderr
 
 
 def test_cache_set_to_a_file_is_named(tmp_path):

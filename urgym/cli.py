@@ -17,7 +17,7 @@ from typing import Any
 
 from urgym.files import MissingExtraError
 
-__all__ = ["USER_ERRORS", "ArgumentParser", "command"]
+__all__ = ["USER_ERRORS", "ArgumentParser", "command", "seed"]
 
 USER_ERRORS = (ValueError, TypeError, OSError, MissingExtraError)
 """Exceptions that report a problem with the user's input or files (FileNotFoundError is an OSError)."""
@@ -28,6 +28,17 @@ class ArgumentParser(argparse.ArgumentParser):
 
     def error(self, message: str):  # type: ignore[override]
         self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (see {self.prog} --help)\n")
+
+
+def seed(text: str) -> int:
+    """An argparse ``type`` for ``--seed``: a whole number from 0, the seeds numpy's generators take."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a seed is a whole number from 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"a seed is a whole number from 0, got {value}")
+    return value
 
 
 def command(prog: str, interrupted: str = "") -> Callable[[Callable[..., Any]], Callable[..., int]]:

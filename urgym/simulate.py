@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from urgym import core
-from urgym.cli import ArgumentParser, command
+from urgym.cli import ArgumentParser, command, seed
 from urgym.core import geometry, roll_cumulative
 from urgym.rules import Rules, get_rules
 
@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--light", default="random", choices=POLICY_NAMES)
     parser.add_argument("--dark", default="random", choices=POLICY_NAMES)
     parser.add_argument("--games", type=int, default=100_000)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=seed, default=0)
     args = parser.parse_args(argv)
     rules = get_rules(args.rules, args.pieces)
     simulate(rules, args.light, args.dark, games=1, seed=args.seed)  # compile (or load the cache) first
