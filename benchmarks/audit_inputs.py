@@ -247,12 +247,19 @@ def run_interrupted(argv: list[str], folder: Path) -> Outcome:
         os.killpg(proc.pid, signal.SIGKILL)
         return Outcome(case, "hang", f"still running {TIME_LIMIT} s after Ctrl-C")
     took = time.perf_counter() - sent
-    lines = err.strip().splitlines()
+    lines = [line for line in err.replace("\r", "\n").splitlines() if line.strip()]
+    messages = [line for line in lines if not _is_progress(line)]  # a progress bar may stand above the message
     if "Traceback" in err:
         return Outcome(case, "traceback", lines[-1])
-    if proc.returncode != 130 or len(lines) != 1 or took > INTERRUPT_LIMIT:
+    one_line = len(messages) == 1 and messages[0].startswith(f"{argv[0]}: interrupted")
+    if proc.returncode != 130 or not one_line or took > INTERRUPT_LIMIT:
         return Outcome(case, "unclear", f"status {proc.returncode} after {took:.1f} s: {' | '.join(lines)[:200]}")
     return Outcome(case, "clear", f"{took:.2f} s: {lines[0]}")
+
+
+def _is_progress(line: str) -> bool:
+    """A tqdm progress bar's line (``label:  12%|...| 3/25 [00:01<00:09, ...]``) or the solver's start line."""
+    return ("|" in line and "[" in line) or line.startswith("solving ")
 
 
 # --- library calls -----------------------------------------------------------------------------------------

@@ -285,10 +285,15 @@ def _save_records(directory: Path, chunks: list[GamesChunk], tasks: list[GamesTa
             GameRecord.from_game(game, players).save(directory / f"game-{g:06d}.json")
 
 
+MAX_NUMBA_TASK = 20_000
+"""Most games in one numba task: a fraction of a second, so Ctrl-C and the progress bar are never far off."""
+
+
 def _games_per_task(games: int, workers: int, numba: bool) -> int:
     # Numba games take microseconds: few large tasks. Python agents: many small ones for load balance.
     parts = workers * (4 if numba else 16)
-    return max(1, -(-games // parts))
+    per_task = max(1, -(-games // parts))
+    return min(per_task, MAX_NUMBA_TASK) if numba else per_task
 
 
 def _combine(chunks: list[GamesChunk], agents: list[Agent], rules: Rules, games: int, seed: int, seconds: float,

@@ -12,6 +12,7 @@ import atexit
 import itertools
 import multiprocessing
 import os
+import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
@@ -125,6 +126,9 @@ def run_tasks(function: Callable[[Any], T], tasks: Sequence[Any], units: Sequenc
         bar.close()
 
 
+_TRACKER_QUIET = "ignore:resource_tracker:UserWarning"
+
+
 def _pool(workers: int) -> ProcessPoolExecutor:
     """A pool of ``workers`` processes kept for later calls, so workers keep their loaded tables and agents."""
     global _POOL
@@ -134,6 +138,10 @@ def _pool(workers: int) -> ProcessPoolExecutor:
     if _POOL is None:
         # Spawned, not forked: the parent may hold numba worker threads, which fork does not copy safely.
         context = multiprocessing.get_context("spawn")
+        # The resource tracker (started with the pool, with these flags) cleans up a pool's semaphores after a
+        # command stopped by Ctrl-C; its note that it did so is noise on the user's terminal.
+        if _TRACKER_QUIET not in sys.warnoptions:
+            sys.warnoptions.append(_TRACKER_QUIET)
         _POOL = (workers, ProcessPoolExecutor(max_workers=workers, mp_context=context))
     return _POOL[1]
 
@@ -159,11 +167,19 @@ def _run_pool(function, tasks, units, workers, bar) -> list:
             results[i] = future.result()
             bar.update(units[i])
     except BaseException:
-        for future in futures:
-            future.cancel()
-        shutdown_pool()  # a broken or interrupted pool is not reused
+        _abandon_pool()  # a broken or interrupted pool is not reused
         raise
     return results
+
+
+def _abandon_pool() -> None:
+    """Drop the kept pool without waiting (Ctrl-C, an error): queued tasks are cancelled, and running ones end
+    on their own (numba tasks are capped at a fraction of a second; workers also get a terminal's Ctrl-C).
+    Terminating workers instead can cut a result in half and leave the pool's thread waiting for the rest."""
+    global _POOL
+    if _POOL is not None:
+        _POOL[1].shutdown(wait=False, cancel_futures=True)
+        _POOL = None
 
 
 def _run_ray(function, tasks, units, ray_address, bar) -> list:

@@ -97,3 +97,36 @@ def test_debug_shows_the_traceback(tmp_path):
     result = run(["evaluate", "--agent", "greedy", "--pieces", "2", "--games", "2", "--debug"], tmp_path,
                  env={"URGYM_CACHE": "/etc/passwd"})
     assert result.returncode == 1 and "Traceback" in result.stderr and "is a file" in result.stderr
+
+
+@pytest.mark.parametrize("argv", [
+    ["evaluate", "--agent", "greedy", "--pieces", "2", "--games", "100000000", "--positions", "0", "--workers", "2"],
+    ["ur-simulate", "--pieces", "2", "--games", "1000000000"],
+], ids=["evaluate with workers", "ur-simulate"])
+def test_ctrl_c_stops_a_long_command_with_one_line_and_no_leftovers(argv, tmp_path):
+    import signal
+    import time
+
+    # A terminal's Ctrl-C goes to the whole process group; a background job would start with SIGINT ignored.
+    process = subprocess.Popen([str(BIN / argv[0]), *argv[1:]], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(6)
+    assert process.poll() is None, "the command finished before Ctrl-C"
+    os.killpg(process.pid, signal.SIGINT)
+    _, stderr = process.communicate(timeout=15)  # it takes well under a second; it used to take 20 s or for ever
+    assert process.returncode == 130
+    assert stderr.replace("\r", "\n").strip().splitlines()[-1] == f"{argv[0]}: interrupted"
+    assert "Traceback" not in stderr and "leaked" not in stderr
+    deadline = time.monotonic() + 10  # the resource tracker ends once it has cleaned up after the workers
+    while time.monotonic() < deadline and _group_alive(process.pid):
+        time.sleep(0.1)
+    assert not _group_alive(process.pid), "processes of the command are left running"
+
+
+def _group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True

@@ -61,6 +61,8 @@ def command(prog: str, interrupted: str = "") -> Callable[[Callable[..., Any]], 
                 return main(args, **options) or 0
             except KeyboardInterrupt:
                 print(f"{prog}: interrupted{'; ' + interrupted if interrupted else ''}", file=sys.stderr)
+                if argv is None:  # run as a command: stop now, without waiting for worker processes at exit
+                    _exit_now(130)
                 return 130
             except USER_ERRORS as err:
                 print(f"{prog}: error: {_one_line(err)}", file=sys.stderr)
@@ -69,6 +71,18 @@ def command(prog: str, interrupted: str = "") -> Callable[[Callable[..., Any]], 
         return run
 
     return wrap
+
+
+def _exit_now(status: int) -> None:
+    """End the process at once: stop child processes and skip the exit handlers. Those would wait for a worker
+    pool's threads, which may wait for ever on a worker stopped in the middle of sending its result."""
+    import multiprocessing
+
+    for child in multiprocessing.active_children():
+        child.terminate()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
 
 
 def _one_line(err: BaseException) -> str:

@@ -67,8 +67,15 @@ def simulate(rules: Rules | str = "finkel", light: str = "random", dark: str = "
     winners = np.empty(games, dtype=np.int64)
     turns = np.empty(games, dtype=np.int64)
     moves = np.empty(games, dtype=np.int64)
-    core.simulate_games(policies, geometry(rules), roll_cumulative(rules), seed, first_game, winners, turns, moves)
+    geom, dice = geometry(rules), roll_cumulative(rules)
+    for lo in range(0, games, CHUNK_GAMES):  # back in Python between chunks, so Ctrl-C is felt at once
+        hi = min(lo + CHUNK_GAMES, games)
+        core.simulate_games(policies, geom, dice, seed, first_game + lo, winners[lo:hi], turns[lo:hi], moves[lo:hi])
     return SimulationResult(winners, turns, moves)
+
+
+CHUNK_GAMES = 1 << 16
+"""Games per numba call of :func:`simulate` (under a second even with the slowest built-in policy)."""
 
 
 @command("ur-simulate")
