@@ -212,7 +212,7 @@ def _names(message: str, what: str | tuple[str, ...]) -> bool:
     """Does the message name the bad value (any of several), spelt with - or _ alike?"""
     def norm(text: str) -> str:
         return text.lower().replace("_", " ").replace("-", " ")
-    return any(norm(w) in norm(message) for w in ((what,) if isinstance(what, str) else what))
+    return any(norm(w).strip() in norm(message) for w in ((what,) if isinstance(what, str) else what))
 
 
 INTERRUPTED = [  # long runs that Ctrl-C must stop within INTERRUPT_LIMIT seconds, with one line and status 130

@@ -226,7 +226,7 @@ def review_main(argv: list[str] | None = None) -> int:
     try:
         if args.pieces is not None and not args.rules:
             raise ValueError("--pieces needs --rules (they give the rule set of an RGN file that names none)")
-        rules = get_rules(args.rules, args.pieces) if args.rules else None
+        rules = get_rules(args.rules, args.pieces) if args.rules is not None else None
         _check_outputs(args)
         record = GameRecord.load(args.record, rules)
         if rules is not None and record.rules != rules:

@@ -60,6 +60,7 @@ def command(prog: str, interrupted: str = "") -> Callable[[Callable[..., Any]], 
             try:
                 return main(args, **options) or 0
             except KeyboardInterrupt:
+                _close_progress_bars()  # else the message would continue the bar's line
                 print(f"{prog}: interrupted{'; ' + interrupted if interrupted else ''}", file=sys.stderr)
                 if argv is None:  # run as a command: stop now, without waiting for worker processes at exit
                     _exit_now(130)
@@ -71,6 +72,14 @@ def command(prog: str, interrupted: str = "") -> Callable[[Callable[..., Any]], 
         return run
 
     return wrap
+
+
+def _close_progress_bars() -> None:
+    """Close the progress bars still open, which ends their lines."""
+    from tqdm import tqdm
+
+    for bar in list(getattr(tqdm, "_instances", ())):
+        bar.close()
 
 
 def _exit_now(status: int) -> None:
