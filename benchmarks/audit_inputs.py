@@ -1,9 +1,12 @@
 """Try several hundred bad inputs and faults, as a hostile but fair new user would, and count the outcomes.
 
-Run: ``python -m benchmarks.audit_inputs [--only cli|library] [--show OUTCOME]``.
+Run: ``python -m benchmarks.audit_inputs [--only cli|interrupt|library] [--show remaining|clear|all]``
+(about 12 minutes on 2 cores).
 
 Each command line must end with exit status 2 and exactly one line on stderr, ``PROG: error: ...``, naming
-the bad value or option, without a traceback, within the time limit. Each library call must raise
+the bad value or option, without a traceback, within the time limit. A long command sent Ctrl-C (SIGINT to
+its process group, as a terminal does) must end within two seconds with status 130 and the one line
+``PROG: interrupted...`` (progress bars may stand above it). Each library call must raise
 ``ValueError``, ``TypeError``, ``RuntimeError`` or ``solver.TableError`` with a message naming the bad
 value. Anything else is counted as remaining, by class: ``hang`` (time limit), ``traceback``, ``accepted``
 (a bad input taken without complaint), ``unclear`` (wrong status, several lines, or a message that does
