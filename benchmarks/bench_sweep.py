@@ -1,0 +1,80 @@
+"""What bounds one solver sweep: the cost of its value loads against the rest of its work.
+
+Builds the successor graph of a rule set's largest layer pair and times the solver's own sweep kernel in
+its read-only mode (the Bellman residual pass, which reads exactly what a sweep reads) three ways, runs
+interleaved: with the graph's real successors, with every successor folded into a small window of
+values that stays in the L1/L2 cache (same edges, same branches, same arithmetic, only the addresses
+change), and on one thread against two. The windowed pass is the most any better memory layout of the
+values could reach; the thread ratio shows whether the pass waits on latency (it then halves with two
+threads) or on bandwidth.
+
+Run: ``python -m benchmarks.bench_sweep --rules finkel --pieces 6 [--repeats 7] [--window 8192]``.
+JIT compilation happens in an untimed first pass.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numba
+import numpy as np
+
+from benchmarks.common import machine
+from solver._index import PositionIndex
+from solver.solve import _PairGraph  # the solver's internals are what this benchmark measures
+from urgym import get_rules
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rules", default="finkel")
+    parser.add_argument("--pieces", type=int, default=6)
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--window", type=int, default=8192, help="values in the cache-resident window (power of 2)")
+    args = parser.parse_args()
+    if args.window < 1 or args.window & (args.window - 1):
+        parser.error(f"--window must be a power of 2, got {args.window}")
+    rules = get_rules(args.rules, args.pieces)
+    index = PositionIndex(rules)
+    pair, (start, end) = max(((p, r) for p, r in zip(index.pairs, index.pair_ranges, strict=True)
+                              if index.pieces not in p), key=lambda pr: pr[1][1] - pr[1][0])
+    graph = _PairGraph(index, start, end)
+    windowed = _PairGraph.__new__(_PairGraph)
+    windowed.__dict__.update(graph.__dict__)
+    # keep the pass bit, fold the successor's index into the window
+    windowed.edges = graph.edges & np.uint32(((args.window - 1) << 1) | 1)
+    values = np.random.default_rng(0).random(index.size)
+    n = end - start
+    print(f"machine: {machine()}")
+    print(f"{rules.describe()}, pair {pair}: {n:,} positions, {graph.edges.size / n:.2f} edges per position")
+    threads_before = numba.get_num_threads()
+    try:
+        for threads in sorted({1, threads_before}):
+            numba.set_num_threads(threads)
+            times = _interleaved({"real loads": graph, f"loads in a {args.window * 8 // 1024} KB window": windowed},
+                                 values, args.repeats)
+            real = np.median(times["real loads"])
+            for name, ts in times.items():
+                median = np.median(ts)
+                print(f"threads {threads}: {name:26} {median / n * 1e9:6.1f} ns per position "
+                      f"(min {min(ts) / n * 1e9:.1f}), {median / real:.2f} of real")
+    finally:
+        numba.set_num_threads(threads_before)
+
+
+def _interleaved(graphs: dict[str, _PairGraph], values: np.ndarray, repeats: int) -> dict[str, list[float]]:
+    """Seconds per read-only pass of each graph, the graphs taking turns so drift hits them alike."""
+    for graph in graphs.values():
+        graph.residual(values)  # JIT and first touch
+    times: dict[str, list[float]] = {name: [] for name in graphs}
+    for _ in range(repeats):
+        for name, graph in graphs.items():
+            began = time.perf_counter()
+            graph.residual(values)
+            times[name].append(time.perf_counter() - began)
+    return times
+
+
+if __name__ == "__main__":
+    main()
