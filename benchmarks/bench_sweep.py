@@ -1,12 +1,11 @@
 """What bounds one solver sweep: the cost of its value loads against the rest of its work.
 
 Builds the successor graph of a rule set's largest layer pair and times the solver's own sweep kernel in
-its read-only mode (the Bellman residual pass, which reads exactly what a sweep reads) three ways, runs
-interleaved: with the graph's real successors, with every successor folded into a small window of
-values that stays in the L1/L2 cache (same edges, same branches, same arithmetic, only the addresses
-change), and on one thread against two. The windowed pass is the most any better memory layout of the
-values could reach; the thread ratio shows whether the pass waits on latency (it then halves with two
-threads) or on bandwidth.
+its read-only mode (the Bellman residual pass, which reads exactly what a sweep reads), interleaved, with
+the graph's real successors and with every successor folded into a small window of values that stays in
+the L1/L2 cache (same edges, same branches, same arithmetic, only the addresses change), on one thread
+and on two. The windowed pass is the most any better memory layout of the values could reach; the thread
+ratio shows whether the pass waits on latency (it then halves with two threads) or on bandwidth.
 
 Run: ``python -m benchmarks.bench_sweep --rules finkel --pieces 6 [--repeats 7] [--window 8192]``.
 JIT compilation happens in an untimed first pass.
@@ -15,6 +14,7 @@ JIT compilation happens in an untimed first pass.
 from __future__ import annotations
 
 import argparse
+import copy
 import time
 
 import numba
@@ -40,9 +40,8 @@ def main() -> None:
     pair, (start, end) = max(((p, r) for p, r in zip(index.pairs, index.pair_ranges, strict=True)
                               if index.pieces not in p), key=lambda pr: pr[1][1] - pr[1][0])
     graph = _PairGraph(index, start, end)
-    windowed = _PairGraph.__new__(_PairGraph)
-    windowed.__dict__.update(graph.__dict__)
-    # keep the pass bit, fold the successor's index into the window
+    windowed = copy.copy(graph)
+    # an edge is ``index << 1 | passes`` (solver/_kernels.py): keep the pass bit, fold the index into the window
     windowed.edges = graph.edges & np.uint32(((args.window - 1) << 1) | 1)
     values = np.random.default_rng(0).random(index.size)
     n = end - start
