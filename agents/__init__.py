@@ -4,6 +4,7 @@ Build one from a spec with :func:`make_agent` (``"expectimax:7"``, ``"perfect"``
 :mod:`agents.registry` for the spec forms and :func:`agent_help` for the list.
 """
 
+import urgym  # noqa: F401 (first: Ctrl-C while a command starts ends with one line)
 from agents.base import Agent
 from agents.baselines import BaselineAgent
 from agents.expectimax import ExpectimaxAgent, SearchResult

@@ -16,7 +16,7 @@ import numpy as np
 from agents.base import Agent, legal_moves_or_raise
 from urgym import SIDES, Position, Rules, core
 from urgym.core import geometry, observation_size
-from urgym.files import require_extra, write_atomic
+from urgym.files import loads_json, require_extra, write_atomic
 
 __all__ = ["DEFAULT_PPO_MODEL", "PPOAgent", "model_card", "write_model_card"]
 
@@ -33,9 +33,18 @@ def card_path(model_path: str | os.PathLike) -> Path:
 
 
 def model_card(model_path: str | os.PathLike) -> dict[str, Any]:
-    """The card of a model (rule set, how it was trained, measured regret); {} when there is none."""
+    """The card of a model (rule set, how it was trained, measured regret); {} when there is none.
+
+    Raises:
+        ValueError: If the card is not a JSON object (naming the file).
+    """
     path = card_path(model_path)
-    return json.loads(path.read_text()) if path.exists() else {}
+    if not path.exists():
+        return {}
+    card = loads_json(path.read_bytes(), str(path))
+    if not isinstance(card, dict):
+        raise ValueError(f"{path} is not a model card (a JSON object)")
+    return card
 
 
 def write_model_card(model_path: str | os.PathLike, rules: Rules, **facts: Any) -> Path:

@@ -31,18 +31,32 @@ class PerfectAgent(Agent):
         self.epsilon = float(epsilon)
         self.solve = solve
         self.spec = "perfect" + (f":epsilon={epsilon:g}" if epsilon else "") + ("" if solve else ":solve=false")
+        if table is not None and not isinstance(table, SolvedTable):
+            raise ValueError(f"table must be a solver.SolvedTable, got {type(table).__name__}")
+        self._given = table
         self._tables: dict[Rules, SolvedTable] = {table.rules: table} if table is not None else {}
         self._moves = np.zeros(core.MAX_MOVES, dtype=np.int64)
         self._probabilities = np.zeros(core.MAX_MOVES, dtype=np.float64)
         super().__init__(seed)
 
     def table(self, rules: Rules) -> SolvedTable:
-        """The table this agent uses for ``rules``."""
+        """The table this agent uses for ``rules``: the one it was given, else the cached one.
+
+        Raises:
+            ValueError: If the agent was given a table of other rules.
+        """
+        self._check_given(rules)
         if rules not in self._tables:
             self._tables[rules] = table_for(rules, solve=self.solve)
         return self._tables[rules]
 
+    def _check_given(self, rules: Rules) -> None:
+        if self._given is not None and rules != self._given.rules:
+            raise ValueError(f"this perfect player was given the table of {self._given.rules.describe()!r}, so it "
+                             f"cannot play {rules.describe()!r}")
+
     def check_rules(self, rules: Rules) -> None:
+        self._check_given(rules)
         if rules.visits_tiles_twice:
             raise ValueError(f"the perfect player needs a solved table, and {rules.name!r} cannot be solved (its "
                              "path visits tiles twice); solvable: finkel, blitz, masters, aseb")

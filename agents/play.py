@@ -6,7 +6,6 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
-from pathlib import Path
 
 import numpy as np
 
@@ -16,6 +15,7 @@ from agents.registry import agent_help, make_agent
 from solver import SolvedTable, is_cached, table_for
 from urgym import RULE_SET_NAMES, SIDES, Game, GameRecord, Position, Rules, get_rules
 from urgym.cli import ArgumentParser, command, seed
+from urgym.files import check_output
 from urgym.render import board_text
 
 __all__ = ["describe_move", "main", "play_game"]
@@ -139,14 +139,18 @@ def main(argv: list[str] | None = None, read: Callable[[str], str] = input,
         agent.check_rules(rules)
     except ValueError as err:
         parser.error(str(err))
+    if args.save is not None:
+        try:
+            check_output(args.save)
+        except ValueError as err:
+            parser.error(f"--save: {err}")
     if isinstance(agent, PerfectAgent):
-        write(f"Loading the solved table of {rules.describe()} (it is solved and cached first if missing).")
+        missing = "it is solved and cached first if missing" if agent.solve else "it must be cached already"
+        write(f"Loading the solved table of {rules.describe()} ({missing}).")
         agent.table(rules)
     side = args.side
     if side == "random":
         side = SIDES[int(np.random.default_rng(args.seed).integers(2))]
-    if args.save and Path(args.save).is_dir():
-        parser.error(f"--save {args.save} is a directory; give a file name such as game.json")
     try:
         play_game(rules, agent, side, args.seed, read, write, args.save)
     except (EOFError, KeyboardInterrupt):

@@ -26,7 +26,7 @@ from numba import njit
 from agents.base import Agent, legal_moves_or_raise
 from urgym import Position, Rules, core
 from urgym.core import feature_count, geometry, roll_cumulative
-from urgym.files import write_atomic
+from urgym.files import loads_json, write_atomic
 
 __all__ = ["DEFAULT_TD_MODEL", "TDAgent", "TDNetwork"]
 
@@ -82,12 +82,13 @@ class TDNetwork:
         if not path.exists():
             raise FileNotFoundError(f"no TD model at {path}")
         try:
-            with np.load(path) as data:
-                meta = json.loads(str(data["meta"]))
+            with np.load(path, allow_pickle=False) as data:
+                meta = loads_json(str(data["meta"]), f"{path}'s metadata")
                 arrays = [np.array(data[k], dtype=np.float64) for k in ("w1", "b1", "w2", "b2")]
         except (KeyError, ValueError, OSError) as err:
             raise ValueError(f"{path} is not a urgym TD model: {err}") from None
-        if meta.get("format") != "urgym-td" or meta.get("features_version") != FEATURES_VERSION:
+        if not isinstance(meta, dict) or meta.get("format") != "urgym-td" or \
+                meta.get("features_version") != FEATURES_VERSION:
             raise ValueError(f"{path} is not a urgym TD model of features version {FEATURES_VERSION}")
         rules = Rules.from_dict(meta.pop("rules"))
         w1, b1, w2, b2 = arrays
@@ -227,5 +228,5 @@ class TDAgent(Agent):
 
 def train_chunk(network: TDNetwork, games: int, seed: int, first_game: int, alpha: float, lam: float) -> int:
     """Train ``network`` in place on ``games`` self-play games; return the moves played."""
-    return int(train_games(games, seed, first_game, alpha, lam, geometry(network.rules),
+    return int(train_games(games, np.uint64(seed), first_game, alpha, lam, geometry(network.rules),
                            roll_cumulative(network.rules), *network.params))

@@ -1,7 +1,7 @@
 """Try several hundred bad inputs and faults, as a hostile but fair new user would, and count the outcomes.
 
-Run: ``python -m benchmarks.audit_inputs [--only cli|interrupt|library] [--show remaining|clear|all]``
-(about 12 minutes on 2 cores).
+Run: ``python -m benchmarks.audit_inputs [--only cli|interrupt|library|untrusted] [--show remaining|clear|all]``
+(about 15 minutes on 2 cores).
 
 Each command line must end with exit status 2 and exactly one line on stderr, ``PROG: error: ...``, naming
 the bad value or option, without a traceback, within the time limit. A long command sent Ctrl-C (SIGINT to
@@ -11,6 +11,12 @@ its process group, as a terminal does) must end within two seconds with status 1
 value. Anything else is counted as remaining, by class: ``hang`` (time limit), ``traceback``, ``accepted``
 (a bad input taken without complaint), ``unclear`` (wrong status, several lines, or a message that does
 not name the value) and, for the library, ``wrong-exception``.
+
+The ``untrusted`` part treats files as a stranger sends them (records, RGN, rules files, RoyalUr tables,
+OpenSpiel state strings) and outputs as a careless user aims them. Besides a clear error it checks what must
+not happen: ``data-loss`` (an input, a special file, a cache table or earlier records changed or replaced),
+``security`` (script or code run from data, a file written outside its folder) and ``accepted`` (a silent wrong
+result: hostile data taken as valid, a formula left live in a CSV, a name drawn as mathtext).
 """
 
 from __future__ import annotations
@@ -417,7 +423,7 @@ def run_library_case(description: str, call: Callable[[], object], what: str) ->
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=("cli", "interrupt", "library"))
+    parser.add_argument("--only", choices=("cli", "interrupt", "library", "untrusted"))
     parser.add_argument("--show", default="remaining", help="outcomes to list: remaining, clear or all")
     args = parser.parse_args()
     outcomes: list[Outcome] = []
@@ -435,6 +441,10 @@ def main() -> None:
         if args.only in (None, "library"):
             with contextlib.redirect_stderr(open(os.devnull, "w")):
                 outcomes.extend(run_library_case(*case) for case in library_cases(folder))
+        if args.only in (None, "untrusted"):
+            from benchmarks import audit_untrusted
+
+            outcomes.extend(audit_untrusted.run_all(folder, run_command, run_library_case, Outcome))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     for o in outcomes:

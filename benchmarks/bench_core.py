@@ -2,7 +2,7 @@
 
 Run: ``python -m benchmarks.bench_core [--games 100000] [--steps 100000] [--playouts 200] [--repeats 5]``
 
-The PettingZoo and OpenSpiel figures need the ``pettingzoo`` and ``open_spiel`` extras (skipped, with a
+The PettingZoo and OpenSpiel figures need the ``pettingzoo`` and ``openspiel`` extras (skipped, with a
 line saying so, without them).
 """
 

@@ -5,6 +5,7 @@ The command line is ``evaluate``, ``review`` and ``stats`` (:mod:`evaluation.cli
 :func:`review_game` and :func:`game_tree_stats`.
 """
 
+import urgym  # noqa: F401 (first: Ctrl-C while a command starts ends with one line)
 from evaluation.game_stats import GameTreeStats, game_tree_stats
 from evaluation.luck import GameAnalysis, RollAnalysis, analyse_game
 from evaluation.match import AgentMatchStats, MatchResult, play_match

@@ -14,7 +14,7 @@ import sys
 import time
 
 from agents import agent_help, make_agent, parse_spec
-from evaluation.match import play_match, records_directory
+from evaluation.match import play_match, record_name, records_directory
 from evaluation.positions import benchmark_positions, score_positions
 from evaluation.report import (
     format_match,
@@ -26,12 +26,12 @@ from evaluation.report import (
     write_csv,
     write_json,
 )
-from evaluation.runner import BACKENDS, default_workers
-from evaluation.tournament import run_tournament
-from solver import PositionIndex, SolvedTable, cached_table_path, is_cached, table_for
+from evaluation.runner import BACKENDS, default_workers, require_ray
+from evaluation.tournament import pair_folders, run_tournament, tournament_specs
+from solver import PositionIndex, SolvedTable, cached_table_path, is_cached, solve_command, table_for
 from urgym import RULE_SET_NAMES, Rules, get_rules
 from urgym.cli import ArgumentParser, command, seed
-from urgym.files import PLOT_FORMATS, check_output
+from urgym.files import PLOT_FORMATS, STDOUT, check_distinct, check_output
 
 __all__ = ["main", "review_main", "stats_main"]
 
@@ -57,11 +57,14 @@ def build_parser() -> argparse.ArgumentParser:
                         help="positions of the position benchmark (default 1000; 0 skips it)")
     parser.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
     parser.add_argument("--seed", type=seed, default=0, help="seed of the dice and the agents (default 0)")
-    parser.add_argument("--json", help="write the results as JSON to this path")
-    parser.add_argument("--csv", help="write the results as CSV to this path")
+    parser.add_argument("--json", help="write the results as JSON to this path (- for standard output)")
+    parser.add_argument("--csv", help="write the results as CSV to this path (- for standard output)")
     parser.add_argument("--plot", help="write a plot to this path (.png, .pdf, .svg)")
     parser.add_argument("--save-games", metavar="DIR",
-                        help="write every game's record to DIR (game-000000.json, ...; review them with `review`)")
+                        help="write every game's record to DIR (game-000000.json, ...; review them with `review`); "
+                        "a folder that already holds records is refused")
+    parser.add_argument("--replace-games", action="store_true",
+                        help="with --save-games: delete the records already in DIR (game-*.json) first")
     parser.add_argument("--backend", default="process", choices=BACKENDS,
                         help="run games in local worker processes or as Ray tasks (default process)")
     parser.add_argument("--ray-address", help="the Ray cluster to use with --backend ray (default: local)")
@@ -92,12 +95,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.positions < 0:
         parser.error(f"--positions must be 0 or more, got {args.positions}")
     try:
+        _check_modes(args)
         rules = get_rules(args.rules, args.pieces)
         specs = _specs(args, extra)
         for spec in specs:
             make_agent(spec).check_rules(rules)
-        if args.save_games:
-            records_directory(args.save_games)  # before any game: a bad directory is refused now
+        if args.tournament:
+            canonical = tournament_specs(list(specs))  # refuses an agent given twice
+            folders = pair_folders(canonical, args.save_games) if args.save_games is not None else {}
+        else:
+            folders = {None: args.save_games} if args.save_games is not None else {}
+        for folder in folders.values():  # before any game: a bad or used folder is refused now
+            records_directory(folder, args.replace_games)
         _check_outputs(args)
     except ValueError as err:
         parser.error(str(err))
@@ -110,24 +119,42 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"{err} (--positions 0 skips the position benchmark)")
     workers = args.workers or default_workers()
     common = dict(workers=workers, backend=args.backend, ray_address=args.ray_address, progress=not args.no_progress)
+    out = _report_stream(args)
     if args.tournament:
         result = run_tournament(list(specs), rules, args.games, args.seed, table, args.positions, **common,
-                                save_games=args.save_games)
-        print(format_tournament(result))
+                                save_games=args.save_games, replace_games=args.replace_games)
+        print(format_tournament(result), file=out)
         _write(args, result.to_dict(), tournament_rows(result), lambda path: plot_tournament(path, result))
         return 0
-    match = play_match(specs[0], specs[1], rules, args.games, args.seed, table, **common, save_games=args.save_games)
+    match = play_match(specs[0], specs[1], rules, args.games, args.seed, table, **common, save_games=args.save_games,
+                       replace_games=args.replace_games)
     benchmarks = {}
     if positions:
         for spec in dict.fromkeys(specs):
             bench = score_positions(spec, table, positions, **common)
             benchmarks[bench.spec] = bench
-    print(format_match(match, benchmarks))
-    if args.save_games:
-        print(f"saved {match.games} game records in {args.save_games}")
+    print(format_match(match, benchmarks), file=out)
+    if args.save_games is not None:
+        print(f"saved {match.games} game records in {args.save_games}", file=out)
     data = {"match": match.to_dict(), "position_benchmark": [b.to_dict() for b in benchmarks.values()]}
     _write(args, data, match_rows(match, benchmarks), lambda path: plot_match(path, match, benchmarks))
     return 0
+
+
+def _check_modes(args: argparse.Namespace) -> None:
+    """Refuse options that the chosen mode would ignore."""
+    if args.ray_address is not None and args.backend != "ray":
+        raise ValueError("--ray-address names a Ray cluster for --backend ray; add --backend ray or leave it out")
+    if args.replace_games and args.save_games is None:
+        raise ValueError("--replace-games goes with --save-games DIR")
+    if args.backend == "ray":
+        require_ray()  # a missing extra is said now, not after the solve
+
+
+def _report_stream(args: argparse.Namespace):
+    """Where the report is printed: standard output, or standard error when an output file is ``-``."""
+    used = [getattr(args, option, None) for option in ("json", "csv", "plot", "html")]
+    return sys.stderr if STDOUT in used else sys.stdout
 
 
 def _specs(args: argparse.Namespace, extra: list[str]) -> tuple[str, ...]:
@@ -146,8 +173,10 @@ def _specs(args: argparse.Namespace, extra: list[str]) -> tuple[str, ...]:
 
 
 def _table(rules: Rules, args: argparse.Namespace, parser: argparse.ArgumentParser,
-           specs: tuple[str, ...]) -> SolvedTable | None:
-    """The rule set's solved table: loaded from the cache, or solved and cached (unless --no-solve)."""
+           specs: tuple[str, ...], record: str | None = None) -> SolvedTable | None:
+    """The rule set's solved table: loaded from the cache, or solved and cached (unless --no-solve). A table that
+    is not ground truth (RoyalUr's 16-bit import) is used with a note saying so. ``record``: the game record that
+    holds custom rules, for the ``solve`` command to suggest."""
     try:
         index = PositionIndex(rules)
     except ValueError as err:
@@ -157,7 +186,7 @@ def _table(rules: Rules, args: argparse.Namespace, parser: argparse.ArgumentPars
         return None
     path = cached_table_path(rules)
     if not is_cached(rules):
-        command = f"solve --rules {rules.name} --pieces {rules.pieces}"
+        command = solve_command(rules, record)
         minutes = index.size / (SOLVE_RATE * default_workers()) / 60
         if args.no_solve:
             print(f"No solved table for {rules.describe()} at {path}.\nCreate it with:  {command}\n"
@@ -174,27 +203,39 @@ def _table(rules: Rules, args: argparse.Namespace, parser: argparse.ArgumentPars
     table = table_for(rules, solve=True, progress=not args.no_progress)
     if time.perf_counter() - start > 5:
         print(f"table ready in {time.perf_counter() - start:.0f} s", file=sys.stderr)
+    if table.precision_note:
+        print(f"note: {table.precision_note}", file=sys.stderr)
     return table
 
 
-def _check_outputs(args: argparse.Namespace) -> None:
-    """Refuse unwritable output paths (and a plot of an unknown type) before any work starts."""
+def _check_outputs(args: argparse.Namespace, inputs: dict[str, str] | None = None) -> None:
+    """Refuse, before any work starts, output paths that cannot be written as files (or a plot of an unknown type),
+    and outputs that would replace an input or each other."""
+    outputs = {}
     for option in ("json", "csv", "plot", "html"):
         path = getattr(args, option, None)
-        if path:
+        if path is not None:
             try:
-                check_output(path, PLOT_FORMATS if option == "plot" else None)
+                check_output(path, PLOT_FORMATS if option == "plot" else None, stdout=True)
             except ValueError as err:
                 raise ValueError(f"--{option}: {err}") from None
+            outputs[f"--{option}"] = path
+    check_distinct(outputs, inputs)
 
 
 def _write(args: argparse.Namespace, data: dict, rows: list[dict], plot) -> None:
-    if args.json:
-        print(f"wrote {write_json(args.json, data)}")
-    if args.csv:
-        print(f"wrote {write_csv(args.csv, rows)}")
-    if args.plot:
-        print(f"wrote {plot(args.plot)}")
+    out = _report_stream(args)
+    if args.json is not None:
+        _wrote(write_json(args.json, data), out)
+    if args.csv is not None:
+        _wrote(write_csv(args.csv, rows), out)
+    if args.plot is not None:
+        _wrote(plot(args.plot), out)
+
+
+def _wrote(path, out) -> None:
+    if str(path) != STDOUT:
+        print(f"wrote {path}", file=out)
 
 
 # --- review -----------------------------------------------------------------------------------------------
@@ -207,10 +248,11 @@ def build_review_parser() -> argparse.ArgumentParser:
     parser.add_argument("record", help="the game record (.json, or .rgn)")
     parser.add_argument("--rules", help="the rule set of an RGN file that names none")
     parser.add_argument("--pieces", type=int, help="pieces per side, with --rules")
-    parser.add_argument("--json", help="write the review as JSON to this path")
-    parser.add_argument("--csv", help="write one row per roll as CSV to this path")
+    parser.add_argument("--json", help="write the review as JSON to this path (- for standard output)")
+    parser.add_argument("--csv", help="write one row per roll as CSV to this path (- for standard output)")
     parser.add_argument("--plot", help="write the win-probability graph to this path (.png, .pdf, .svg)")
-    parser.add_argument("--html", help="write a self-contained HTML page to this path (board, graph, moves)")
+    parser.add_argument("--html", help="write a self-contained HTML page to this path (board, graph, moves; - for "
+                        "standard output)")
     parser.add_argument("--summary", action="store_true", help="print only the players' summary and key moves")
     _table_options(parser)
     return parser
@@ -227,7 +269,7 @@ def review_main(argv: list[str] | None = None) -> int:
         if args.pieces is not None and not args.rules:
             raise ValueError("--pieces needs --rules (they give the rule set of an RGN file that names none)")
         rules = get_rules(args.rules, args.pieces) if args.rules is not None else None
-        _check_outputs(args)
+        _check_outputs(args, {"the game record": args.record})
         record = GameRecord.load(args.record, rules)
         if rules is not None and record.rules != rules:
             raise ValueError(f"{args.record} is a game of {record.rules.describe()}, not of the --rules/--pieces "
@@ -236,15 +278,16 @@ def review_main(argv: list[str] | None = None) -> int:
         parser.error(f"no such game record: {args.record}")
     except ValueError as err:
         parser.error(str(err))
-    table = _table(record.rules, args, parser, ())
+    table = _table(record.rules, args, parser, (), record=args.record)
     if table is None:
         parser.error(f"a review needs a solved table, and {record.rules.describe()} cannot be solved")
     review = review_game(record, table)
-    print(review.format_text(moves=not args.summary))
+    out = _report_stream(args)
+    print(review.format_text(moves=not args.summary), file=out)
     for option, save in (("json", review.save_json), ("csv", review.save_csv), ("plot", review.save_plot),
                          ("html", review.save_html)):
-        if getattr(args, option):
-            print(f"wrote {save(getattr(args, option))}")
+        if getattr(args, option) is not None:
+            _wrote(save(getattr(args, option)), out)
     return 0
 
 
@@ -257,12 +300,15 @@ def build_stats_parser() -> argparse.ArgumentParser:
         "self-play under finkel; `stats --agent expectimax:7` plays the same (slow: about an hour on 2 cores).")
     parser.add_argument("--rules", default="finkel", help=f"rule set: {', '.join(RULE_SET_NAMES)} (default finkel)")
     parser.add_argument("--pieces", type=int, help="pieces per side (default: the rule set's)")
-    parser.add_argument("--agent", default="perfect", help="the agent playing itself (default perfect)")
-    parser.add_argument("--games", type=int, default=2000, help="self-play games (default 2000, as the paper)")
+    parser.add_argument("--agent", help="the agent playing itself (default perfect)")
+    parser.add_argument("--games", type=int, help="self-play games (default 2000, as the paper)")
     parser.add_argument("--seed", type=seed, default=0, help="seed of the dice (default 0)")
     parser.add_argument("--records", metavar="DIR", help="count these saved records (.json, .rgn) instead of playing")
-    parser.add_argument("--save-games", metavar="DIR", help="keep the self-play games' records in DIR")
-    parser.add_argument("--json", help="write the statistics as JSON to this path")
+    parser.add_argument("--save-games", metavar="DIR", help="keep the self-play games' records in DIR (a folder "
+                        "that already holds records is refused)")
+    parser.add_argument("--replace-games", action="store_true",
+                        help="with --save-games: delete the records already in DIR (game-*.json) first")
+    parser.add_argument("--json", help="write the statistics as JSON to this path (- for standard output)")
     parser.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
     _table_options(parser)
     return parser
@@ -278,13 +324,20 @@ def stats_main(argv: list[str] | None = None) -> int:
 
     parser = build_stats_parser()
     args = parser.parse_args(argv)
-    for name, value in (("games", args.games), ("workers", 1 if args.workers is None else args.workers)):
-        if value < 1:
+    for name, value in (("games", args.games), ("workers", args.workers)):
+        if value is not None and value < 1:
             parser.error(f"--{name} must be at least 1, got {value}")
     try:
         rules = get_rules(args.rules, args.pieces)
+        if args.replace_games and args.save_games is None:
+            raise ValueError("--replace-games goes with --save-games DIR")
+        if args.records is not None and (args.save_games, args.agent, args.games) != (None, None, None):
+            raise ValueError("--records counts saved games; --agent, --games and --save-games are for playing new ones")
+        args.agent, args.games = args.agent or "perfect", args.games or 2000
         _check_outputs(args)
-        if args.records:
+        if args.records is not None:
+            if not args.records.strip() or not Path(args.records).is_dir():
+                raise ValueError(f"no game records in {args.records!r}: it is not a folder")
             files = sorted(p for p in Path(args.records).glob("*") if p.suffix in (".json", ".rgn"))
             if not files:
                 raise ValueError(f"no game records (.json, .rgn) in {args.records}")
@@ -292,26 +345,27 @@ def stats_main(argv: list[str] | None = None) -> int:
             source = f"records in {args.records}"
         else:
             make_agent(args.agent)
-            if args.save_games:
-                records_directory(args.save_games)
+            if args.save_games is not None:
+                records_directory(args.save_games, args.replace_games)
     except ValueError as err:
         parser.error(str(err))
-    if not args.records:
+    if args.records is None:
         table = _table(rules, args, parser, (args.agent,))
         with tempfile.TemporaryDirectory() as scratch:
-            folder = Path(args.save_games or scratch)
+            folder = Path(scratch if args.save_games is None else args.save_games)
             play_match(args.agent, args.agent, rules, args.games, args.seed, table, workers=args.workers,
-                       progress=not args.no_progress, save_games=folder)
-            stats = game_tree_stats(GameRecord.load(p) for p in sorted(folder.glob("game-*.json")))
+                       progress=not args.no_progress, save_games=folder, replace_games=args.replace_games)
+            stats = game_tree_stats(GameRecord.load(folder / record_name(g)) for g in range(args.games))
         source = f"{make_agent(args.agent).spec} self-play, seed {args.seed}"
     try:
         positions = PositionIndex(stats.rules).size
     except ValueError:
         positions = None
-    print(format_stats(stats, source, positions))
-    if args.json:
+    out = _report_stream(args)
+    print(format_stats(stats, source, positions), file=out)
+    if args.json is not None:
         data = {**stats.to_dict(), "source": source, "positions": positions}
-        print(f"wrote {write_json(args.json, data)}")
+        _wrote(write_json(args.json, data), out)
     return 0
 
 

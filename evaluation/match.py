@@ -9,6 +9,7 @@ the agents and uses the same dice and the same table lookups.
 from __future__ import annotations
 
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +27,8 @@ from urgym import Game, GameRecord, Position, Rules, core
 from urgym.core import geometry, roll_cumulative
 from urgym.files import check_output
 
-__all__ = ["AgentMatchStats", "MatchResult", "numba_kind", "play_match"]
+__all__ = ["RECORD_NAME", "AgentMatchStats", "MatchResult", "numba_kind", "play_match", "record_name",
+           "records_directory"]
 
 
 def numba_kind(agent: Agent) -> tuple[int, float] | None:
@@ -90,7 +92,8 @@ def play_games_task(task: GamesTask) -> GamesChunk:
         ends = np.zeros(task.n_games if task.log_moves else 0, dtype=np.int64)
         while True:
             EK.play_games(np.array([k[0] for k in kinds], dtype=np.int64), np.array([k[1] for k in kinds]),
-                          task.seed, task.first_game, task.n_games, geometry(task.rules), roll_cumulative(task.rules),
+                          np.uint64(task.seed), task.first_game, task.n_games, geometry(task.rules),
+                          roll_cumulative(task.rules),
                           *table.lookup_args[1:], winners, turns, errors, acc, hist, legal, log, ends)
             if not task.log_moves or ends[-1] <= log.size:
                 break
@@ -213,7 +216,7 @@ class MatchResult:
 def play_match(agent: str | Agent, opponent: str | Agent, rules: Rules, games: int = 1000, seed: int = 0,
                table: SolvedTable | None = None, workers: int | None = None, backend: str = "process",
                ray_address: str | None = None, progress: bool = True, use_numba: bool = True,
-               save_games: str | os.PathLike | None = None) -> MatchResult:
+               save_games: str | os.PathLike | None = None, replace_games: bool = False) -> MatchResult:
     """Play ``games`` games between two agents, alternating sides, and score every decision.
 
     Args:
@@ -228,11 +231,12 @@ def play_match(agent: str | Agent, opponent: str | Agent, rules: Rules, games: i
         progress: Show a progress bar.
         use_numba: Run numba-capable pairs in the numba loop (False forces the Python loop).
         save_games: A directory to write every game's record to (``game-000012.json``, see
-            :mod:`urgym.records`); created if missing, checked before any game is played.
+            :mod:`urgym.records`); created if missing, checked before any game is played. A folder that already
+            holds records is refused, unless ``replace_games`` (which deletes them first).
     """
     if games < 1:
         raise ValueError(f"games must be at least 1, got {games}")
-    directory = records_directory(save_games) if save_games is not None else None
+    directory = records_directory(save_games, replace_games) if save_games is not None else None
     specs = (agent, opponent)
     built = [make_agent(s) for s in specs]  # validates both specs before any work starts
     for built_agent in built:
@@ -253,20 +257,41 @@ def play_match(agent: str | Agent, opponent: str | Agent, rules: Rules, games: i
     return _combine(chunks, built, rules, games, seed, seconds, start_value)
 
 
-def records_directory(path: str | os.PathLike) -> Path:
-    """``path`` as a directory that records can be written to (created if missing).
+RECORD_NAME = re.compile(r"game-\d{6,}\.json")
+"""The file names of saved game records (``game-000012.json``)."""
+
+
+def record_name(game: int) -> str:
+    """The file name of game ``game``'s record in a ``save_games`` folder."""
+    return f"game-{game:06d}.json"
+
+
+def records_directory(path: str | os.PathLike, replace: bool = False) -> Path:
+    """``path`` as a directory that records can be written to (created if missing), holding no records.
+
+    A folder that already holds game records is refused, since the new games would mix with (and partly replace)
+    the old ones; with ``replace`` its records (``game-*.json``, nothing else) are deleted first.
 
     Raises:
-        ValueError: If it is a file, or cannot be created or written to.
+        ValueError: If it is a file, cannot be created or written to, or already holds records.
     """
     directory = Path(path)
+    if not os.fspath(path).strip():
+        raise ValueError("an empty folder name for the game records")
     if directory.exists() and not directory.is_dir():
         raise ValueError(f"cannot save games to {directory}: it is a file, not a directory")
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise ValueError(f"cannot save games to {directory}: {err.strerror}") from None
-    check_output(directory / "game-000000.json")  # raises if the directory cannot be written to
+    check_output(directory / record_name(0))  # raises if the directory cannot be written to
+    old = sorted(f for f in directory.iterdir() if RECORD_NAME.fullmatch(f.name) and not f.is_dir())
+    if old and not replace:
+        raise ValueError(f"cannot save games to {directory}: it already holds {len(old)} game records ({old[0].name}"
+                         f"{', ...' if len(old) > 1 else ''}); give an empty or new folder, or --replace-games to "
+                         "delete them first")
+    for record in old:
+        record.unlink()
     return directory
 
 
@@ -282,7 +307,7 @@ def _save_records(directory: Path, chunks: list[GamesChunk], tasks: list[GamesTa
             if not game.is_over:
                 raise RuntimeError(f"game {g}: its logged moves end before the game does (a bug; please report it)")
             players = {"light": specs[light_agent], "dark": specs[1 - light_agent]}
-            GameRecord.from_game(game, players).save(directory / f"game-{g:06d}.json")
+            GameRecord.from_game(game, players).save(directory / record_name(g))
 
 
 MAX_NUMBA_TASK = 20_000

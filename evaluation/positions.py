@@ -50,8 +50,8 @@ def benchmark_positions(table: SolvedTable, count: int = DEFAULT_POSITIONS,
     states = np.zeros(count, dtype=np.int64)
     rolls = np.zeros(count, dtype=np.int64)
     max_games = 1000 + 100 * count
-    found, games = EK.sample_decisions(seed, count, KEEP, geometry(table.rules), roll_cumulative(table.rules),
-                                       *table.lookup_args[1:], states, rolls, max_games)
+    found, games = EK.sample_decisions(np.uint64(seed), count, KEEP, geometry(table.rules),
+                                       roll_cumulative(table.rules), *table.lookup_args[1:], states, rolls, max_games)
     if found < count:
         raise ValueError(f"perfect play of {table.rules.describe()} offered only {found} decisions with a choice of "
                          f"moves in {games:,} games; ask for fewer positions or play more pieces")

@@ -16,8 +16,8 @@ from evaluation.stats import RegretSummary
 from evaluation.tournament import TournamentResult
 from urgym.files import write_atomic
 
-__all__ = ["format_match", "format_tournament", "match_rows", "plot_match", "plot_tournament", "tournament_rows",
-           "write_csv", "write_json"]
+__all__ = ["csv_cell", "format_match", "format_tournament", "match_rows", "plain_text", "plot_match",
+           "plot_tournament", "tournament_rows", "write_csv", "write_json"]
 
 
 def write_json(path: str | os.PathLike, data: dict[str, Any]) -> Path:
@@ -26,12 +26,29 @@ def write_json(path: str | os.PathLike, data: dict[str, Any]) -> Path:
 
 
 def write_csv(path: str | os.PathLike, rows: list[dict[str, Any]], fields: list[str] | None = None) -> Path:
-    """Rows as CSV, atomically; ``fields`` names the columns when there may be no rows."""
+    """Rows as CSV, atomically; ``fields`` names the columns when there may be no rows. Text cells are made safe
+    for spreadsheets (:func:`csv_cell`)."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(rows[0]) if rows else list(fields or []))
     writer.writeheader()
-    writer.writerows(rows)
-    return write_atomic(path, lambda tmp: tmp.write_text(buffer.getvalue()))
+    writer.writerows({key: csv_cell(value) for key, value in row.items()} for row in rows)
+    return write_atomic(path, lambda tmp: tmp.write_text(buffer.getvalue(), encoding="utf-8"))
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> Any:
+    """A CSV cell that a spreadsheet shows as text: a text cell starting like a formula (``=``, ``+``, ``-``,
+    ``@``, a tab or a carriage return) gets a leading ``'``. Numbers stay numbers."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
+def plain_text(text: str) -> str:
+    """``text`` drawn literally by matplotlib: its ``$`` would otherwise start mathtext (or fail to parse)."""
+    return text.replace("$", r"\$")
 
 
 def _clean(value: Any) -> Any:
@@ -176,7 +193,7 @@ def plot_match(path: str | os.PathLike, match: MatchResult, benchmarks: dict[str
     for side in match.agents:
         for label, rate in (("all", side.wins), ("light", side.as_light), ("dark", side.as_dark)):
             low, high = rate.interval
-            labels.append(f"{side.spec}\n{label}")
+            labels.append(f"{plain_text(side.spec)}\n{label}")
             rates.append(rate.rate)
             errors[0].append(rate.rate - low)
             errors[1].append(high - rate.rate)
@@ -187,7 +204,7 @@ def plot_match(path: str | os.PathLike, match: MatchResult, benchmarks: dict[str
     left.set_title(f"{match.games:,} games on {match.rules.name}")
     for spec, bench in benchmarks.items():
         values = sorted(100 * bench.regrets)
-        right.plot(values, [(i + 1) / len(values) for i in range(len(values))], label=spec)
+        right.plot(values, [(i + 1) / len(values) for i in range(len(values))], label=plain_text(spec))
     right.set_xscale("symlog", linthresh=0.01)
     right.set_xlabel("regret (win-% points)")
     right.set_ylabel("share of positions")
@@ -204,8 +221,9 @@ def plot_tournament(path: str | os.PathLike, result: TournamentResult) -> Path:
     matrix = result.win_matrix
     image = left.imshow(matrix, vmin=0, vmax=1, cmap="RdBu")
     n = len(result.specs)
-    left.set_xticks(range(n), result.specs, rotation=45, ha="right", fontsize=8)
-    left.set_yticks(range(n), result.specs, fontsize=8)
+    names = [plain_text(spec) for spec in result.specs]
+    left.set_xticks(range(n), names, rotation=45, ha="right", fontsize=8)
+    left.set_yticks(range(n), names, fontsize=8)
     for i in range(n):
         for j in range(n):
             if i != j:
@@ -215,7 +233,7 @@ def plot_tournament(path: str | os.PathLike, result: TournamentResult) -> Path:
     regrets = [b.regret.mean for b in result.benchmarks] if result.benchmarks else \
         [result.match_regret(i) for i in range(n)]
     right.barh(range(n), regrets)
-    right.set_yticks(range(n), result.specs, fontsize=8)
+    right.set_yticks(range(n), names, fontsize=8)
     right.invert_yaxis()
     right.set_xlabel("mean regret per decision (win-% points)")
     right.set_title("position benchmark" if result.benchmarks else "match play")

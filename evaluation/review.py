@@ -27,13 +27,14 @@ from __future__ import annotations
 import html
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from evaluation._kernels import BLUNDER
 from evaluation.luck import GameAnalysis, RollAnalysis, analyse_game
-from evaluation.report import write_csv, write_json
+from evaluation.report import plain_text, write_csv, write_json
 from solver import SolvedTable
 from urgym.files import PLOT_FORMATS, check_output, write_atomic
 from urgym.notation import move_text
@@ -271,8 +272,9 @@ def _plot(review: GameReview, path: Path, fmt: str) -> None:
     ax.set_xlabel("roll")
     ax.set_ylabel("light's winning chance (%)")
     players = review.record.players
-    ax.set_title(f"{review.record.rules.name}: {players.get('light') or 'light'} (light) vs "
-                 f"{players.get('dark') or 'dark'} (dark)" + (f", {review.winner} won" if review.winner else ""))
+    ax.set_title(plain_text(f"{review.record.rules.name}: {players.get('light') or 'light'} (light) vs "
+                            f"{players.get('dark') or 'dark'} (dark)" + (f", {review.winner} won" if review.winner
+                                                                         else "")))
     ax.legend(loc="upper left", fontsize=8, frameon=False)
     fig.tight_layout()
     fig.savefig(path, format=fmt, dpi=110)
@@ -297,9 +299,20 @@ def _page_data(review: GameReview) -> dict[str, Any]:
 
 def _html(review: GameReview) -> str:
     """The page template (review_page.html beside this module) with its __TITLE__ and __DATA__ filled in."""
-    data = json.dumps(_page_data(review)).replace("</", "<\\/")  # no '</script>' inside the script
     players = review.record.players
     title = html.escape(f"{players.get('light') or 'light'} vs {players.get('dark') or 'dark'} - "
                         f"{review.record.rules.name} game review")
     page = (Path(__file__).with_name("review_page.html")).read_text(encoding="utf-8")
-    return page.replace("__TITLE__", title).replace("__DATA__", data)
+    return fill_template(page, {"TITLE": title, "DATA": script_json(_page_data(review))})
+
+
+def script_json(data: Any) -> str:
+    """JSON to embed in a ``<script type="application/json">`` element: ``<``, ``>`` and ``&`` are written as
+    ``\\u`` escapes, so no string can end the element or open a comment, whatever it holds."""
+    text = json.dumps(data, ensure_ascii=True)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def fill_template(page: str, values: dict[str, str]) -> str:
+    """Replace each ``__NAME__`` of ``page`` in one pass, so a value that holds ``__DATA__`` stays as it is."""
+    return re.sub(r"__([A-Z]+)__", lambda m: values.get(m.group(1), m.group(0)), page)

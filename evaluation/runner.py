@@ -23,15 +23,17 @@ from tqdm.auto import tqdm
 from agents import Agent, make_agent, parse_spec
 from solver import SolvedTable
 from urgym import Position, Rules
+from urgym.files import require_extra
 
-__all__ = ["BACKENDS", "default_workers", "run_tasks", "shutdown_pool", "table_key", "worker_agent", "worker_table"]
+__all__ = ["BACKENDS", "default_workers", "require_ray", "run_tasks", "shutdown_pool", "table_key", "worker_agent",
+           "worker_table"]
 
 BACKENDS = ("process", "ray")
 
 T = TypeVar("T")
 
 _TABLES: dict[str, SolvedTable] = {}
-_AGENTS: dict[tuple[str, int], Agent] = {}
+_AGENTS: dict[tuple[str, int, str | None], Agent] = {}
 _POOL: tuple[int, ProcessPoolExecutor] | None = None
 
 
@@ -74,7 +76,7 @@ def worker_agent(spec: str | Agent, slot: int, rules: Rules, table: SolvedTable 
     if isinstance(spec, Agent):
         _warm_up(spec, rules)
         return spec
-    key = (spec, slot)
+    key = (spec, slot, None if table is None else str(table.path or id(table)))  # perfect's table is part of it
     if key not in _AGENTS:
         name = parse_spec(spec)[0]
         agent = make_agent(spec, **({"table": table} if name == "perfect" and table is not None else {}))
@@ -182,11 +184,13 @@ def _abandon_pool() -> None:
         _POOL = None
 
 
+def require_ray():
+    """The ``ray`` module, or :class:`~urgym.MissingExtraError` saying how to install it."""
+    return require_extra("ray", "ray", "the ray backend")
+
+
 def _run_ray(function, tasks, units, ray_address, bar) -> list:
-    try:
-        import ray
-    except ImportError:
-        raise RuntimeError("the ray backend needs Ray: pip install 'urgym[ray]' (or pip install ray)") from None
+    ray = require_ray()
     if not ray.is_initialized():
         ray.init(address=ray_address, include_dashboard=False, log_to_driver=False)
     remote = ray.remote(function)

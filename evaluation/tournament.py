@@ -12,12 +12,12 @@ from typing import Any
 import numpy as np
 
 from agents import Agent, make_agent
-from evaluation.match import MatchResult, play_match
+from evaluation.match import MatchResult, play_match, records_directory
 from evaluation.positions import PositionBenchmark, benchmark_positions, score_positions
 from solver import SolvedTable
 from urgym import Rules
 
-__all__ = ["TournamentResult", "run_tournament"]
+__all__ = ["TournamentResult", "pair_folders", "run_tournament", "tournament_specs"]
 
 
 @dataclass(frozen=True)
@@ -61,19 +61,23 @@ class TournamentResult:
 def run_tournament(agents: list[str | Agent], rules: Rules, games: int, seed: int = 0,
                    table: SolvedTable | None = None, positions: int = 1000, workers: int | None = None,
                    backend: str = "process", ray_address: str | None = None, progress: bool = True,
-                   save_games: str | os.PathLike | None = None) -> TournamentResult:
+                   save_games: str | os.PathLike | None = None, replace_games: bool = False) -> TournamentResult:
     """Play every pair ``games`` games (same seed, so every pair sees the same dice) and benchmark each agent.
 
-    ``save_games``: a directory for the games' records, one folder per pair (``expectimax_3-vs-greedy``).
+    ``save_games``: a directory for the games' records, one folder per pair (``expectimax_3-vs-greedy``); a pair's
+    folder that already holds records is refused unless ``replace_games``.
+
+    Raises:
+        ValueError: For fewer than two agents, or an agent given twice (the same spec, however written).
     """
-    if len(agents) < 2:
-        raise ValueError(f"a tournament needs at least two agents, got {len(agents)}")
-    specs = tuple(make_agent(a).spec for a in agents)
+    specs = tournament_specs(agents)
+    folders = pair_folders(specs, save_games) if save_games is not None else {}
+    for folder in folders.values():
+        records_directory(folder, replace_games)  # every pair's folder is checked before the first game
     matches = {}
     for i, j in combinations(range(len(agents)), 2):
-        folder = None if save_games is None else Path(save_games) / f"{_folder(specs[i])}-vs-{_folder(specs[j])}"
         matches[(i, j)] = play_match(agents[i], agents[j], rules, games, seed, table, workers, backend, ray_address,
-                                     progress, save_games=folder)
+                                     progress, save_games=folders.get((i, j)), replace_games=replace_games)
     benchmarks = None
     if table is not None and positions:
         chosen = benchmark_positions(table, positions)
@@ -81,6 +85,29 @@ def run_tournament(agents: list[str | Agent], rules: Rules, games: int, seed: in
     return TournamentResult(specs, matches, benchmarks)
 
 
+def tournament_specs(agents: list[str | Agent]) -> tuple[str, ...]:
+    """The agents' specs, each agent once.
+
+    Raises:
+        ValueError: For fewer than two agents, or one given twice (``expectimax:3`` and ``expectimax:depth=3``).
+    """
+    if len(agents) < 2:
+        raise ValueError(f"a tournament needs at least two agents, got {len(agents)}")
+    specs = tuple(make_agent(a).spec for a in agents)
+    for i, spec in enumerate(specs):
+        if spec in specs[:i]:
+            raise ValueError(f"agent {spec!r} is in the tournament twice ({agents[specs.index(spec)]!r} and "
+                             f"{agents[i]!r}); each agent plays once")
+    return specs
+
+
+def pair_folders(specs: tuple[str, ...], save_games: str | os.PathLike) -> dict[tuple[int, int], Path]:
+    """The records folder of each pair (``expectimax_depth=3-vs-greedy``), inside ``save_games``."""
+    return {(i, j): Path(save_games) / f"{_folder(specs[i])}-vs-{_folder(specs[j])}"
+            for i, j in combinations(range(len(specs)), 2)}
+
+
 def _folder(spec: str) -> str:
-    """A spec as a folder name (``expectimax:3`` -> ``expectimax_3``)."""
-    return re.sub(r"[^A-Za-z0-9.=-]+", "_", spec)
+    """A spec as a folder name (``expectimax:3`` -> ``expectimax_3``): no separators, never ``..``."""
+    name = re.sub(r"[^A-Za-z0-9=-]+", "_", spec).strip("_")
+    return name[:80] or "agent"

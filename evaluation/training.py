@@ -332,6 +332,8 @@ def main(argv: list[str] | None = None) -> int:
         except ImportError as err:
             parser.error(str(err))
     out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        parser.error(f"--out {args.out} is a file; give a folder for the models, card, curve and logs")
     out.mkdir(parents=True, exist_ok=True)
     table = table_for(rules, solve=True, progress=not args.no_progress)
     if args.algo == "td-lambda":

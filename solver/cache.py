@@ -1,4 +1,9 @@
-"""Where solved tables are cached, and loading one or solving it on first use."""
+"""Where solved tables are cached, and loading one or solving it on first use.
+
+The cache holds ground truth only: float64 tables solved to :data:`~solver.table.EXACT_TOL`, and RoyalUr's 16-bit
+tables imported with ``solve --import-rgu`` (which every command that uses one says). A table solved to a looser
+tolerance or stored in another type is written elsewhere (``solve --out``) and never lands in a cache slot.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +14,10 @@ import sys
 from pathlib import Path
 
 from solver.table import SolvedTable, TableError
-from urgym import Rules, get_rules
+from urgym import RULE_SET_NAMES, Rules, get_rules
 
-__all__ = ["TableMissingError", "cache_dir", "cached_table_path", "is_cached", "load_or_solve", "table_for"]
+__all__ = ["TableMissingError", "cache_dir", "cache_slots", "cached_table_path", "is_cached", "load_or_solve",
+           "solve_command", "table_for"]
 
 
 def cache_dir() -> Path:
@@ -26,53 +32,85 @@ def cache_dir() -> Path:
 
 
 def cached_table_path(rules: Rules, dtype: str = "float64", directory: str | os.PathLike | None = None) -> Path:
-    """The cache file of a rule set: its name, piece count and a fingerprint of every rule."""
+    """The cache file of a rule set: its name, piece count and a fingerprint of every rule.
+
+    The name comes from the rules, which may come from a stranger's record: it is a short identifier
+    (:data:`urgym.rules.NAME_PATTERN`), and the file is checked to stay inside the cache folder all the same.
+    """
+    if dtype not in ("float64", "uint16"):
+        raise ValueError(f"the cache holds float64 tables (solved) and uint16 ones (imported), not {dtype!r}")
     fingerprint = hashlib.sha256(json.dumps(rules.to_dict(), sort_keys=True).encode()).hexdigest()[:10]
-    return Path(directory or cache_dir()) / f"{rules.name}-{rules.pieces}p-{dtype}-{fingerprint}.urtable"
+    folder = Path(directory or cache_dir())
+    path = folder / f"{rules.name}-{rules.pieces}p-{dtype}-{fingerprint}.urtable"
+    if path.parent != folder or path.name.startswith("."):
+        raise ValueError(f"rule set name {rules.name!r} cannot name a file in the table cache")
+    return path
+
+
+def cache_slots(rules: Rules, directory: str | os.PathLike | None = None) -> tuple[Path, Path]:
+    """The two cache files of a rule set: the solved float64 table and the imported uint16 one."""
+    return cached_table_path(rules, "float64", directory), cached_table_path(rules, "uint16", directory)
 
 
 def is_cached(rules: Rules) -> bool:
     """True if a table of ``rules`` is cached: solved (float64) or imported from RoyalUr (uint16)."""
-    return cached_table_path(rules).exists() or cached_table_path(rules, "uint16").exists()
+    return any(path.exists() for path in cache_slots(rules))
 
 
 class TableMissingError(FileNotFoundError):
     """No solved table is cached for a rule set and solving it was not allowed."""
 
 
-def table_for(rules: Rules, solve: bool = True, progress: bool = True) -> SolvedTable:
+def solve_command(rules: Rules, record: str | os.PathLike | None = None) -> str:
+    """The ``solve`` command that caches the table of ``rules`` (custom rules are read from ``record``)."""
+    if rules.name in RULE_SET_NAMES and rules == get_rules(rules.name, rules.pieces):
+        return f"solve --rules {rules.name} --pieces {rules.pieces}"
+    return f"solve --rules-file {record}" if record else "solve --rules-file RULES.json (the rules as JSON)"
+
+
+def table_for(rules: Rules, solve: bool = True, progress: bool = True,
+              record: str | os.PathLike | None = None) -> SolvedTable:
     """The one way to get the solved table of ``rules``: the cached one, solved and cached first if ``solve``.
 
     Raises:
-        TableMissingError: If no table is cached and ``solve`` is False (the message gives the command).
+        TableMissingError: If no table is cached and ``solve`` is False (the message gives the command; for custom
+            rules it reads them from ``record`` when given).
     """
-    path = cached_table_path(rules)
     if not solve and not is_cached(rules):
-        raise TableMissingError(
-            f"no solved table for {rules.describe()} at {path}; create it with "
-            f"`solve --rules {rules.name} --pieces {rules.pieces}`")
+        raise TableMissingError(f"no solved table for {rules.describe()} at {cached_table_path(rules)}; create it "
+                                f"with `{solve_command(rules, record)}`")
     return load_or_solve(rules, progress=progress)
 
 
-def load_or_solve(rules: Rules | str, pieces: int | None = None, tol: float = 1e-12, dtype: str = "float64",
-                  progress: bool = True, directory: str | os.PathLike | None = None) -> SolvedTable:
-    """Load the cached table of a rule set, solving it (and caching it) first if there is none.
+def load_or_solve(rules: Rules | str, pieces: int | None = None, progress: bool = True,
+                  directory: str | os.PathLike | None = None) -> SolvedTable:
+    """Load the cached table of a rule set, solving it exactly (and caching it) first if there is none.
 
-    A cached table that fails its checks (corrupt, truncated, of other rules) is moved aside to
-    ``NAME.corrupt`` with a message on stderr, and the rules are solved again.
+    A cached table that fails its checks (corrupt, truncated, of other rules) or that is not ground truth (a
+    float64 slot holding a looser solve) is moved aside to ``NAME.corrupt`` or ``NAME.loose`` with a message on
+    stderr, and the rules are solved again.
     """
     from solver.solve import solve
 
     rules = get_rules(rules, pieces)
-    path = cached_table_path(rules, dtype, directory)
-    imported = cached_table_path(rules, "uint16", directory)
-    for candidate in (path, imported) if dtype == "float64" else (path,):  # uint16: RoyalUr's, imported
-        if candidate.exists():
-            try:
-                return SolvedTable.load(candidate, rules)
-            except TableError as err:
-                aside = candidate.with_name(candidate.name + ".corrupt")
-                os.replace(candidate, aside)
-                print(f"urgym: the cached table failed its checks ({err}); moved it to {aside} and solving "
-                      "the rules again", file=sys.stderr)
-    return solve(rules, tol=tol, progress=progress, out=path, dtype=dtype)
+    path, imported = cache_slots(rules, directory)
+    for candidate in (path, imported):
+        if not candidate.exists():
+            continue
+        try:
+            table = SolvedTable.load(candidate, rules)
+        except TableError as err:
+            _move_aside(candidate, ".corrupt", f"the cached table failed its checks ({err})")
+            continue
+        if candidate == path and not table.is_exact:
+            _move_aside(candidate, ".loose", f"the cached table {candidate} is not ground truth "
+                                             f"({table.precision_note})")
+            continue
+        return table
+    return solve(rules, progress=progress, out=path)
+
+
+def _move_aside(path: Path, suffix: str, why: str) -> None:
+    aside = path.with_name(path.name + suffix)
+    os.replace(path, aside)
+    print(f"urgym: {why}; moved it to {aside} and solving the rules again", file=sys.stderr)

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
 
 from solver._index import PositionIndex
-from solver.cache import cached_table_path, load_or_solve
+from solver.cache import cache_slots, cached_table_path, load_or_solve
 from solver.rgu import RoyalUrTable, compare_tables, read_rgu, rgu_key, write_rgu
-from solver.solve import check_solve_options
-from solver.table import DTYPES, SolvedTable
-from urgym import RULE_SET_NAMES, Position, get_rules
+from solver.solve import check_solve_options, solve
+from solver.table import DTYPES, EXACT_TOL, SolvedTable
+from urgym import RULE_SET_NAMES, GameRecord, Position, Rules, get_rules
 from urgym.cli import ArgumentParser, command
-from urgym.files import check_output
+from urgym.files import check_distinct, check_output, loads_json
+from urgym.records import RECORD_FORMAT
 
 # Raposo & Lamont (2023), Table 1: estimated state-space complexity, for comparison with exact counts.
 # Blitz shares the Masters path, so its 7-piece count is the same as masters'.
@@ -22,9 +24,10 @@ PAPER_ESTIMATES = {("finkel", 7): 1.2e7, ("aseb", 5): 1.9e8, ("masters", 7): 4.3
 SINGLE_VISIT = ("finkel", "blitz", "masters", "aseb")
 
 
-def count_table(pieces: list[int]) -> str:
+def count_table(names: tuple[str, ...], pieces: list[int]) -> str:
+    """The exact position counts of rule sets for piece counts, beside the paper's estimates."""
     lines = [f"{'rule set':<9} {'pieces':>6} {'positions (self/other form)':>28} {'paper, Table 1 (estimate)':>26}"]
-    for name in SINGLE_VISIT:
+    for name in names:
         for n in pieces:
             size = PositionIndex(get_rules(name, n)).size
             paper = PAPER_ESTIMATES.get((name, n))
@@ -34,90 +37,171 @@ def count_table(pieces: list[int]) -> str:
 
 @command("solve", interrupted="run the same command again to resume from the last finished layer pair")
 def main(argv: list[str] | None = None) -> None:
-    parser = ArgumentParser(prog="solve", description="Solve a rule set of the Royal Game of Ur exactly: "
-                                     "every position's winning probability under perfect play.")
-    parser.add_argument("--rules", default="finkel", choices=RULE_SET_NAMES)
-    parser.add_argument("--pieces", type=int, default=None, help="pieces per side (default: the rule set's)")
-    parser.add_argument("--tol", type=float, default=1e-12, help="largest change of a value that ends a layer")
-    parser.add_argument("--out", default=None, help="table file (default: the cache, see URGYM_CACHE)")
-    parser.add_argument("--dtype", default="float64", choices=DTYPES, help="storage type of the table")
-    parser.add_argument("--threads", type=int, default=None, help="worker threads (default: every core)")
-    parser.add_argument("--count", action="store_true",
-                        help="print the exact number of positions of each solvable rule set and exit")
-    parser.add_argument("--format", default="urtable", choices=("urtable", "rgu"),
-                        help="rgu: write the table (solved or taken from the cache) in RoyalUr's .rgu format to "
-                        "--out (finkel only)")
-    parser.add_argument("--import-rgu", metavar="FILE",
-                        help="convert RoyalUr's .rgu table into the cache (or --out), so nothing needs solving")
-    parser.add_argument("--compare", nargs=2, metavar=("A", "B"),
-                        help="compare two tables (.urtable or .rgu) position by position and exit")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser = build_parser()
     args = parser.parse_args(argv)
-    if args.count:
-        print(count_table([args.pieces] if args.pieces else [1, 2, 3, 4, 5, 6, 7]))
-        return
-    if args.compare:
-        return _compare(parser, *args.compare)
-    if args.import_rgu:
-        return _import(parser, args)
     try:
-        rules = get_rules(args.rules, args.pieces)
-        size = PositionIndex(rules).size
-        if args.format == "rgu":
-            if not args.out:
-                raise ValueError("--format rgu writes to --out FILE.rgu")
-            check_output(args.out, ("rgu",))
-            rgu_key(Position.start(rules))  # refuses rules RoyalUr's format cannot hold, before solving
-        elif args.out:
-            check_output(args.out)
-        check_solve_options(args.tol, args.threads)
-    except ValueError as e:
-        parser.error(str(e))
-    from solver.solve import solve
-
-    if args.format == "rgu":
+        _refuse_ignored(args)
+        if args.count:
+            print(count_table(_count_rule_sets(args), [args.pieces] if args.pieces else [1, 2, 3, 4, 5, 6, 7]))
+            return
+        if args.compare:
+            return _compare(*args.compare)
+        if args.import_rgu:
+            return _import(args)
+        rules, out, fmt = _solve_plan(args)
+    except FileNotFoundError as err:
+        parser.error(f"no such file: {err.filename}")
+    except ValueError as err:  # TableError included
+        parser.error(str(err))
+    if fmt == "rgu":
         table = load_or_solve(rules, progress=not args.no_progress)
-        print(f"wrote {write_rgu(table, args.out)} ({rules.describe()} in RoyalUr's format)")
+        print(f"wrote {write_rgu(table, out)} ({rules.describe()} in RoyalUr's format)")
         return
-    out = args.out or cached_table_path(rules, args.dtype)
-    print(f"solving {rules.describe()}: {size:,} positions -> {out}", file=sys.stderr)
+    tol = EXACT_TOL if args.tol is None else args.tol
+    print(f"solving {rules.describe()}: {PositionIndex(rules).size:,} positions -> {out}", file=sys.stderr)
     start = time.perf_counter()
-    table = solve(rules, tol=args.tol, progress=not args.no_progress, out=out, dtype=args.dtype,
+    table = solve(rules, tol=tol, progress=not args.no_progress, out=out, dtype=args.dtype or "float64",
                   threads=args.threads)
     print(f"solved in {time.perf_counter() - start:.1f} s; final residual {table.header['residual']:.2e}; "
           f"light's winning chance from the start: {table.win_probability(Position.start(rules)):.6f}")
     print(f"table: {out}")
 
 
+def build_parser() -> argparse.ArgumentParser:
+    parser = ArgumentParser(prog="solve", description="Solve a rule set of the Royal Game of Ur exactly: "
+                                     "every position's winning probability under perfect play.")
+    parser.add_argument("--rules", default=None, help=f"rule set: {', '.join(RULE_SET_NAMES)} (default finkel)")
+    parser.add_argument("--rules-file", metavar="FILE",
+                        help="solve the rules in FILE instead: a game record (.json) or the rules as JSON "
+                        "(Rules.to_dict()), for custom rule sets")
+    parser.add_argument("--pieces", type=int, default=None, help="pieces per side (default: the rule set's)")
+    parser.add_argument("--tol", type=float, default=None,
+                        help=f"largest change of a value that ends a layer (default {EXACT_TOL:g}, the ground truth; "
+                        "a looser one needs --out, as the cache holds ground truth only)")
+    parser.add_argument("--out", default=None, help="table file (default: the cache, see URGYM_CACHE); a .rgu "
+                        "file is written in RoyalUr's format")
+    parser.add_argument("--dtype", default=None, choices=DTYPES,
+                        help="storage type of the table (default float64; others need --out)")
+    parser.add_argument("--threads", type=int, default=None, help="worker threads (default: every core)")
+    parser.add_argument("--count", action="store_true",
+                        help="print the exact number of positions of each solvable rule set (or --rules) and exit")
+    parser.add_argument("--format", default=None, choices=("urtable", "rgu"),
+                        help="rgu: write the table (solved or taken from the cache) in RoyalUr's .rgu format to "
+                        "--out (finkel only; implied by an --out ending in .rgu)")
+    parser.add_argument("--import-rgu", metavar="FILE",
+                        help="convert RoyalUr's .rgu table into the cache (or --out), so nothing needs solving")
+    parser.add_argument("--compare", nargs=2, metavar=("A", "B"),
+                        help="compare two tables (.urtable or .rgu) position by position and exit")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return parser
+
+
+_MODE_OPTIONS = {  # what each mode reads; any other option given with it is refused, not ignored
+    "count": {"rules", "pieces"},
+    "compare": set(),
+    "import_rgu": {"out"},
+}
+_SOLVE_OPTIONS = ("rules", "rules_file", "pieces", "tol", "out", "dtype", "threads", "format")
+
+
+def _refuse_ignored(args: argparse.Namespace) -> None:
+    for mode, allowed in _MODE_OPTIONS.items():
+        if getattr(args, mode):
+            for option in _SOLVE_OPTIONS:
+                if option not in allowed and getattr(args, option) is not None:
+                    raise ValueError(f"--{option.replace('_', '-')} does nothing with --{mode.replace('_', '-')}; "
+                                     f"leave it out (--{mode.replace('_', '-')} takes "
+                                     f"{', '.join('--' + a for a in sorted(allowed)) or 'nothing else'})")
+            others = [m for m in _MODE_OPTIONS if m != mode and getattr(args, m)]
+            if others:
+                raise ValueError(f"--{mode.replace('_', '-')} and --{others[0].replace('_', '-')} are separate modes; "
+                                 "give one")
+    if args.rules and args.rules_file:
+        raise ValueError("give either --rules or --rules-file, not both")
+
+
+def _count_rule_sets(args: argparse.Namespace) -> tuple[str, ...]:
+    if args.rules is None:
+        return SINGLE_VISIT
+    rules = get_rules(args.rules)
+    PositionIndex(rules)  # refuses rule sets that cannot be indexed, saying why
+    return (rules.name,)
+
+
+def _solve_plan(args: argparse.Namespace) -> tuple[Rules, Path, str]:
+    """The rules, the output file and its format of a solve, every option checked before any work."""
+    rules = _rules_of(args)
+    PositionIndex(rules)  # refuses rules the solver cannot index, saying why
+    check_solve_options(EXACT_TOL if args.tol is None else args.tol, args.threads)
+    fmt = args.format or ("rgu" if args.out and Path(args.out).suffix.lower() == ".rgu" else "urtable")
+    if fmt == "rgu":
+        if not args.out or Path(args.out).suffix.lower() != ".rgu":
+            raise ValueError("RoyalUr's format (--format rgu) is written to --out FILE.rgu")
+        for option in ("tol", "dtype", "threads"):
+            if getattr(args, option) is not None:
+                raise ValueError(f"--{option} does nothing with --format rgu (it writes the cached exact table)")
+        rgu_key(Position.start(rules))  # refuses rules RoyalUr's format cannot hold, before solving
+        return rules, check_output(args.out, ("rgu",)), fmt
+    if args.out is not None and Path(args.out).suffix.lower() == ".rgu":
+        raise ValueError(f"--out {args.out} ends in .rgu, RoyalUr's format; use --format rgu or another name")
+    exact = (args.tol is None or args.tol <= EXACT_TOL) and args.dtype in (None, "float64")
+    slot = cached_table_path(rules)
+    if args.out is None:
+        if not exact:
+            raise ValueError(f"the table cache holds ground truth only (float64, tol {EXACT_TOL:g} or less): a table "
+                             "solved with this --tol or --dtype needs --out FILE")
+        check_output(slot)
+        return rules, slot, fmt
+    out = check_output(args.out)
+    check_distinct({"--out": out}, {"--rules-file": args.rules_file})
+    if not exact and any(os.path.realpath(out) == os.path.realpath(s) for s in cache_slots(rules)):
+        raise ValueError(f"--out {args.out} is the cache's ground-truth table of these rules; a table solved with "
+                         "this --tol or --dtype must go elsewhere")
+    return rules, out, fmt
+
+
+def _rules_of(args: argparse.Namespace) -> Rules:
+    """The rules to solve: a named rule set, or the rules in --rules-file (a game record or rules JSON)."""
+    if not args.rules_file:
+        return get_rules(args.rules or "finkel", args.pieces)
+    path = Path(args.rules_file)
+    try:
+        data = loads_json(path.read_bytes(), str(path))
+    except IsADirectoryError:
+        raise ValueError(f"--rules-file {path} is a directory") from None
+    if isinstance(data, dict) and data.get("format") == RECORD_FORMAT:
+        rules = GameRecord.from_dict(data).rules
+    else:
+        try:
+            rules = Rules.from_dict(data)
+        except ValueError as err:
+            raise ValueError(f"{path}: not a game record or rule set: {err}") from None
+    return get_rules(rules, args.pieces)
+
+
 def _load_any(path: str) -> SolvedTable | RoyalUrTable:
+    if not Path(path).is_file():
+        raise ValueError(f"no such table: {path}")
     return read_rgu(path) if Path(path).suffix.lower() == ".rgu" else SolvedTable.load(path)
 
 
-def _compare(parser: argparse.ArgumentParser, first: str, second: str) -> None:
-    try:
-        tables = [_load_any(first), _load_any(second)]
-        comparison = compare_tables(*tables)
-    except FileNotFoundError as err:
-        parser.error(f"no such table: {err.filename}")
-    except ValueError as err:  # TableError included
-        parser.error(str(err))
+def _compare(first: str, second: str) -> None:
+    tables = [_load_any(first), _load_any(second)]
+    comparison = compare_tables(*tables)
     print(f"{first} vs {second} ({tables[0].rules.describe()}):")
     print(comparison)
 
 
-def _import(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    try:
-        table = read_rgu(args.import_rgu).to_solved_table()
-        out = Path(args.out) if args.out else cached_table_path(table.rules, "uint16")
-        check_output(out)
-    except FileNotFoundError:
-        parser.error(f"no such file: {args.import_rgu}")
-    except ValueError as err:
-        parser.error(str(err))
+def _import(args: argparse.Namespace) -> None:
+    table = read_rgu(args.import_rgu).to_solved_table()
+    out = Path(args.out) if args.out else cached_table_path(table.rules, "uint16")
+    check_output(out)
+    check_distinct({"--out": out}, {"the RoyalUr table": args.import_rgu})
     table.save(out, "uint16")
     print(f"imported {args.import_rgu} ({table.rules.describe()}, 16-bit values) -> {out}")
     if not args.out:
-        print("evaluate, review, play and the perfect player now use it; solve the rules to get exact values")
+        print("evaluate, review, play and the perfect player now use it (and say that its values are 16-bit); "
+              "solve the rules to get exact values")
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ from numba import njit
 from solver._index import PositionIndex, unrank_in_block
 from solver.table import SolvedTable, TableError
 from urgym import Position, Rules, core, get_rules
-from urgym.files import write_atomic
+from urgym.files import loads_json, write_atomic
 
 __all__ = ["RGU_MAGIC", "RoyalUrTable", "TableComparison", "compare_tables", "read_rgu", "rgu_key", "write_rgu"]
 
@@ -64,36 +64,41 @@ def _lane_maps(rules: Rules) -> tuple[np.ndarray, np.ndarray]:
 
 
 @njit(cache=True)
+def _key_of_state(state, length, side, middle):
+    """RoyalUr's key of a packed position, read as light to move (the mover's pieces are light's)."""
+    light, dark = core.own_mask(state), core.opp_mask(state)
+    left = 0
+    right = 0
+    digits = np.zeros(8, dtype=np.int64)
+    for p in range(1, length + 1):
+        bit = 1 << (p - 1)
+        if light & bit:
+            if side[p] >= 0:
+                left |= 1 << side[p]
+            else:
+                digits[middle[p]] = 2
+        if dark & bit:
+            if side[p] >= 0:
+                right |= 1 << side[p]
+            else:
+                digits[middle[p]] = 1
+    value = 0
+    for d in range(8):
+        value = value * 3 + digits[d]
+    if value > _ALL_DARK:
+        value -= 1
+    return right | (value << 6) | (left << 19) | (core.opp_home(state) << 25) | (core.own_home(state) << 28)
+
+
+@njit(cache=True)
 def _keys_of_states(states, length, side, middle, keys):
     for i in range(states.shape[0]):
-        state = states[i]
-        light, dark = core.own_mask(state), core.opp_mask(state)
-        left = 0
-        right = 0
-        digits = np.zeros(8, dtype=np.int64)
-        for p in range(1, length + 1):
-            bit = 1 << (p - 1)
-            if light & bit:
-                if side[p] >= 0:
-                    left |= 1 << side[p]
-                else:
-                    digits[middle[p]] = 2
-            if dark & bit:
-                if side[p] >= 0:
-                    right |= 1 << side[p]
-                else:
-                    digits[middle[p]] = 1
-        value = 0
-        for d in range(8):
-            value = value * 3 + digits[d]
-        if value > _ALL_DARK:
-            value -= 1
-        keys[i] = right | (value << 6) | (left << 19) | (core.opp_home(state) << 25) | (core.own_home(state) << 28)
+        keys[i] = _key_of_state(states[i], length, side, middle)
 
 
 @njit(cache=True)
 def _states_of_keys(keys, length, side, middle, states):
-    """The packed positions (light to move) of keys; -1 where a key is impossible for these rules."""
+    """The packed positions (light to move) of keys (see :func:`_check_keys` for keys outside the encoding)."""
     for i in range(keys.shape[0]):
         key = keys[i]
         right, value, left = key & 63, (key >> 6) & 8191, (key >> 19) & 63
@@ -205,11 +210,15 @@ def read_rgu(path: str | os.PathLike, rules: Rules | None = None) -> RoyalUrTabl
     try:
         header, keys, values = _parse(data)
         table_rules = _rules_of(header)
+        if rules is not None and rules != table_rules:
+            raise TableError(f"{path} holds {table_rules.describe()!r}, not {rules.describe()!r}")
+        table = RoyalUrTable(table_rules, keys, values / _PERCENT16, header, path)
+        states = table.states()
+        _check_keys(keys, states, table_rules)
+        _check_values(table, states)
     except ValueError as err:
         raise TableError(f"{path}: {err}") from None
-    if rules is not None and rules != table_rules:
-        raise TableError(f"{path} holds {table_rules.describe()!r}, not {rules.describe()!r}")
-    return RoyalUrTable(table_rules, keys, values / _PERCENT16, header, path)
+    return table
 
 
 def _parse(data: bytes) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
@@ -218,18 +227,19 @@ def _parse(data: bytes) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
     if len(data) < 8 or data[3] != _VERSION:
         raise ValueError(f"RGU version {data[3] if len(data) > 3 else '?'}; urgym reads version {_VERSION}")
     (length,) = struct.unpack(">i", data[4:8])
-    if length < 0 or 8 + length + 4 > len(data):
+    if length < 0 or 8 + length + 8 > len(data):
         raise ValueError("truncated: its header length runs past the end of the file")
-    try:
-        header = json.loads(data[8:8 + length].decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ValueError(f"corrupt JSON header ({err})") from None
+    header = loads_json(data[8:8 + length], "its JSON header")
+    if not isinstance(header, dict):
+        raise ValueError(f"its JSON header is a {type(header).__name__}, not an object")
     at = 8 + length
     (maps,) = struct.unpack(">i", data[at:at + 4])
     if maps != 1:
         raise ValueError(f"{maps} maps; urgym reads tables of one map (a value per position)")
     (entries,) = struct.unpack(">i", data[at + 4:at + 8])
     start = at + 8
+    if entries == 0:
+        raise ValueError("it holds no entries")
     if entries < 0 or start + 6 * entries != len(data):
         raise ValueError(f"truncated or too long: {len(data)} bytes for {entries} entries (expected "
                          f"{start + 6 * max(entries, 0)})")
@@ -258,6 +268,117 @@ def _rules_of(header: dict[str, Any]) -> Rules:
         if settings.get(key) != value:
             raise ValueError(f"game_settings {key} is {settings.get(key)!r}; finkel has {value}")
     return rules
+
+
+# --- checking a stranger's table ----------------------------------------------------------------------
+BELLMAN_SAMPLE = 2000
+"""Positions whose values are checked against the Bellman equation when a table is read."""
+BELLMAN_TOLERANCE = 3 / _PERCENT16
+"""Largest Bellman residual a 16-bit table may show: a value and its successors are each rounded by half a unit."""
+
+
+def _check_keys(keys: np.ndarray, states: np.ndarray, rules: Rules) -> None:
+    """Refuse keys with bits outside the encoding, or that decode to no position of the rules."""
+    side, middle = _lane_maps(rules)
+    again = np.zeros(keys.shape[0], dtype=np.int64)
+    _keys_of_states(states, rules.length, side, middle, again)
+    bad = np.flatnonzero(again != keys)
+    if bad.size:
+        raise ValueError(f"key {int(keys[bad[0]])} (entry {int(bad[0])}) has bits outside RoyalUr's encoding "
+                         f"({bad.size:,} such keys)")
+    for label, home, mask in (("light", core.OWN_HOME_SHIFT, 0), ("dark", core.OPP_HOME_SHIFT, core.OPP_SHIFT)):
+        on_board = _popcounts((states >> mask) & core.FIELD_MASK)
+        count = ((states >> home) & core.HOME_MASK) + on_board
+        bad = np.flatnonzero(count > rules.pieces)
+        if bad.size:
+            raise ValueError(f"key {int(keys[bad[0]])} (entry {int(bad[0])}) gives {label} {int(count[bad[0]])} "
+                             f"pieces; the table's rules have {rules.pieces}")
+    both = np.flatnonzero(_outcomes(states) == BOTH_FINISHED)
+    if both.size:
+        raise ValueError(f"key {int(keys[both[0]])} (entry {int(both[0])}) has both sides finished")
+
+
+def _popcounts(masks: np.ndarray) -> np.ndarray:
+    counts = np.zeros(masks.shape[0], dtype=np.int64)
+    for bit in range(core.FIELD_BITS):
+        counts += (masks >> bit) & 1
+    return counts
+
+
+def _check_values(table: RoyalUrTable, states: np.ndarray) -> None:
+    """Refuse values no solved table can hold: light's wins not worth 1, dark's not worth 0, all values alike,
+    or values that break the Bellman equation (checked on a sample of positions)."""
+    values = table.values
+    outcomes = _outcomes(states)
+    won, lost = outcomes == LIGHT_WON, outcomes == DARK_WON
+    for mask, expected, what in ((won, 1.0, "light has won"), (lost, 0.0, "dark has won")):
+        bad = np.flatnonzero(mask & (values != expected))
+        if bad.size:
+            raise ValueError(f"key {int(table.keys[bad[0]])} is a position {what}, worth {expected:g}, but the "
+                             f"table gives {values[bad[0]]:.5f} ({bad.size:,} such entries)")
+    playing = np.flatnonzero(outcomes == PLAYING)
+    if playing.size and np.ptp(values[playing]) == 0:
+        raise ValueError(f"every unfinished position has the value {values[playing[0]]:.5f}, which does not solve the "
+                         "game")
+    sample = playing if playing.size <= BELLMAN_SAMPLE else np.sort(
+        np.random.default_rng(0).choice(playing, BELLMAN_SAMPLE, replace=False))
+    rules = table.rules
+    side, middle = _lane_maps(rules)
+    rolls, probabilities = core.chance_outcomes(rules)
+    residuals = np.zeros(sample.shape[0])
+    _bellman_residuals(states[sample], table.keys, values, core.geometry(rules), rolls, probabilities, side, middle,
+                       residuals)
+    worst = int(np.argmax(residuals))
+    if residuals[worst] > BELLMAN_TOLERANCE:
+        what = "a successor is missing" if residuals[worst] == np.inf else \
+            f"it is {residuals[worst]:.5f} from the value its successors give"
+        raise ValueError(f"the value of key {int(table.keys[sample[worst]])} does not solve the game: {what} "
+                         f"(a 16-bit table is within {BELLMAN_TOLERANCE:.1e})")
+
+
+@njit(cache=True)
+def _lookup(keys, values, key):
+    """The value of ``key`` (binary search in the sorted keys); -1 when absent."""
+    i = np.searchsorted(keys, key)
+    if i < keys.shape[0] and keys[i] == key:
+        return values[i]
+    return -1.0
+
+
+@njit(cache=True)
+def _bellman_residuals(states, keys, values, geom, rolls, probabilities, side, middle, out):
+    """|V(s) - sum_r P(r) max_m W(s, r, m)| per light-to-move position, inf where a successor is missing."""
+    moves = np.zeros(core.MAX_MOVES, dtype=np.int64)
+    length = geom[core.G_LENGTH]
+    turn = np.int64(1) << core.TURN_SHIFT
+    for i in range(states.shape[0]):
+        state = states[i]
+        expected = 0.0
+        for k in range(rolls.shape[0]):
+            n = core.legal_moves(state, rolls[k], geom, moves)
+            best = -1.0
+            if n == 0:
+                v = _lookup(keys, values, _key_of_state(core.swap_sides(state) & ~turn, length, side, middle))
+                best = 1.0 - v if v >= 0 else -1.0
+            for j in range(n):
+                nxt, flags = core.apply_move(state, rolls[k], moves[j], geom)
+                if flags & core.WIN:
+                    w = 1.0
+                elif flags & core.EXTRA_ROLL:
+                    w = _lookup(keys, values, _key_of_state(nxt, length, side, middle))
+                else:
+                    v = _lookup(keys, values, _key_of_state(nxt & ~turn, length, side, middle))
+                    w = 1.0 - v if v >= 0 else -1.0
+                if w < 0:
+                    best = -2.0
+                    break
+                best = max(best, w)
+            if best < 0:
+                expected = -1.0
+                break
+            expected += probabilities[k] * best
+        own = _lookup(keys, values, _key_of_state(state, length, side, middle))
+        out[i] = np.inf if expected < 0 else abs(own - expected)
 
 
 # --- writing -------------------------------------------------------------------------------------------
@@ -313,22 +434,27 @@ def _unrank_all(blocks, private_masks, war_own, war_opp, choose_private, dims, s
                                         dims)
 
 
-@njit(cache=True)
-def _finished(states):
-    out = np.zeros(states.shape[0], dtype=np.bool_)
-    for i in range(states.shape[0]):
-        out[i] = core.is_over(states[i])
-    return out
+LIGHT_WON, DARK_WON, BOTH_FINISHED, PLAYING = 0, 1, 2, -1
 
 
 @njit(cache=True)
-def _light_has_won(states):
-    out = np.zeros(states.shape[0], dtype=np.bool_)
+def _outcomes(states):
+    """Per light-to-move position: ``LIGHT_WON``, ``DARK_WON``, ``BOTH_FINISHED`` (impossible) or ``PLAYING``."""
+    out = np.empty(states.shape[0], dtype=np.int8)
     for i in range(states.shape[0]):
         s = states[i]
-        out[i] = core.own_mask(s) == 0 and core.own_home(s) == 0 and not (core.opp_mask(s) == 0 and
-                                                                          core.opp_home(s) == 0)
+        light = core.own_mask(s) == 0 and core.own_home(s) == 0
+        dark = core.opp_mask(s) == 0 and core.opp_home(s) == 0
+        out[i] = BOTH_FINISHED if light and dark else LIGHT_WON if light else DARK_WON if dark else PLAYING
     return out
+
+
+def _finished(states: np.ndarray) -> np.ndarray:
+    return _outcomes(states) != PLAYING
+
+
+def _light_has_won(states: np.ndarray) -> np.ndarray:
+    return _outcomes(states) == LIGHT_WON
 
 
 # --- comparing -----------------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from tqdm.auto import tqdm
 
 from solver import _kernels as SK
 from solver._index import B_END, B_START, PositionIndex
-from solver.table import DTYPES, SolvedTable, checksum
+from solver.table import DTYPES, EXACT_TOL, MIN_TOL, SolvedTable, checksum
 from urgym import Rules, get_rules
 from urgym.core import chance_outcomes, geometry
 
@@ -127,7 +127,7 @@ class _Checkpoint:
         self.crcs: dict[str, str] = {}
         self.elapsed = 0.0
         out.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = _lock(out)
+        self._lock, self._lock_path = _lock(out)
         state = self._read_state(index.size)
         mode = "r+" if state else "w+"
         self.values = np.memmap(self.values_path, dtype=np.float64, mode=mode, shape=(index.size,))
@@ -195,32 +195,46 @@ class _Checkpoint:
         self.state_path.unlink(missing_ok=True)
 
     def release(self) -> None:
-        """Let another solve of this path start (the lock file itself stays; it is empty)."""
+        """Let another solve of this path start, and remove the lock file."""
+        self._lock_path.unlink(missing_ok=True)  # while still locked: a solve waiting on it locks a new file
         self._lock.close()
 
 
 def _lock(out: Path):
-    """Hold an exclusive lock on ``OUT.lock`` for the solve; a second solve of ``out`` is refused at once."""
-    handle = open(out.with_name(out.name + ".lock"), "a")  # noqa: SIM115 - held until the solve ends
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    """Hold an exclusive lock on ``OUT.lock`` for the solve; a second solve of ``out`` is refused at once.
+
+    Returns the open lock file and its path.
+    """
+    path = out.with_name(out.name + ".lock")
+    while True:
+        handle = open(path, "a")  # noqa: SIM115 - held until the solve ends
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            raise ValueError(f"another solve is writing {out} (it holds {path.name}); wait for it to finish or "
+                             "give another --out") from None
+        try:  # the solve that held it may have removed it before we locked: hold the file that is on disk
+            if os.path.samestat(os.fstat(handle.fileno()), os.stat(path)):
+                return handle, path
+        except FileNotFoundError:
+            pass
         handle.close()
-        raise ValueError(f"another solve is writing {out} (it holds {out.name}.lock); wait for it to finish or "
-                         "give another --out") from None
-    return handle
 
 
 def check_solve_options(tol: float, threads: int | None) -> None:
-    """Refuse a tolerance outside (0, 1) or a thread count outside 1..cores, saying what is allowed."""
-    if not 0 < tol < 1:
+    """Refuse a tolerance outside [MIN_TOL, 1) or a thread count outside 1..cores, saying what is allowed."""
+    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 < tol < 1:
         raise ValueError(f"tol must be between 0 and 1 (exclusive), got {tol}")
+    if tol < MIN_TOL:
+        raise ValueError(f"tol must be at least {MIN_TOL:g}: float64 values near 1 are 1.1e-16 apart, so a sweep "
+                         f"cannot promise a smaller change (the ground truth uses {EXACT_TOL:g}); got {tol:g}")
     cores = numba.config.NUMBA_NUM_THREADS
     if threads is not None and not 1 <= threads <= cores:
         raise ValueError(f"threads must be from 1 to {cores} (this machine's cores), got {threads}")
 
 
-def solve(rules: Rules | str, tol: float = 1e-12, progress: bool = True, out: str | os.PathLike | None = None,
+def solve(rules: Rules | str, tol: float = EXACT_TOL, progress: bool = True, out: str | os.PathLike | None = None,
           dtype: str = "float64", threads: int | None = None) -> SolvedTable:
     """Solve a rule set exactly: every position's winning probability for the side to move.
 

@@ -20,11 +20,18 @@ import numpy as np
 
 from solver._index import PositionIndex
 from solver.lookup import move_probability
-from urgym import Position, Rules
+from urgym import SIDES, Position, Rules
 from urgym.core import geometry
-from urgym.files import write_atomic
+from urgym.files import loads_json, write_atomic
 
-__all__ = ["DTYPES", "FORMAT_VERSION", "SolvedTable", "TableError"]
+__all__ = ["DTYPES", "EXACT_TOL", "FORMAT_VERSION", "MIN_TOL", "SolvedTable", "TableError"]
+
+EXACT_TOL = 1e-12
+"""The tolerance of ground-truth tables: what the cache holds and every regret is measured against."""
+MIN_TOL = 1e-15
+"""The smallest tolerance a solve accepts: values near 1 are 1.1e-16 apart in float64, so a sweep cannot
+promise changes much below this."""
+_NUMPY_DTYPES = {"float64": "<f8", "float32": "<f4", "uint16": "<u2"}
 
 MAGIC = b"URGYMTBL"
 FORMAT_VERSION = 2
@@ -78,8 +85,32 @@ class SolvedTable:
         self.path = path
 
     # --- queries -----------------------------------------------------------------------------------
+    @property
+    def is_exact(self) -> bool:
+        """True for ground truth: float64 values solved to :data:`EXACT_TOL` or tighter."""
+        tol = self.header.get("tol")
+        return self.values.dtype == np.float64 and isinstance(tol, (int, float)) and 0 < tol <= EXACT_TOL
+
+    @property
+    def precision_note(self) -> str | None:
+        """What to tell a user about a table that is not ground truth (None for an exact one)."""
+        if self.is_exact:
+            return None
+        if self.values.dtype == np.uint16:
+            return (f"the table of {self.rules.name} ({self.rules.pieces} pieces) holds 16-bit values (RoyalUr's "
+                    "precision, about 1.5e-5): regrets smaller than that cannot be told apart; solve the rules for "
+                    "exact values")
+        return (f"the table of {self.rules.name} ({self.rules.pieces} pieces) was solved to tolerance "
+                f"{self.header.get('tol')} in {self.values.dtype}, looser than the ground truth's {EXACT_TOL}")
+
     def value_at(self, index: int) -> float:
-        """The stored value at an index, as a probability."""
+        """The stored value at an index, as a probability.
+
+        Raises:
+            ValueError: If ``index`` is not an integer from 0 to ``index.size - 1``.
+        """
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < self.index.size:
+            raise ValueError(f"index must be an integer from 0 to {self.index.size - 1}, got {index!r}")
         v = self.values[index]
         return float(v) / _UINT16_SCALE if self.values.dtype == np.uint16 else float(v)
 
@@ -92,7 +123,9 @@ class SolvedTable:
     def win_probability(self, position: Position, side: str | None = None) -> float:
         """The winning probability of ``side`` (default: the side to move) under perfect play."""
         self._check(position)
-        side = side or position.turn
+        side = position.turn if side is None else side
+        if side not in SIDES:
+            raise ValueError(f"side must be 'light' or 'dark' (or None for the side to move), got {side!r}")
         if position.is_over:
             return 1.0 if position.winner == side else 0.0
         v = self.value_at(self.index.rank(position))
@@ -118,6 +151,8 @@ class SolvedTable:
                 t.dims)
 
     def _check(self, position: Position) -> None:
+        if not isinstance(position, Position):
+            raise ValueError(f"expected a urgym.Position, got {type(position).__name__}")
         if position.rules != self.rules:
             raise ValueError(f"position of {position.rules.describe()!r} given to a table of "
                              f"{self.rules.describe()!r}")
@@ -148,7 +183,7 @@ class SolvedTable:
             raise TableError(f"{path} has a corrupt header: {err}") from None
         if rules is not None and rules != table_rules:
             raise TableError(f"{path} was solved for {table_rules.describe()!r}, not {rules.describe()!r}")
-        dtype = np.dtype({"float64": "<f8", "float32": "<f4", "uint16": "<u2"}[header["dtype"]])
+        dtype = np.dtype(_NUMPY_DTYPES[header["dtype"]])
         expected = offset + header["positions"] * dtype.itemsize
         actual = path.stat().st_size
         if actual != expected:
@@ -198,8 +233,8 @@ def read_header(path: Path) -> tuple[dict[str, Any], int]:
             raise TableError(f"{path} has a corrupt header: its length ({length:,} bytes) runs past the file's end")
         blob = f.read(length)
     try:
-        header = json.loads(blob)
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        header = loads_json(blob, "its header")
+    except ValueError as e:
         raise TableError(f"{path} has a corrupt header: {e}") from None
     if not isinstance(header, dict) or header.get("format_version") not in _READABLE_VERSIONS:
         version = header.get("format_version") if isinstance(header, dict) else None
@@ -211,4 +246,11 @@ def read_header(path: Path) -> tuple[dict[str, Any], int]:
     for key in ("rules", "positions", "dtype", "checksum"):
         if key not in header:
             raise TableError(f"{path} has a corrupt header: no {key!r}")
+    if header["dtype"] not in _NUMPY_DTYPES:
+        raise TableError(f"{path} has a corrupt header: dtype {header['dtype']!r} is not one of {', '.join(DTYPES)}")
+    positions, tol = header["positions"], header.get("tol")
+    if type(positions) is not int or positions < 1 or not isinstance(header["checksum"], str):
+        raise TableError(f"{path} has a corrupt header: positions {positions!r} or checksum of the wrong type")
+    if tol is not None and (isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 < tol < 1):
+        raise TableError(f"{path} has a corrupt header: tol {tol!r} is not a tolerance between 0 and 1")
     return header, -(-(len(MAGIC) + 8 + length) // _ALIGN) * _ALIGN

@@ -37,7 +37,7 @@ CASES = [
     (["train", "--eval-every", "0", "--pieces", "2", "--out", "runs"], "--eval-every must be at least 1"),
     (["review", "/nonexistent/game.json"], "no such game record"),
     (["review", "game.json", "--plot", "graph.gif"], "ending in .png, .pdf, .svg"),
-    (["review", "/etc/passwd"], "not a game record: it is not JSON"),
+    (["review", "/etc/passwd"], "not a game record: it is not valid JSON"),
     (["play", "--agent", "td", "--pieces", "2"], "TD model was trained on"),
     (["evaluate", "--agent", "perfect", "--rules", "murray", "--pieces", "2"], "cannot be solved"),
     (["solve", "--compare", "/etc/passwd", "/etc/hosts"], "not a urgym solved table"),
@@ -47,13 +47,36 @@ CASES = [
     (["stats", "--records", "/nonexistent-folder"], "no game records"),
     (["play", "--agent", "nosuch"], "unknown agent"),
     (["evaluate", "--agent", "greedy", "--pieces", "2", "--seed", "-1"], "argument --seed: a seed is a whole number"),
-    (["play", "--seed", "x"], "argument --seed: a seed is a whole number from 0, got 'x'"),
+    (["play", "--seed", "x"], "argument --seed: a seed is a whole number from 0 to 2**64 - 1, got 'x'"),
     (["stats", "--pieces", "2", "--workers", "-2"], "--workers must be at least 1, got -2"),
     (["evaluate", "--agent", "greedy", "--pieces", "2", "--workers", "0"], "--workers must be at least 1, got 0"),
     (["train", "--algo", "td-lambda", "--pieces", "2", "--out", "runs", "--minutes", "nan"], "--minutes must be a"),
     (["train", "--algo", "td-lambda", "--pieces", "2", "--out", "runs", "--alpha", "inf"], "positive finite number"),
     (["review", "game.json", "--pieces", "3"], "--pieces needs --rules"),
     (["evaluate", "--agent", "greedy", "--pieces", "3", "--games", "2"], "set URGYM_CACHE to a writable"),
+    # Issue 20: modes refuse options they would ignore, outputs never replace inputs, hostile values are named.
+    (["solve", "--pieces", "2", "--tol", "0.9"], "holds ground truth only"),
+    (["solve", "--pieces", "2", "--dtype", "uint16"], "holds ground truth only"),
+    (["solve", "--pieces", "2", "--tol", "1e-17"], "tol must be at least 1e-15"),
+    (["solve", "--compare", "a.urtable", "b.urtable", "--pieces", "2"], "--pieces does nothing with --compare"),
+    (["solve", "--import-rgu", "x.rgu", "--rules", "finkel"], "--rules does nothing with --import-rgu"),
+    (["solve", "--count", "--rules", "chess"], "unknown rule set 'chess'"),
+    (["solve", "--count", "--tol", "0.1"], "--tol does nothing with --count"),
+    (["solve", "--pieces", "1", "--out", "t.rgu", "--format", "urtable"], "ends in .rgu"),
+    (["solve", "--rules-file", "game.json"], "not a game record or rule set"),
+    (["solve", "--rules-file", "game.json", "--rules", "finkel"], "either --rules or --rules-file"),
+    (["evaluate", "--agent", "greedy", "--pieces", "2", "--seed", str(2**64)], "from 0 to 2**64 - 1"),
+    (["evaluate", "--agent", "greedy", "--pieces", "2", "--ray-address", "auto"], "--ray-address names a Ray"),
+    (["evaluate", "--tournament", "greedy,random,greedy", "--pieces", "2"], "'greedy' is in the tournament twice"),
+    (["evaluate", "--agent", "greedy", "--pieces", "2", "--json", ""], "an empty output path"),
+    (["evaluate", "--agent", "greedy", "--pieces", "2", "--json", "out", "--csv", "out"], "--json and --csv both"),
+    (["evaluate", "--agent", "greedy", "--pieces", "2", "--json", "/dev/null"], "it is a device"),
+    (["evaluate", "--agent", "greedy", "--pieces", "2", "--replace-games"], "--replace-games goes with"),
+    (["review", "game.json", "--json", "game.json"], "would replace the game record (game.json)"),
+    (["review", "game.json", "--html", "pages/"], "it names a folder"),
+    (["review", "game.json", "--csv", "x.csv", "--json", "./x.csv"], "--json and --csv both write x.csv"),
+    (["stats", "--records", "games", "--games", "5"], "--records counts saved games"),
+    (["play", "--save", "", "--pieces", "2"], "an empty output path"),
 ]
 CASE_ENV = {"set URGYM_CACHE to a writable": {"URGYM_CACHE": "/proc/urgym-cache"}}
 
@@ -130,3 +153,20 @@ def _group_alive(group: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+@pytest.mark.parametrize("delay", [0.1, 0.3, 0.5])
+def test_ctrl_c_while_a_command_starts_gives_one_line(delay, tmp_path):
+    """Ctrl-C during the imports (numpy, numba, ...) before main runs: one line and status 130, no traceback."""
+    import signal
+    import time
+
+    process = subprocess.Popen([str(BIN / "evaluate"), "--agent", "greedy", "--pieces", "2", "--games", "2"],
+                               cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                               start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(delay)
+    os.killpg(process.pid, signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert stderr.replace("\r", "\n").strip().splitlines()[-1] == "evaluate: interrupted"

@@ -98,7 +98,7 @@ def test_make_agent_specs(words, joiner):
 
 @pytest.mark.parametrize("code", [1.5, True, "3", None])
 def test_from_code_refuses_non_integers(code):
-    with pytest.raises(TypeError, match="position code is an integer"):
+    with pytest.raises(ValueError, match="position code is an integer"):
         Position.from_code("finkel", code)
 
 

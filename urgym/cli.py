@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from urgym import _startup
 from urgym.files import MissingExtraError
 
 __all__ = ["USER_ERRORS", "ArgumentParser", "command", "seed"]
@@ -31,13 +32,13 @@ class ArgumentParser(argparse.ArgumentParser):
 
 
 def seed(text: str) -> int:
-    """An argparse ``type`` for ``--seed``: a whole number from 0, the seeds numpy's generators take."""
+    """An argparse ``type`` for ``--seed``: a whole number from 0 to 2**64 - 1 (the dice streams' seeds)."""
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"a seed is a whole number from 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"a seed is a whole number from 0, got {value}")
+        raise argparse.ArgumentTypeError(f"a seed is a whole number from 0 to 2**64 - 1, got {text!r}") from None
+    if not 0 <= value < 2**64:
+        raise argparse.ArgumentTypeError(f"a seed is a whole number from 0 to 2**64 - 1, got {value}")
     return value
 
 
@@ -52,6 +53,7 @@ def command(prog: str, interrupted: str = "") -> Callable[[Callable[..., Any]], 
     def wrap(main: Callable[..., Any]) -> Callable[..., int]:
         @functools.wraps(main)
         def run(argv: list[str] | None = None, **options: Any) -> int:
+            _startup.end()  # from here on Ctrl-C is a KeyboardInterrupt, handled below
             args = list(sys.argv[1:] if argv is None else argv)
             debug = "--debug" in args or os.environ.get("URGYM_DEBUG", "") not in ("", "0")
             args = [a for a in args if a != "--debug"]

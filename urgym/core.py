@@ -395,7 +395,7 @@ def seed_stream(rng, seed, stream):
 @njit(cache=True)
 def policy_stream(rng, seed, game, side):
     """Seed ``rng`` for the choices of ``side`` (0 light, 1 dark) in game ``game``: apart from the dice."""
-    seed_stream(rng, np.uint64(seed) ^ np.uint64(POLICY_SALT), 2 * game + side)
+    seed_stream(rng, np.uint64(seed) ^ np.uint64(POLICY_SALT), np.uint64(2) * np.uint64(game) + np.uint64(side))
 
 
 @njit(cache=True)

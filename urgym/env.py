@@ -146,10 +146,10 @@ class UrEnv(gym.Env):
         self._policies[1 - self._agent] = self._opponent_policy
         self._illegal = False
         while True:
-            self._state = core.start_game(self.rules.pieces, self._dice_seed, self._episode, self._dice,
+            self._state = core.start_game(self.rules.pieces, np.uint64(self._dice_seed), self._episode, self._dice,
                                           self._counters)
             for side in range(2):
-                core.policy_stream(self._policy_rngs[side], self._dice_seed, self._episode, side)
+                core.policy_stream(self._policy_rngs[side], np.uint64(self._dice_seed), self._episode, side)
             self._episode += 1
             self._run_until_agent_decision()
             if self._n_moves:

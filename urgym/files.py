@@ -1,23 +1,51 @@
-"""Writing files so that nothing half-written is ever seen, and the error for a missing optional extra."""
+"""Files in and out: atomic writes that keep modes, output paths checked before work, strict JSON for files from
+strangers, and the error for a missing optional extra.
+
+Every file the package writes goes through :func:`write_atomic`; every output path a command takes goes through
+:func:`check_output` (and :func:`check_distinct` when a command has several paths), and every JSON file it reads
+from outside (records, table headers, model cards) through :func:`loads_json`.
+"""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
+import stat
+import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
-__all__ = ["PLOT_FORMATS", "MissingExtraError", "check_output", "require_extra", "write_atomic"]
+__all__ = [
+    "PLOT_FORMATS",
+    "STDOUT",
+    "MissingExtraError",
+    "check_distinct",
+    "check_output",
+    "install_command",
+    "loads_json",
+    "require_extra",
+    "write_atomic",
+]
 
 PLOT_FORMATS = ("png", "pdf", "svg")
 """File types that plots are written as (by the path's suffix)."""
+
+STDOUT = "-"
+"""The output path that means standard output."""
 
 
 def write_atomic(path: str | os.PathLike, write: Callable[[Path], None]) -> Path:
     """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it onto ``path``.
 
-    A crash or interrupt leaves either the old file or the new one, never a partial one.
+    A crash or interrupt leaves either the old file or the new one, never a partial one. The new file gets the
+    old file's mode, or for a new file the mode the user's umask gives (not the temporary file's 0600).
+    ``path`` ``-`` writes the bytes to standard output instead.
     """
+    if str(path) == STDOUT:
+        return _write_stdout(write)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -26,6 +54,7 @@ def write_atomic(path: str | os.PathLike, write: Callable[[Path], None]) -> Path
         write(Path(tmp))
         with open(tmp, "rb+") as f:  # on disk before the rename, so a power cut cannot leave an empty file
             os.fsync(f.fileno())
+        os.chmod(tmp, _mode_for(path))
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -33,18 +62,62 @@ def write_atomic(path: str | os.PathLike, write: Callable[[Path], None]) -> Path
     return path
 
 
-def check_output(path: str | os.PathLike, formats: tuple[str, ...] | None = None) -> Path:
-    """Check, before any long work, that ``path`` can be written: not a directory, its folder creatable and
-    writable, and (with ``formats``) its suffix one of them.
+def _write_stdout(write: Callable[[Path], None]) -> Path:
+    with tempfile.TemporaryDirectory(prefix="urgym-") as folder:
+        tmp = Path(folder) / "out"
+        write(tmp)
+        sys.stdout.flush()
+        with open(tmp, "rb") as f:
+            shutil.copyfileobj(f, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+    return Path(STDOUT)
+
+
+def _mode_for(path: Path) -> int:
+    """The mode a written file gets: the existing file's, else what the umask leaves of 0666."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        return 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    try:  # Linux reports it without changing it (changing it, even briefly, races with other threads)
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def check_output(path: str | os.PathLike, formats: tuple[str, ...] | None = None, stdout: bool = False) -> Path:
+    """Check, before any long work, that ``path`` can be written as a regular file.
+
+    Refused: an empty path, a path ending in ``/``, a directory, a symbolic link, a FIFO, a device or socket,
+    a folder that cannot be created or written, and (with ``formats``) a suffix other than those. With ``stdout``,
+    ``-`` is allowed and means standard output.
 
     Raises:
-        ValueError: Saying what is wrong with the path.
+        ValueError: Saying what is wrong with the path and what is allowed.
     """
-    path = Path(path)
+    text = os.fspath(path)
+    if not text.strip():
+        raise ValueError("an empty output path; give a file name" + (" or - for standard output" if stdout else ""))
+    if text == STDOUT:
+        if stdout:
+            return Path(STDOUT)
+        raise ValueError("- (standard output) is not allowed here; give a file name")
+    if text.endswith(("/", os.sep)):
+        raise ValueError(f"cannot write {text}: it names a folder; give a file name inside it")
+    path = Path(text)
     if formats is not None and path.suffix.lstrip(".").lower() not in formats:
         raise ValueError(f"cannot write {path}: give a file ending in " + ", ".join(f".{f}" for f in formats))
-    if path.is_dir():
-        raise ValueError(f"cannot write {path}: it is a directory; give a file name")
+    kind = _special_kind(path)
+    if kind:
+        raise ValueError(f"cannot write {path}: it is {kind}; give the name of a regular file (or a new one)")
     folder = path.parent
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent
@@ -57,6 +130,87 @@ def check_output(path: str | os.PathLike, formats: tuple[str, ...] | None = None
     return path
 
 
+def _special_kind(path: Path) -> str | None:
+    """What ``path`` is if it exists and is not a regular file (None: missing or a regular file)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return None
+    for test, kind in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return kind
+    return None
+
+
+def check_distinct(outputs: Mapping[str, str | os.PathLike | None],
+                   inputs: Mapping[str, str | os.PathLike | None] | None = None) -> None:
+    """Refuse, before any work, an output that would replace an input or another output.
+
+    Args:
+        outputs: Output paths by the option that gives them (``{"--json": "out.json"}``); None entries are unused.
+        inputs: Input files by what they are (``{"the game record": "game.json"}``).
+
+    Raises:
+        ValueError: Naming the two that share a path.
+    """
+    seen: dict[str, str] = {}
+    for name, path in (inputs or {}).items():
+        if path is not None and os.fspath(path) != STDOUT:
+            seen[_identity(path)] = f"{name} ({os.fspath(path)})"
+    for option, path in outputs.items():
+        if path is None:
+            continue
+        key = STDOUT if os.fspath(path) == STDOUT else _identity(path)
+        if key in seen:
+            other = seen[key]
+            if other.startswith("-"):
+                raise ValueError(f"{other} and {option} both write {os.fspath(path)}; give each its own path")
+            raise ValueError(f"{option} {os.fspath(path)} would replace {other}; give another path")
+        seen[key] = option
+
+
+def _identity(path: str | os.PathLike) -> str:
+    """A path as the file it names: symbolic links and ``..`` resolved, whether or not it exists."""
+    return os.path.realpath(os.fspath(path))
+
+
+class _DuplicateKeyError(ValueError):
+    pass
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise _DuplicateKeyError(f"the key {key!r} appears twice in one object")
+        data[key] = value
+    return data
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def loads_json(text: str | bytes, what: str = "JSON") -> Any:
+    """Parse JSON from a file that may come from a stranger: strictly.
+
+    Refused, as a ``ValueError`` that starts with ``what``: text that is not JSON, a key given twice in one object
+    (which plain ``json.loads`` resolves silently to the last), ``NaN`` and ``Infinity``, and nesting too deep to
+    parse.
+    """
+    try:
+        return json.loads(text, object_pairs_hook=_object, parse_constant=_no_constant)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{what} is not valid JSON ({err.msg} at line {err.lineno} column {err.colno})") from None
+    except RecursionError:
+        raise ValueError(f"{what} is nested too deeply to be a valid file") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{what} is not UTF-8 text") from None
+    except ValueError as err:  # a duplicate key or a constant
+        raise ValueError(f"{what} is not valid: {err}") from None
+
+
 class MissingExtraError(ImportError):
     """An optional integration was used without its extra installed; the message says how to install it."""
 
@@ -65,12 +219,28 @@ _TORCH_FIRST = "pip install torch==2.13.0 (the CPU build) first, then "
 
 
 def require_extra(module: str, extra: str, purpose: str):
-    """Import ``module`` or raise :class:`MissingExtraError` naming the extra that provides it."""
+    """Import ``module`` or raise :class:`MissingExtraError` naming the extra and a command that installs it."""
     import importlib
 
     try:
         return importlib.import_module(module)
     except ImportError:
-        first = _TORCH_FIRST if extra == "learn" else ""
+        first = _TORCH_FIRST if extra in ("learn", "onnx") else ""
         raise MissingExtraError(f"{purpose} needs the {extra!r} extra ({module} is not installed): "
-                                f"{first}pip install 'urgym[{extra}]'") from None
+                                f"{first}{install_command(extra)}") from None
+
+
+def install_command(extra: str) -> str:
+    """A pip command that installs an extra here: from the source checkout urgym runs from, if it has one, else
+    the extra's own requirements (urgym itself is not on PyPI)."""
+    root = Path(__file__).resolve().parents[1]
+    if (root / "pyproject.toml").exists():
+        return f"pip install -e '{root}[{extra}]'"
+    from importlib.metadata import PackageNotFoundError, requires
+
+    try:
+        marker = f'extra == "{extra}"'
+        needed = [r.split(";")[0].strip() for r in requires("urgym") or () if marker in r.replace("'", '"')]
+    except PackageNotFoundError:
+        needed = []
+    return "pip install " + " ".join(f"'{r}'" for r in needed) if needed else f"pip install 'urgym[{extra}]'"

@@ -26,10 +26,13 @@ class GameStep(NamedTuple):
     move: int | None
 
 
-def check_seed(value: object, name: str = "seed") -> int:
-    """``value`` as a seed: a non-negative integer below 2**64 (bools and floats are refused)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= int(value) < 2**64:
-        raise ValueError(f"{name} must be an integer from 0 to 2**64 - 1, got {value!r}")
+def check_seed(value: object, name: str = "seed", bits: int = 64) -> int:
+    """``value`` as a seed: a non-negative integer below ``2**bits`` (bools and floats are refused).
+
+    Seeds take 64 bits; game indices 63 (the kernels count games in int64).
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= int(value) < 2**bits:
+        raise ValueError(f"{name} must be an integer from 0 to 2**{bits} - 1, got {value!r}")
     return int(value)
 
 
@@ -48,14 +51,15 @@ class Game:
     def __init__(self, rules: Rules | str = "finkel", seed: int = 0, game: int = 0, pieces: int | None = None) -> None:
         self.rules = get_rules(rules, pieces)
         self.seed = check_seed(seed)
-        self.game = check_seed(game, "game")
+        self.game = check_seed(game, "game", bits=63)
         self.history: list[GameStep] = []
         self._geom = core.geometry(self.rules)
         self._cumulative = core.roll_cumulative(self.rules)
         self._dice = np.zeros(1, dtype=np.uint64)
         self._counters = np.zeros(core.COUNTERS_SIZE, dtype=np.int64)
         self._moves = np.zeros(core.MAX_MOVES, dtype=np.int64)
-        self._state = core.start_game(self.rules.pieces, self.seed, self.game, self._dice, self._counters)
+        self._state = core.start_game(self.rules.pieces, np.uint64(self.seed), self.game, self._dice,
+                                          self._counters)
         self._roll = 0
         self._legal: tuple[int, ...] = ()  # the legal moves of _roll, derived once per decision
         self._roll_until_decision()

@@ -39,7 +39,23 @@ __all__ = ["env", "raw_env"]
 
 def env(**kwargs: Any) -> AECEnv:
     """The AEC environment wrapped in PettingZoo's order-enforcing checks (keyword arguments: :class:`raw_env`)."""
-    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+    return _OrderEnforcing(raw_env(**kwargs))
+
+
+class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's order checks, with misuse raised as errors: ``last()`` before ``reset()`` (PettingZoo's own
+    check gives an ``AttributeError`` about ``agent_selection``) and ``step()`` once every agent has stepped out
+    (PettingZoo only logs a warning and does nothing)."""
+
+    def last(self, observe: bool = True):
+        if not self._has_reset:
+            raise RuntimeError("call reset() before last()")
+        return super().last(observe)
+
+    def step(self, action: Any) -> None:
+        if self._has_reset and not self.agents:
+            raise RuntimeError("the game is over and every agent has stepped out; call reset() to play again")
+        super().step(action)
 
 
 class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
@@ -113,15 +129,23 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict] = {agent: {} for agent in self.agents}
-        self._state = core.start_game(self.rules.pieces, self._seed, self._episode, self._dice, self._counters)
+        self._state = core.start_game(self.rules.pieces, np.uint64(self._seed), self._episode, self._dice,
+                                      self._counters)
         self._episode += 1
         self._roll_until_decision()
         if self.render_mode == "human":
             self.render()
 
+    def last(self, observe: bool = True):
+        if self._state < 0:
+            raise RuntimeError("call reset() before last()")
+        return super().last(observe)
+
     def step(self, action: int | None) -> None:
         if self._state < 0:
             raise RuntimeError("call reset() before step()")
+        if not self.agents:
+            raise RuntimeError("the game is over and every agent has stepped out; call reset() to play again")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)

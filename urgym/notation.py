@@ -30,10 +30,10 @@ from __future__ import annotations
 
 import re
 
-from urgym.game import GameStep
+from urgym.game import GameStep, check_seed
 from urgym.position import Position
 from urgym.records import GameRecord
-from urgym.rules import Rules, get_rules
+from urgym.rules import RULE_SET_NAMES, Rules, get_rules
 
 __all__ = ["format_rgn", "move_text", "parse_rgn"]
 
@@ -80,7 +80,12 @@ def _escape(value: str) -> str:
 
 
 def format_rgn(record: GameRecord) -> str:
-    """The record as RGN text (metadata, then one line per light turn and the dark turn after it)."""
+    """The record as RGN text (metadata, then one line per light turn and the dark turn after it).
+
+    Raises:
+        ValueError: For custom rules named like a built-in rule set (the text would read back as that rule set).
+    """
+    _check_round_trip(record.rules)
     metadata = {"Rules": record.rules.name, "Pieces": str(record.rules.pieces),
                 "Light": record.players.get("light", ""), "Dark": record.players.get("dark", ""),
                 "Seed": "" if record.seed is None else str(record.seed),
@@ -100,6 +105,13 @@ def format_rgn(record: GameRecord) -> str:
     for first in range(0, len(turns), 2):
         lines.append(" ".join(_wrap(turn) for turn in turns[first:first + 2]))
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _check_round_trip(rules: Rules) -> None:
+    """RGN names the rule set only: a custom rule set that borrows a built-in name would come back as another."""
+    if rules.name.lower() in RULE_SET_NAMES and rules != get_rules(rules.name, rules.pieces):
+        raise ValueError(f"cannot write RGN for custom rules named {rules.name!r}: RGN names rule sets only, and "
+                         f"{rules.name!r} is the built-in rule set; give the custom rules another name")
 
 
 def _wrap(turn: list[str]) -> str:
@@ -126,16 +138,29 @@ def parse_rgn(text: str, rules: Rules | str | None = None) -> GameRecord:
             written as a pass, a capture or rosette mark that does not match the move, an action in the
             other side's turn, an action after the end).
     """
+    if not isinstance(text, str):
+        raise ValueError(f"RGN text must be a string, got {type(text).__name__}")
     metadata, body = _split(text)
     rules = _rules(metadata, rules)
     position = Position.start(rules)
     steps = []
     side = None
+    new_turn = True  # the next action starts a turn, so a turn marker must come first
+    light_turns = 0
     tokens = body.split()
     actions = 0
     for i, token in enumerate(tokens):
         if re.fullmatch(r"\d+\.", token) or token == "/":
+            if not new_turn:
+                raise ValueError(f"RGN turn marker {token!r} after action {actions}: {position.turn}'s turn goes on "
+                                 "there (a rosette gave another roll), so no new turn starts")
             side = "light" if token != "/" else "dark"
+            if side == "light":
+                light_turns += 1
+                if int(token[:-1]) != light_turns:
+                    raise ValueError(f"RGN turn marker {token!r}: light's turn {light_turns} is numbered "
+                                     f"'{light_turns}.'")
+            new_turn = False
             continue
         actions += 1
         where = f"RGN action {actions} ({token!r})"
@@ -145,11 +170,16 @@ def parse_rgn(text: str, rules: Rules | str | None = None) -> GameRecord:
                              "'0-', optionally ending with '#'")
         if position.is_over:
             raise ValueError(f"{where}: the game was already over ({position.winner} won)")
-        if side is not None and side != position.turn:
+        if new_turn:
+            marker = f"'{light_turns + 1}.'" if position.turn == "light" else "'/'"
+            raise ValueError(f"{where}: {position.turn}'s turn starts here, so {marker} must come before it")
+        if side != position.turn:
             raise ValueError(f"{where}: it stands in {side}'s turn, but it is {position.turn}'s roll")
         step = _read_action(position, match, where)
         steps.append(step)
+        before = position.turn
         position = position.play(step.roll, step.move)
+        new_turn = position.turn != before
         if match.group(6) and (not position.is_over or i != len(tokens) - 1):
             raise ValueError(f"{where}: '#' marks the end of a finished game, but " +
                              ("the game goes on" if not position.is_over else "more actions follow"))
@@ -167,6 +197,8 @@ def _split(text: str) -> tuple[dict[str, str], str]:
         match = _METADATA.fullmatch(line)
         if match is None:
             raise ValueError(f"RGN metadata line {body + 1} ({line!r}): a metadata line is [Key \"value\"]")
+        if match.group(1) in metadata:
+            raise ValueError(f"RGN metadata line {body + 1} ({line!r}): {match.group(1)!r} is given twice")
         metadata[match.group(1)] = re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), match.group(2))
         body += 1
     return metadata, "\n".join(lines[body:])
@@ -174,14 +206,21 @@ def _split(text: str) -> tuple[dict[str, str], str]:
 
 def _rules(metadata: dict[str, str], rules: Rules | str | None) -> Rules:
     pieces = metadata.get("Pieces")
-    if pieces is not None and not pieces.isdigit():
+    if pieces is not None and not (pieces.isascii() and pieces.isdigit()):
         raise ValueError(f"RGN metadata Pieces {pieces!r} is not a number of pieces")
-    named = get_rules(metadata["Rules"], int(pieces) if pieces else None) if "Rules" in metadata else None
-    if rules is None:
-        if named is None:
+    count = int(pieces) if pieces else None
+    given = get_rules(rules) if rules is not None else None
+    name = metadata.get("Rules")
+    if name is None:
+        if given is None:
             raise ValueError('the RGN names no rule set (no [Rules "..."] line); give the rules to read it with')
+        named = None
+    elif given is not None and name == given.name:  # custom rules read back by the caller's own definition
+        named = given if count in (None, given.pieces) else get_rules(given, count)
+    else:
+        named = get_rules(name, count)
+    if given is None:
         return named
-    given = get_rules(rules)
     if named is not None and named != given:
         raise ValueError(f"the RGN is of {named.describe()!r}, not {given.describe()!r}")
     return given
@@ -225,6 +264,11 @@ def _base(verb: str) -> str:
 
 
 def _int_or_none(metadata: dict[str, str], key: str) -> int | None:
+    """An integer metadata value (a seed, or a game index below 2**63), None when absent or empty."""
     value = metadata.get(key, "")
-    return int(value) if re.fullmatch(r"-?\d+", value) else None
+    if value == "":
+        return None
+    if not re.fullmatch(r"\d+", value):
+        raise ValueError(f"RGN metadata {key} {value!r} is not a whole number")
+    return check_seed(int(value), f"RGN metadata {key}", 64 if key == "Seed" else 63)
 

@@ -1,4 +1,4 @@
-"""The Royal Game of Ur as an OpenSpiel game with explicit chance nodes (needs the ``open_spiel`` extra).
+"""The Royal Game of Ur as an OpenSpiel game with explicit chance nodes (needs the ``openspiel`` extra).
 
 Importing this module registers the Python game ``urgym`` with OpenSpiel::
 
@@ -7,8 +7,8 @@ Importing this module registers the Python game ``urgym`` with OpenSpiel::
 
     game = pyspiel.load_game("urgym", {"rules": "blitz", "pieces": 3})
 
-Parameters: ``rules`` (a rule-set name, default ``"finkel"``) and ``pieces`` (0, the default, keeps the rule
-set's own count).
+Parameters: ``rules`` (a rule-set name, default ``"finkel"``) and ``pieces`` (1 to 15; -1, the default, keeps the
+rule set's own count).
 
 Chance nodes
     Every turn starts at a chance node (``current_player() == pyspiel.PlayerId.CHANCE``) whose outcomes are
@@ -30,8 +30,16 @@ Returns
     finite bound on its length (captures send pieces home); ``max_game_length`` is a generous practical
     bound that random play never comes near, not a truncation.
 
-Serialization is OpenSpiel's own (the action history, replayed), so ``pyspiel.serialize_game_and_state``
-and ``deserialize_game_and_state`` work.
+Serialization
+    ``state.serialize()`` is the action history (``"2,0,3,5"``) and ``game.deserialize_state(text)`` replays it,
+    checking every action, so a string that is not a history of this game is a ``ValueError`` and nothing in it
+    is ever unpickled or evaluated: use these two for strings from elsewhere.
+
+    Warning: OpenSpiel's own C++ functions ``pyspiel.serialize_game_and_state`` and
+    ``pyspiel.deserialize_game_and_state`` (and ``pickle`` of a state) go through OpenSpiel's framework for Python
+    games, which stores the state's Python attributes as a pickle and unpickles them when reading. urgym cannot
+    change that code path. Like ``pickle``, they are not secure against erroneous or maliciously constructed data:
+    never pass them a string you did not write yourself.
 """
 
 from __future__ import annotations
@@ -44,7 +52,7 @@ from urgym.position import SIDES, Position
 from urgym.render import board_text
 from urgym.rules import Rules, get_rules
 
-pyspiel = require_extra("pyspiel", "open_spiel", "the OpenSpiel game")
+pyspiel = require_extra("pyspiel", "openspiel", "the OpenSpiel game")
 
 __all__ = ["GAME_NAME", "MAX_GAME_LENGTH", "UrGame", "UrState", "pass_action"]
 
@@ -52,7 +60,11 @@ GAME_NAME = "urgym"
 MAX_GAME_LENGTH = 100_000
 """Actions (rolls and moves) OpenSpiel is told a game can last; a practical bound, never enforced."""
 
-_DEFAULT_PARAMS = {"rules": "finkel", "pieces": 0}
+_DEFAULT_PARAMS = {"rules": "finkel", "pieces": -1}
+_RULES_PIECES = -1
+"""The ``pieces`` parameter's default: the rule set's own count."""
+MAX_HISTORY_TEXT = 10_000_000
+"""Longest string :meth:`UrGame.deserialize_state` reads (far above any real game's history)."""
 
 _GAME_TYPE = pyspiel.GameType(
     short_name=GAME_NAME,
@@ -78,8 +90,14 @@ def pass_action(rules: Rules) -> int:
 
 
 def _rules_from_params(params: dict) -> Rules:
-    pieces = int(params.get("pieces", 0))
-    return get_rules(str(params.get("rules", "finkel")), pieces or None)
+    pieces = params.get("pieces", _RULES_PIECES)
+    if isinstance(pieces, bool) or not isinstance(pieces, int) or not (pieces == _RULES_PIECES or pieces >= 1):
+        raise ValueError(f"the urgym game's parameter pieces must be from 1 to 15 (or {_RULES_PIECES}, the rule "
+                         f"set's own count), got {pieces!r}")
+    rules = params.get("rules", "finkel")
+    if not isinstance(rules, str):
+        raise ValueError(f"the urgym game's parameter rules must be a rule-set name, got {rules!r}")
+    return get_rules(rules, None if pieces == _RULES_PIECES else pieces)
 
 
 class UrGame(pyspiel.Game):
@@ -101,6 +119,26 @@ class UrGame(pyspiel.Game):
 
     def new_initial_state(self) -> UrState:
         return UrState(self, self.rules)
+
+    def deserialize_state(self, text: str) -> UrState:
+        """The state :meth:`UrState.serialize` wrote: the action history, replayed and checked action by action.
+
+        Raises:
+            ValueError: If ``text`` is not a comma-separated history of legal actions of this game.
+        """
+        if not isinstance(text, str) or len(text) > MAX_HISTORY_TEXT:
+            raise ValueError("a urgym state string is a comma-separated action history (UrState.serialize)")
+        state = self.new_initial_state()
+        body = text.strip()
+        for i, token in enumerate(body.split(",") if body else ()):
+            if not (token.isascii() and token.isdigit()):
+                raise ValueError(f"state string: action {i} ({token[:20]!r}) is not a number; a urgym state string "
+                                 "is a comma-separated action history (UrState.serialize)")
+            try:
+                state.apply_action(int(token))
+            except ValueError as err:  # pyspiel reports Python errors from apply_action as ValueError
+                raise ValueError(f"state string: action {i} ({token}) is not legal there: {err}") from None
+        return state
 
     def make_py_observer(self, iig_obs_type=None, params=None) -> UrObserver:
         if params:
@@ -133,7 +171,11 @@ class UrState(pyspiel.State):
         return list(self.position.chance_outcomes())
 
     def _apply_action(self, action: int) -> None:
+        if core.is_over(self.code):
+            raise ValueError(f"the game is over ({self.position.winner} won): no action applies")
         if self.roll is None:
+            if action not in self.rules.rolls:  # refused before anything changes
+                raise ValueError(f"illegal chance outcome {action}; the rolls are {list(self.rules.rolls)}")
             self.roll = int(action)
             self._legal = list(self.position.legal_moves(self.roll)) or [pass_action(self.rules)]
             return
@@ -152,6 +194,10 @@ class UrState(pyspiel.State):
         if action == pass_action(self.rules):
             return "pass"
         return "enter" if action == 0 else f"move {action}"
+
+    def serialize(self) -> str:
+        """The action history, comma-separated: what :meth:`UrGame.deserialize_state` reads back."""
+        return ",".join(str(a) for a in self.history())
 
     def is_terminal(self) -> bool:
         return bool(core.is_over(self.code))

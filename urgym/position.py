@@ -47,9 +47,17 @@ class Position:
     __slots__ = ("_code", "_rules")
 
     def __init__(self, rules: Rules, code: int) -> None:
-        # Trusted constructor: callers pass a code produced by the kernels or validated by from_code.
+        # Cheap checks only (it is built at every decision): from_code validates a code fully.
+        if not isinstance(rules, Rules):
+            raise ValueError(f"rules must be a Rules (see urgym.get_rules), got {type(rules).__name__}")
+        if isinstance(code, bool) or not isinstance(code, (int, np.integer)):
+            raise ValueError(f"a position code is an integer (Position.code), got {code!r}")
+        code = int(code)
+        problem = _code_problem(rules, code)
+        if problem:
+            raise ValueError(f"position code {code} {problem}")
         self._rules = rules
-        self._code = int(code)
+        self._code = code
 
     # --- construction -------------------------------------------------------------------------------
     @classmethod
@@ -111,15 +119,6 @@ class Position:
     def from_code(cls, rules: Rules | str, code: int) -> Position:
         """Rebuild a position from its packed integer form (:attr:`code`), validating it."""
         rules = get_rules(rules)
-        if isinstance(code, bool) or not isinstance(code, (int, np.integer)):
-            raise TypeError(f"a position code is an integer (Position.code), got {code!r}")
-        code = int(code)
-        if code < 0 or code >> (core.TURN_SHIFT + 1):
-            raise ValueError(f"position code {code} is outside the packed format")
-        length = rules.length
-        for side_mask in (core.own_mask(code), core.opp_mask(code)):
-            if side_mask >> length:
-                raise ValueError(f"position code {code} has pieces beyond path position {length}")
         probe = cls(rules, code)
         return cls.from_pieces(rules, probe.pieces("light"), probe.pieces("dark"), probe.home("light"),
                                probe.home("dark"), probe.turn)
@@ -283,6 +282,20 @@ class Decision(NamedTuple):
     def play(self, move: int | None) -> Position:
         """The position after ``move`` (``None`` passes; only allowed when there is no legal move)."""
         return self.position.play(self.roll, move)
+
+
+def _code_problem(rules: Rules, code: int) -> str | None:
+    """What makes ``code`` no packed position of ``rules`` (None: nothing a cheap check finds)."""
+    if code < 0 or code >> (core.TURN_SHIFT + 1):
+        return "is outside the packed format"
+    length, pieces = rules.length, rules.pieces
+    for shift, home_shift in ((0, core.OWN_HOME_SHIFT), (core.OPP_SHIFT, core.OPP_HOME_SHIFT)):
+        mask = (code >> shift) & core.FIELD_MASK
+        if mask >> length:
+            return f"has pieces beyond path position {length}"
+        if ((code >> home_shift) & core.HOME_MASK) + mask.bit_count() > pieces:
+            return f"gives a side more than the {pieces} pieces of {rules.name!r}"
+    return None
 
 
 def _check_side(side: str) -> str:

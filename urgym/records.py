@@ -23,19 +23,26 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from urgym.files import write_atomic
-from urgym.game import Game, GameStep
+from urgym.files import loads_json, write_atomic
+from urgym.game import Game, GameStep, check_seed
 from urgym.position import SIDES, Position
 from urgym.rules import Rules
 
-__all__ = ["RECORD_FORMAT", "RECORD_VERSION", "GameRecord"]
+__all__ = ["MAX_PLAYER_NAME", "RECORD_FORMAT", "RECORD_VERSION", "GameRecord"]
 
 RECORD_FORMAT = "urgym-game-record"
 RECORD_VERSION = 1
+MAX_PLAYER_NAME = 200
+"""Longest player name a record may carry (names are shown in terminals, pages and plots)."""
+_UNSHOWABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+"""Characters a player name may not hold: control characters (terminal escapes, newlines), bidirectional
+overrides (text that reads differently from how it is stored) and lone surrogates (not encodable)."""
+_FIELDS = ("format", "version", "rules", "players", "seed", "game", "steps", "winner")
 
 
 @dataclass(frozen=True)
@@ -47,6 +54,17 @@ class GameRecord:
     players: dict[str, str] = field(default_factory=lambda: {"light": "", "dark": ""})
     seed: int | None = None
     game: int | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.rules, Rules):
+            raise ValueError(f"a record's rules must be a Rules, got {type(self.rules).__name__}")
+        object.__setattr__(self, "players", _players(self.players))
+        for name, bits in (("seed", 64), ("game", 63)):
+            value = getattr(self, name)
+            if value is not None:
+                check_seed(value, f"the record's {name}", bits)
+        if not isinstance(self.steps, tuple) or not all(isinstance(s, GameStep) for s in self.steps):
+            raise ValueError("a record's steps must be a tuple of GameStep")
 
     @classmethod
     def from_game(cls, game: Game, players: dict[str, str] | None = None) -> GameRecord:
@@ -92,18 +110,24 @@ class GameRecord:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GameRecord:
-        """Rebuild a record, checking the format, every entry and the winner by replaying.
+        """Rebuild a record, checking the format, every field's type, every entry and the winner by replaying.
 
         Raises:
-            ValueError: For another format or version, a missing field, or the first bad step.
+            ValueError: For another format or version, a missing, unknown or mistyped field, or the first bad step.
         """
         if not isinstance(data, dict) or data.get("format") != RECORD_FORMAT:
             raise ValueError(f"not a urgym game record (its 'format' should be {RECORD_FORMAT!r})")
-        if data.get("version") != RECORD_VERSION:
-            raise ValueError(f"game record version {data.get('version')!r}; this urgym reads version {RECORD_VERSION}")
+        version = data.get("version")
+        if type(version) is not int or version != RECORD_VERSION:
+            raise ValueError(f"game record version {version!r}; this urgym reads version {RECORD_VERSION}")
         missing = [k for k in ("rules", "players", "steps") if k not in data]
         if missing:
             raise ValueError(f"game record lacks {missing}")
+        unknown = sorted(str(k) for k in data if k not in _FIELDS)
+        if unknown:
+            raise ValueError(f"game record has unknown fields {unknown}; its fields are {list(_FIELDS)}")
+        if not isinstance(data["steps"], list):
+            raise ValueError(f"the record's steps must be a list, got {type(data['steps']).__name__}")
         steps = []
         for i, entry in enumerate(data["steps"]):
             if not isinstance(entry, dict) or set(entry) != {"side", "roll", "move"}:
@@ -113,12 +137,14 @@ class GameRecord:
                 raise ValueError(f"step {i} ({entry!r}): side is 'light' or 'dark', roll an integer, move an "
                                  "integer or null")
             steps.append(GameStep(side, roll, move))
-        record = cls(Rules.from_dict(data["rules"]), tuple(steps), dict(data["players"]), data.get("seed"),
+        claimed = data.get("winner")
+        if claimed is not None and claimed not in SIDES:
+            raise ValueError(f"the record's winner must be 'light', 'dark' or null, got {claimed!r}")
+        record = cls(Rules.from_dict(data["rules"]), tuple(steps), data["players"], data.get("seed"),
                      data.get("game"))
         winner = record.winner  # replays, naming the first bad step
-        if data.get("winner") is not None and data["winner"] != winner:
-            raise ValueError(f"the record says {data['winner']} won, but its moves end with "
-                             f"{winner or 'no winner yet'}")
+        if claimed is not None and claimed != winner:
+            raise ValueError(f"the record says {claimed} won, but its moves end with {winner or 'no winner yet'}")
         return record
 
     # --- RGN --------------------------------------------------------------------------------------
@@ -150,18 +176,42 @@ class GameRecord:
             FileNotFoundError: If there is no such file.
         """
         path = Path(path)
+        if path.is_dir():
+            raise ValueError(f"{path} is a directory, not a game record")
         try:
-            text = path.read_text()
+            text = path.read_bytes().decode("utf-8")
             if path.suffix.lower() == ".rgn":
                 return cls.from_rgn(text, rules)
             try:
-                data = json.loads(text)
-            except json.JSONDecodeError as err:
-                raise ValueError(f"not a game record: it is not JSON ({err.msg} at line {err.lineno}); records are "
-                                 "urgym's JSON or RGN files ending in .rgn") from None
+                data = loads_json(text, "it")
+            except ValueError as err:
+                raise ValueError(f"not a game record: {err}; records are urgym's JSON or RGN files ending in "
+                                 ".rgn") from None
             return cls.from_dict(data)
-        except (ValueError, UnicodeDecodeError) as err:
+        except UnicodeDecodeError:
+            raise ValueError(f"{path}: not a game record: it is not UTF-8 text") from None
+        except ValueError as err:
             raise ValueError(f"{path}: {err}") from None
+
+
+def _players(players: object) -> dict[str, str]:
+    """The players of a record: names of ``light`` and ``dark`` (each optional), strings of at most
+    :data:`MAX_PLAYER_NAME` characters."""
+    if not isinstance(players, dict):
+        raise ValueError(f"a record's players must be an object {{'light': name, 'dark': name}}, got {players!r}")
+    unknown = [k for k in players if k not in SIDES]
+    if unknown:
+        raise ValueError(f"a record's players are 'light' and 'dark', not {unknown}")
+    for side, name in players.items():
+        if not isinstance(name, str):
+            raise ValueError(f"the {side} player's name must be a string, got {name!r}")
+        if len(name) > MAX_PLAYER_NAME:
+            raise ValueError(f"the {side} player's name has {len(name)} characters; at most {MAX_PLAYER_NAME}")
+        bad = _UNSHOWABLE.search(name)
+        if bad:
+            raise ValueError(f"the {side} player's name holds the control character {bad.group()!r}; names are "
+                             "printable text")
+    return {side: players.get(side, "") for side in SIDES}
 
 
 def _is_int(value: object) -> bool:

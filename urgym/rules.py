@@ -11,6 +11,7 @@ position: 0 at home, 1..L on the board, L + 1 scored.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -21,6 +22,7 @@ __all__ = [
     "DICE",
     "MAX_PATH_LENGTH",
     "MAX_PIECES",
+    "NAME_PATTERN",
     "RULE_SET_NAMES",
     "Rules",
     "get_rules",
@@ -41,6 +43,12 @@ DICE: dict[str, tuple[float, ...]] = {
 """Named roll distributions: index r is the probability of rolling r."""
 
 _TILE = re.compile(r"^[ABC]([1-9][0-9]?)$")
+
+NAME_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_-]{0,39}"
+"""What a rule set's name may be: letters, digits, ``-`` and ``_``, at most 40 characters, not starting with
+``-`` or ``_``. Names reach file names (the table cache) and pages, so nothing else is allowed."""
+_NAME = re.compile(NAME_PATTERN)
+_FLAGS = ("safe_rosettes", "rosette_extra_roll", "capture_extra_roll")
 
 _BELL = ("A4", "A3", "A2", "A1", *(f"B{i}" for i in range(1, 9)), "A8", "A7")
 _MASTERS = ("A4", "A3", "A2", "A1", *(f"B{i}" for i in range(1, 8)), "C7", "C8", "B8", "A8", "A7")
@@ -105,6 +113,9 @@ class Rules:
                 raise ValueError(f"unknown dice {dice!r}; known dice: {', '.join(DICE)}")
             probabilities = DICE[dice]
         else:
+            if isinstance(dice, (bytes, dict)) or any(isinstance(p, bool) or not isinstance(p, (int, float))
+                                                      for p in dice):
+                raise ValueError(f"dice must be a name ({', '.join(DICE)}) or numbers, got {dice!r}")
             probabilities = tuple(float(p) for p in dice)
         return cls(
             name=name,
@@ -132,23 +143,33 @@ class Rules:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Rules:
-        """Rebuild a rule set from :meth:`to_dict`'s data.
+        """Rebuild a rule set from :meth:`to_dict`'s data (untrusted: records, tables and cards carry it).
+
+        Every field must have its JSON type: a name, a list of tile names, a list of rosette tiles, an integer,
+        a list of numbers and three booleans (``true``/``false``, never the strings ``"no"`` or ``"false"``).
 
         Raises:
-            ValueError: If a field is missing or the rules are invalid.
+            ValueError: If a field is missing, unknown or of the wrong type, or the rules are invalid.
         """
-        fields = ("name", "path", "rosettes", "pieces", "roll_probabilities", "safe_rosettes",
-                  "rosette_extra_roll", "capture_extra_roll")
-        if not isinstance(data, dict) or any(f not in data for f in fields):
-            missing = [f for f in fields if not isinstance(data, dict) or f not in data]
+        fields = ("name", "path", "rosettes", "pieces", "roll_probabilities", *_FLAGS)
+        if not isinstance(data, dict):
+            raise ValueError(f"rule set data must be a JSON object with the fields {list(fields)}, got "
+                             f"{type(data).__name__}")
+        missing = [f for f in fields if f not in data]
+        if missing:
             raise ValueError(f"rule set data lacks the fields {missing}")
-        try:
-            return cls(name=data["name"], path=tuple(data["path"]), rosettes=frozenset(data["rosettes"]),
-                       pieces=data["pieces"], roll_probabilities=tuple(float(p) for p in data["roll_probabilities"]),
-                       safe_rosettes=bool(data["safe_rosettes"]), rosette_extra_roll=bool(data["rosette_extra_roll"]),
-                       capture_extra_roll=bool(data["capture_extra_roll"]))
-        except TypeError as err:
-            raise ValueError(f"bad rule set data: {err}") from None
+        unknown = sorted(str(k) for k in data if k not in fields)
+        if unknown:
+            raise ValueError(f"rule set data has unknown fields {unknown}; its fields are {list(fields)}")
+        for key in ("path", "rosettes", "roll_probabilities"):
+            if not isinstance(data[key], list):
+                raise ValueError(f"rule set field {key!r} must be a list, got {data[key]!r}")
+        probabilities = data["roll_probabilities"]
+        if any(isinstance(p, bool) or not isinstance(p, (int, float)) for p in probabilities):
+            raise ValueError(f"rule set field 'roll_probabilities' must hold numbers, got {probabilities!r}")
+        return cls(name=data["name"], path=tuple(data["path"]), rosettes=frozenset(_hashable(data["rosettes"])),
+                   pieces=data["pieces"], roll_probabilities=tuple(float(p) for p in data["roll_probabilities"]),
+                   **{flag: data[flag] for flag in _FLAGS})
 
     def with_pieces(self, pieces: int) -> Rules:
         """The same rule set played with another piece count."""
@@ -212,28 +233,46 @@ def mirror_tile(tile: str) -> str:
 
 
 def _validate(rules: Rules) -> None:
+    if not isinstance(rules.name, str) or not _NAME.fullmatch(rules.name):
+        raise ValueError(f"invalid rule set name {rules.name!r}: a name is 1 to 40 letters, digits, '-' or '_', "
+                         "starting with a letter or digit")
     problems = []
+    for flag in _FLAGS:
+        if not isinstance(getattr(rules, flag), bool):
+            problems.append(f"{flag} must be true or false, got {getattr(rules, flag)!r}")
     if not rules.path:
         problems.append("the path is empty")
     if len(rules.path) > MAX_PATH_LENGTH:
         problems.append(f"the path has {len(rules.path)} tiles; at most {MAX_PATH_LENGTH} are supported")
     bad_tiles = [t for t in (*rules.path, *rules.rosettes) if not isinstance(t, str) or not _TILE.match(t)]
     if bad_tiles:
-        problems.append(f"bad tile names {bad_tiles} (a tile is a column A, B or C and a row, like 'B4')")
-    for a, b in zip(rules.path, rules.path[1:], strict=False):
-        if a == b:
-            problems.append(f"the path stays on tile {a} for two positions")
+        problems.append(f"bad tile names {bad_tiles[:5]} (a tile is a column A, B or C and a row, like 'B4')")
+    else:
+        for a, b in zip(rules.path, rules.path[1:], strict=False):
+            if a == b:
+                problems.append(f"the path stays on tile {a} for two positions")
     if isinstance(rules.pieces, bool) or not isinstance(rules.pieces, int) or not (
         1 <= rules.pieces <= MAX_PIECES
     ):
         problems.append(f"pieces must be an integer from 1 to {MAX_PIECES}, got {rules.pieces!r}")
     probs = rules.roll_probabilities
-    if len(probs) < 2 or any(p < 0 for p in probs) or abs(sum(probs) - 1.0) > 1e-12:
-        problems.append(f"roll probabilities {probs} must be non-negative, cover rolls 0..n and sum to 1")
+    if not isinstance(probs, tuple) or any(isinstance(p, bool) or not isinstance(p, (int, float)) for p in probs):
+        raise ValueError(f"invalid rule set {rules.name!r}: roll probabilities must be a tuple of numbers, got "
+                         f"{probs!r}")
+    if len(probs) < 2 or any(not math.isfinite(p) or p < 0 for p in probs) or abs(math.fsum(probs) - 1.0) > 1e-12:
+        problems.append(f"roll probabilities {probs} must be finite, non-negative, cover rolls 0..n and sum to 1")
     elif all(p == 0 for p in probs[1:]):
         problems.append("the dice never roll a positive number, so no piece could ever move")
     if problems:
         raise ValueError(f"invalid rule set {rules.name!r}: " + "; ".join(problems))
+
+
+def _hashable(items: list) -> list:
+    """``items`` if every one can go into a set (JSON lists and objects cannot), else a ValueError naming one."""
+    for item in items:
+        if isinstance(item, (list, dict)):
+            raise ValueError(f"bad tile name {item!r} (a tile is a column A, B or C and a row, like 'B4')")
+    return items
 
 
 def _standard(name: str, path: tuple[str, ...], rosettes: frozenset[str], pieces: int, dice: str,

@@ -11,6 +11,7 @@ import numpy as np
 from urgym import core
 from urgym.cli import ArgumentParser, command, seed
 from urgym.core import geometry, roll_cumulative
+from urgym.game import check_seed
 from urgym.rules import Rules, get_rules
 
 __all__ = ["POLICY_NAMES", "SimulationResult", "policy_id", "simulate"]
@@ -61,8 +62,9 @@ def simulate(rules: Rules | str = "finkel", light: str = "random", dark: str = "
         first_game: Index of the first game's stream.
     """
     rules = get_rules(rules)
-    if games < 0 or seed < 0 or first_game < 0:
-        raise ValueError("games, seed and first_game must be non-negative")
+    seed, first_game = check_seed(seed), check_seed(first_game, "first_game", bits=63)
+    if isinstance(games, bool) or not isinstance(games, (int, np.integer)) or games < 0:
+        raise ValueError(f"games must be a non-negative integer, got {games!r}")
     policies = np.array([policy_id(light), policy_id(dark)], dtype=np.int64)
     winners = np.empty(games, dtype=np.int64)
     turns = np.empty(games, dtype=np.int64)
@@ -70,7 +72,8 @@ def simulate(rules: Rules | str = "finkel", light: str = "random", dark: str = "
     geom, dice = geometry(rules), roll_cumulative(rules)
     for lo in range(0, games, CHUNK_GAMES):  # back in Python between chunks, so Ctrl-C is felt at once
         hi = min(lo + CHUNK_GAMES, games)
-        core.simulate_games(policies, geom, dice, seed, first_game + lo, winners[lo:hi], turns[lo:hi], moves[lo:hi])
+        core.simulate_games(policies, geom, dice, np.uint64(seed), first_game + lo, winners[lo:hi], turns[lo:hi],
+                            moves[lo:hi])
     return SimulationResult(winners, turns, moves)
 
 

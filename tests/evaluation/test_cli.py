@@ -95,3 +95,66 @@ def test_too_few_benchmark_positions_is_a_clear_error_before_any_game(capsys):
     err = capsys.readouterr().err
     assert "offered only 0 decisions" in err and "--positions 0" in err and "Traceback" not in err
     assert cli.main(["--agent", "random", "--pieces", "1", "--games", "2", "--positions", "0", "--no-progress"]) == 0
+
+
+def _record(tmp_path, pieces=3):
+    from urgym import Game, GameRecord
+
+    game = Game("finkel", seed=1, pieces=pieces)
+    while not game.is_over:
+        game.play(game.legal_moves[-1])
+    return GameRecord.from_game(game, {"light": "a", "dark": "b"}).save(tmp_path / "rec.json")
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--json", "{rec}"], "would replace the game record"),
+    (["--html", "{dir}/sub/../rec.json"], "would replace the game record"),
+    (["--json", "{dir}/x", "--csv", "{dir}/x"], "--json and --csv both write"),
+    (["--json", "-", "--html", "-"], "--json and --html both write -"),
+    (["--json", ""], "an empty output path"),
+    (["--html", "{dir}/folder/"], "it names a folder"),
+    (["--json", "/dev/null"], "it is a device"),
+])
+def test_review_outputs_never_replace_the_record_or_each_other(finkel3_table, tmp_path, capsys, extra, message):
+    record = _record(tmp_path)
+    before = record.read_bytes()
+    argv = [str(record)] + [a.format(rec=record, dir=tmp_path) for a in extra]
+    with pytest.raises(SystemExit) as info:
+        cli.review_main(argv)
+    assert info.value.code == 2 and message in capsys.readouterr().err
+    assert record.read_bytes() == before
+
+
+def test_review_writes_json_to_standard_output(finkel3_table, tmp_path, capsys):
+    record = _record(tmp_path)
+    assert cli.review_main([str(record), "--json", "-", "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["format"] == "urgym-game-review"  # stdout holds the JSON only
+    assert "accuracy" in captured.err  # and the report went to stderr
+
+
+def test_save_games_refuses_a_folder_with_records_unless_told(finkel3_table, tmp_path, capsys):
+    games = tmp_path / "games"
+    argv = ["--agent", "random", "--opponent", "greedy", "--pieces", "3", "--games", "4", "--positions", "0",
+            "--workers", "1", "--no-progress", "--save-games", str(games)]
+    assert cli.main(argv) == 0
+    first = {p.name: p.read_bytes() for p in games.iterdir()}
+    assert sorted(first) == [f"game-{g:06d}.json" for g in range(4)]
+    with pytest.raises(SystemExit):
+        cli.main(argv)
+    assert "already holds 4 game records" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in games.iterdir()} == first  # nothing lost
+    assert cli.main([*argv[:7], "2", *argv[8:], "--replace-games"]) == 0
+    assert sorted(p.name for p in games.iterdir()) == ["game-000000.json", "game-000001.json"]
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--agent", "greedy", "--ray-address", "auto"], "--ray-address names a Ray cluster"),
+    (["--tournament", "expectimax:3,greedy,expectimax:depth=3"], "is in the tournament twice"),
+    (["--agent", "greedy", "--replace-games"], "--replace-games goes with --save-games"),
+    (["--agent", "greedy", "--json", ""], "an empty output path"),
+])
+def test_options_a_mode_would_ignore_are_refused(finkel3_table, capsys, argv, message):
+    with pytest.raises(SystemExit):
+        cli.main([*argv, "--pieces", "3", "--no-progress"])
+    assert message in capsys.readouterr().err

@@ -83,7 +83,7 @@ def test_terminal_play(reference):
 
 
 def test_openspiel_replays_the_history(reference):
-    pyspiel = pytest.importorskip("pyspiel", reason="the open_spiel extra is not installed")
+    pyspiel = pytest.importorskip("pyspiel", reason="the openspiel extra is not installed")
     from urgym.openspiel import pass_action
 
     game = pyspiel.load_game("urgym", {"rules": "finkel", "pieces": 3})

@@ -90,7 +90,8 @@ def test_outputs(finkel3_table, reviewed, tmp_path):
     assert [r["move"] for r in rows] == [m.notation for m in review.moves]
     assert review.save_plot(tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     page = review.save_html(tmp_path / "r.html").read_text()
-    assert "http://" not in page and "https://" not in page and "<script src" not in page  # self-contained
+    fetched = page.replace('"http://www.w3.org/2000/svg"', "")  # the SVG namespace names, it never loads
+    assert "http://" not in fetched and "https://" not in fetched and "<script src" not in page  # self-contained
     text = review.format_text()
     assert "largest errors" in text and record.players["light"] in text
 
@@ -187,3 +188,80 @@ def test_review_refuses_bad_output_paths_before_reviewing(finkel3_table, reviewe
     assert info.value.code == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+HOSTILE_NAMES = [
+    "<img src=x onerror=alert(1)>",
+    "</script><script>alert(2)</script>",
+    "<!--<script>",
+    "__DATA__ and __TITLE__",
+    "$\\frac{1}{0}$ costs $5",
+    "=HYPERLINK(\"http://evil\")",
+    "\"'><svg onload=alert(3)>",
+]
+
+
+def _hostile_record(record, light, dark):
+    data = record.to_dict()
+    data["players"] = {"light": light, "dark": dark}
+    return GameRecord.from_dict(data)
+
+
+def test_hostile_names_reach_the_page_as_text_in_a_browser(finkel3_table, reviewed, tmp_path):
+    """Names from a stranger's record never run script, never blank the page and show literally."""
+    executable = _browser()
+    from playwright.sync_api import sync_playwright
+
+    record, _ = reviewed
+    pages = []
+    for i in range(0, len(HOSTILE_NAMES), 2):
+        light, dark = HOSTILE_NAMES[i], HOSTILE_NAMES[(i + 1) % len(HOSTILE_NAMES)]
+        review = review_game(_hostile_record(record, light, dark), finkel3_table)
+        pages.append((review.save_html(tmp_path / f"hostile{i}.html"), light, dark, len(review.moves)))
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        page = browser.new_page()
+        dialogs, errors = [], []
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        for path, light, dark, moves in pages:
+            page.goto(path.as_uri())
+            summary = page.text_content("#summary")
+            assert light in summary and dark in summary  # literally, as text
+            assert page.title() == f"{light} vs {dark} - finkel game review"
+            assert page.locator("#moves tr[data-step]").count() == moves  # the page was built, not blanked
+            assert page.locator("img, svg[onload], #summary script").count() == 0
+        browser.close()
+    assert dialogs == [] and errors == []
+
+
+def test_hostile_names_in_the_page_source_cannot_end_the_data(finkel3_table, reviewed, tmp_path):
+    record, _ = reviewed
+    review = review_game(_hostile_record(record, HOSTILE_NAMES[1], HOSTILE_NAMES[3]), finkel3_table)
+    page = review.save_html(tmp_path / "r.html").read_text()
+    data = page.split('<script id="review-data" type="application/json">', 1)[1].split("</script>", 1)[0]
+    assert "<" not in data and ">" not in data  # no string can end the element or open a comment
+    assert json.loads(data)["names"] == {"light": HOSTILE_NAMES[1], "dark": HOSTILE_NAMES[3]}
+    title = page.split("<title>", 1)[1].split("</title>", 1)[0]
+    assert html_unescape(title) == f"{HOSTILE_NAMES[1]} vs {HOSTILE_NAMES[3]} - finkel game review"
+
+
+def html_unescape(text):
+    import html
+
+    return html.unescape(text)
+
+
+def test_hostile_names_in_csv_and_plots(finkel3_table, reviewed, tmp_path):
+    import matplotlib
+
+    record, _ = reviewed
+    review = review_game(_hostile_record(record, HOSTILE_NAMES[5], HOSTILE_NAMES[4]), finkel3_table)
+    rows = list(csv.reader(review.save_csv(tmp_path / "r.csv").open()))
+    header = rows[0]
+    players = [row[header.index("player")] for row in rows[1:]]
+    assert {"'" + HOSTILE_NAMES[5], HOSTILE_NAMES[4]} == set(players)  # a formula is neutralised, text is not
+    assert all(not cell.startswith(("=", "+", "@")) for row in rows for cell in row)
+    with matplotlib.rc_context({"svg.fonttype": "none"}):  # text stays text in the SVG, so it can be read
+        svg = review.save_plot(tmp_path / "r.svg").read_text()
+    assert "$\\frac{1}{0}$ costs $5" in html_unescape(svg)  # drawn literally, not as mathtext

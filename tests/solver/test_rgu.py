@@ -115,3 +115,65 @@ def test_solve_command_compares_exports_and_imports(finkel2, tmp_path, capsys):
     with pytest.raises(SystemExit) as info:
         solve_main(["--rules", "blitz", "--format", "rgu", "--out", str(tmp_path / "b.rgu")])
     assert info.value.code == 2 and "covers finkel" in capsys.readouterr().err
+
+
+def _rgu(keys, values, header=None, entries=None):
+    import json
+    import struct
+
+    blob = json.dumps(header if header is not None else read_rgu(THEIRS).header).encode()
+    keys = np.asarray(keys, dtype=">u4")
+    values = np.asarray(values, dtype=">u2")
+    count = len(keys) if entries is None else entries
+    return (b"RGU\x00" + struct.pack(">i", len(blob)) + blob + struct.pack(">ii", 1, count) + keys.tobytes()
+            + values.tobytes())
+
+
+@pytest.fixture(scope="module")
+def their_arrays():
+    theirs = read_rgu(THEIRS)
+    return theirs.keys.copy(), np.rint(theirs.values * 65535).astype(np.int64)
+
+
+def _cases(keys, values):
+    """(name, file bytes, message) of hostile tables built from RoyalUr's own."""
+    won = int(np.flatnonzero(values == 65535)[0])
+    inner = int(np.flatnonzero((values > 1000) & (values < 60000))[len(values) // 4])
+    duplicate = keys.copy()
+    duplicate[1] = duplicate[0]
+    high_bit = keys.copy()
+    high_bit[-1] |= 1 << 31
+    big_middle = keys.copy()
+    big_middle[-1] = (keys[-1] & ~(8191 << 6)) | (8000 << 6)  # beyond the 3^8 - 1 middle-lane patterns
+    too_many = keys.copy()
+    too_many[-1] = keys[-1] | (7 << 28)  # seven of light's two pieces at home
+    broken = values.copy()
+    broken[inner] = (values[inner] + 3000) % 65536
+    not_won = values.copy()
+    not_won[won] = 100
+    return [
+        ("duplicate", _rgu(duplicate, values), "not strictly ascending"),
+        ("high-bit", _rgu(np.sort(high_bit), values), "bits outside RoyalUr's encoding"),
+        ("middle", _rgu(np.sort(big_middle), values), "bits outside RoyalUr's encoding"),
+        ("pieces", _rgu(np.sort(too_many), values), "pieces; the table's rules have 2"),
+        ("all-zero", _rgu(keys, np.zeros_like(values)), "light has won, worth 1"),
+        ("won-not-1", _rgu(keys, not_won), "light has won, worth 1"),
+        ("bellman", _rgu(keys, broken), "does not solve the game"),
+        ("header-list", _rgu(keys, values, header=[1, 2]), "JSON header is a list, not an object"),
+        ("no-entries", _rgu([], [], entries=0), "holds no entries"),
+    ]
+
+
+def test_hostile_royalur_tables_are_refused_on_import_and_compare(their_arrays, finkel2, tmp_path, capsys):
+    for name, blob, message in _cases(*their_arrays):
+        path = tmp_path / f"{name}.rgu"
+        path.write_bytes(blob)
+        with pytest.raises(TableError, match=message) as info:
+            read_rgu(path)
+        assert f"{name}.rgu" in str(info.value)
+        for argv in (["--import-rgu", str(path), "--out", str(tmp_path / "x.urtable")],
+                     ["--compare", str(path), str(finkel2.path)]):
+            with pytest.raises(SystemExit) as exit_info:
+                solve_main(argv)
+            assert exit_info.value.code == 2 and message.split(",")[0] in capsys.readouterr().err
+    assert not (tmp_path / "x.urtable").exists()

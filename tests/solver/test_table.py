@@ -1,6 +1,7 @@
 """Tables on disk: round trips, dtypes, clear errors for bad files, resuming, the cache and the CLI."""
 
 import json
+import os
 import struct
 
 import numpy as np
@@ -205,10 +206,72 @@ def test_an_unreadable_checkpoint_starts_afresh(tmp_path, monkeypatch, capsys):
 def test_a_second_solve_of_the_same_output_is_refused(tmp_path):
     solve_module = __import__("sys").modules["solver.solve"]
     out = tmp_path / "t.urtable"
-    held = solve_module._lock(out)
+    held, path = solve_module._lock(out)
     try:
         with pytest.raises(ValueError, match="another solve is writing"):
             solver.solve(get_rules("finkel", 1), progress=False, out=out)
     finally:
+        path.unlink()
         held.close()
     assert solver.solve(get_rules("finkel", 1), progress=False, out=out).path == out.resolve()
+
+
+def test_only_ground_truth_is_used_from_the_cache(tmp_path, monkeypatch, capsys):
+    """A looser solve written into the cache's slot (by hand, or by an old urgym) is moved aside and solved again,
+    never taken as ground truth; a solve with a loose tolerance and no --out is refused."""
+    monkeypatch.setenv("URGYM_CACHE", str(tmp_path))
+    rules = get_rules("finkel", 2)
+    slot = solver.cached_table_path(rules)
+    loose = solver.solve(rules, tol=0.9, progress=False, out=tmp_path / "loose.urtable")
+    assert not loose.is_exact and "tolerance 0.9" in loose.precision_note
+    os.replace(tmp_path / "loose.urtable", slot)
+    table = solver.load_or_solve(rules, progress=False)
+    assert table.is_exact and table.header["tol"] == solver.EXACT_TOL
+    start = Position.start(rules)
+    assert table.win_probability(start) == pytest.approx(0.5186, abs=1e-4)
+    assert slot.with_name(slot.name + ".loose").exists() and "is not ground truth" in capsys.readouterr().err
+    for argv, message in ((["--pieces", "2", "--tol", "0.9"], "holds ground truth only"),
+                          (["--pieces", "2", "--dtype", "float32"], "holds ground truth only"),
+                          (["--pieces", "2", "--tol", "0.9", "--out", str(slot)], "the cache's ground-truth table"),
+                          (["--pieces", "2", "--tol", "1e-17"], "tol must be at least 1e-15")):
+        with pytest.raises(SystemExit):
+            solve_main(argv)
+        assert message in capsys.readouterr().err
+    assert solver.SolvedTable.load(slot).is_exact  # untouched
+
+
+def test_lock_files_are_removed_when_the_solve_ends(tmp_path):
+    out = tmp_path / "t.urtable"
+    solver.solve(get_rules("finkel", 1), progress=False, out=out)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.urtable"]
+
+
+def test_table_queries_refuse_bad_arguments(table):
+    with pytest.raises(ValueError, match="index must be an integer from 0"):
+        table.value_at(-1)
+    with pytest.raises(ValueError, match="index must be an integer"):
+        table.value_at(table.index.size)
+    with pytest.raises(ValueError, match="side must be 'light' or 'dark'"):
+        table.win_probability(Position.start(table.rules), side="x")
+
+
+def test_a_header_with_an_unknown_dtype_is_a_table_error(tmp_path, table):
+    from solver.table import read_header, write_table
+
+    path = table.save(tmp_path / "t.urtable")
+    header, offset = read_header(path)
+    data = np.fromfile(path, dtype=np.uint8, offset=offset)
+    write_table(tmp_path / "odd.urtable", {**header, "dtype": "float16"}, data)
+    with pytest.raises(TableError, match="dtype 'float16' is not one of"):
+        SolvedTable.load(tmp_path / "odd.urtable")
+
+
+def test_the_perfect_player_refuses_rules_other_than_its_tables(table):
+    from agents import make_agent
+
+    agent = make_agent("perfect", table=table)
+    other = get_rules("finkel", table.rules.pieces + 1)
+    with pytest.raises(ValueError, match="was given the table of"):
+        agent.check_rules(other)
+    with pytest.raises(ValueError, match="was given the table of"):
+        agent.table(other)

@@ -130,3 +130,23 @@ def test_self_play_example_learns_to_beat_random_play():
     trained = win_rate_against_random(train(800), 400)
     assert 0.4 < untrained < 0.6  # a random legal move against a random legal move
     assert trained > 0.6
+
+
+@pytest.mark.parametrize("make", [env, raw_env], ids=["env", "raw_env"])
+def test_misuse_before_reset_and_after_the_end_raises(make):
+    game = make(rules="finkel", pieces=1)
+    with pytest.raises(RuntimeError, match=r"call reset\(\) before last\(\)"):
+        game.last()
+    game.reset(seed=3)
+    for _agent in game.agent_iter():
+        observation, _, termination, truncation, _ = game.last()
+        game.step(None if termination or truncation else int(np.flatnonzero(observation["action_mask"])[0]))
+    with pytest.raises(RuntimeError, match="the game is over"):
+        game.step(0)
+
+
+@pytest.mark.parametrize("seed", [2**63, 2**64 - 1])
+def test_seeds_up_to_2_64_work(seed):
+    game = env(rules="finkel", pieces=2)
+    game.reset(seed=seed)
+    assert game.last()[0]["action_mask"].any()

@@ -46,7 +46,7 @@ def test_a_hand_written_game_start_reads_to_its_steps():
 def test_round_trip_on_every_rule_set(rules, tmp_path):
     for seed in range(6):
         game = random_game(rules, seed)
-        record = GameRecord.from_game(game, {"light": 'say "hi"\\', "dark": "line\nbreak"})
+        record = GameRecord.from_game(game, {"light": 'say "hi"\\', "dark": "tab]\\n[Rules \"x\"]"})
         text = record.to_rgn()
         assert text.rstrip().endswith("#")
         again = GameRecord.from_rgn(text)
@@ -76,7 +76,7 @@ def test_rules_come_from_the_metadata_or_the_caller():
 
 
 @pytest.mark.parametrize(("body", "message"), [
-    ("1. a5a3 / c5c4 a5a2", "action 3 ('a5a2'): it stands in dark's turn, but it is light's roll"),
+    ("1. a5a3 / c5c4 a5a2", "action 3 ('a5a2'): light's turn starts here, so '2.' must come before it"),
     ("1. a5a3 / c2c4", "action 2 ('c2c4'): dark has no piece on c2"),
     ("1. a5a3 / c5b2", "no roll of"),
     ("1. a5a3x", "does not capture"),
@@ -100,3 +100,57 @@ def test_actions_after_the_end_and_bad_metadata_are_refused():
         GameRecord.from_rgn('[Rules finkel]\n\n1. a5a3')
     with pytest.raises(ValueError, match="Pieces"):
         GameRecord.from_rgn('[Rules "finkel"]\n[Pieces "many"]\n\n1. a5a3')
+
+
+def _rgn(seed=5):
+    return GameRecord.from_game(random_game("finkel", seed, pieces=3), {"light": "a", "dark": "b"}).to_rgn()
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda t: t.replace('[Pieces "3"]', '[Pieces "3"]\n[Pieces "3"]'), "'Pieces' is given twice"),
+    (lambda t: t.replace('[Light "a"]', '[Light "a"]\n[Light "mallory"]'), "'Light' is given twice"),
+    (lambda t: t.replace("\n2. ", "\n3. ", 1), "light's turn 2 is numbered '2.'"),
+    (lambda t: t.replace("\n1. ", "\n0. ", 1), "light's turn 1 is numbered '1.'"),
+    (lambda t: t.replace(" / ", " ", 1), "dark's turn starts here, so '/' must come before it"),
+    (lambda t: t.replace('[Seed "5"]', '[Seed "-3"]'), "Seed '-3' is not a whole number"),
+    (lambda t: t.replace('[Seed "5"]', f'[Seed "{2**64}"]'), "Seed must be an integer from 0 to 2\\*\\*64 - 1"),
+    (lambda t: t.replace('[Game "0"]', '[Game "x"]'), "Game 'x' is not a whole number"),
+    (lambda t: t.replace('[Pieces "3"]', '[Pieces "\u0663"]'), "is not a number of pieces"),
+])
+def test_hostile_rgn_is_refused(edit, message):
+    text = _rgn()
+    assert GameRecord.from_rgn(text) is not None
+    with pytest.raises(ValueError, match=message):
+        GameRecord.from_rgn(edit(text))
+
+
+def test_a_turn_marker_inside_a_turn_is_refused():
+    text = '[Rules "finkel"]\n\n1. a5a1+ 2. a5a3 / 0-\n'  # the rosette keeps light's turn going
+    with pytest.raises(ValueError, match="light's turn goes on there"):
+        GameRecord.from_rgn(text)
+
+
+@pytest.mark.parametrize("text", [None, 42, b'[Rules "finkel"]'])
+def test_rgn_text_must_be_a_string(text):
+    with pytest.raises(ValueError, match="RGN text must be a string"):
+        GameRecord.from_rgn(text)
+
+
+def test_custom_rules_round_trip_or_are_refused():
+    from urgym import Rules, get_rules
+
+    finkel = get_rules("finkel")
+    impostor = Rules.custom("finkel", path=list(reversed(finkel.path)), rosettes=sorted(finkel.rosettes), pieces=2)
+    game = Game(impostor, seed=0)
+    while not game.is_over:
+        game.play(game.legal_moves[0])
+    with pytest.raises(ValueError, match="custom rules named 'finkel'"):
+        GameRecord.from_game(game).to_rgn()
+    renamed = Rules.custom("reversed", path=list(reversed(finkel.path)), rosettes=sorted(finkel.rosettes), pieces=2)
+    game = Game(renamed, seed=0)
+    while not game.is_over:
+        game.play(game.legal_moves[0])
+    record = GameRecord.from_game(game)
+    assert GameRecord.from_rgn(record.to_rgn(), renamed) == record  # read back by the caller's definition
+    with pytest.raises(ValueError, match="unknown rule set 'reversed'"):
+        GameRecord.from_rgn(record.to_rgn())

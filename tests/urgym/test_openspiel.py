@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-pyspiel = pytest.importorskip("pyspiel", reason="the open_spiel extra is not installed")
+pyspiel = pytest.importorskip("pyspiel", reason="the openspiel extra is not installed")
 from open_spiel.python.algorithms import mcts  # noqa: E402
 from open_spiel.python.algorithms.minimax import expectiminimax  # noqa: E402
 
@@ -134,3 +134,56 @@ def test_an_illegal_action_is_refused_and_names_the_legal_ones():
         state.apply_action(5)
     state.apply_action(0)
     assert state.position.pieces("light") == (2,)
+
+
+def test_deserialize_state_replays_the_history_and_never_unpickles(tmp_path):
+    import base64
+    import os
+    import pickle
+
+    game = pyspiel.load_game("urgym", {"rules": "finkel", "pieces": 2})
+    state = game.new_initial_state()
+    for action in (2, 0, 1, 0, 4):
+        state.apply_action(action)
+    text = state.serialize()
+    assert text == "2,0,1,0,4"
+    again = game.deserialize_state(text)
+    assert again.position == state.position and again.history() == state.history() and again.roll == state.roll
+
+    marker = tmp_path / "pwned"
+
+    class Payload:
+        def __reduce__(self):
+            return (os.system, (f"touch {marker}",))
+
+    crafted = "history=\nmove_number=0\n__dict__=" + base64.b64encode(pickle.dumps({"x": Payload()})).decode()
+    for bad, message in ((crafted, "is not a number"), ("2,9", "not legal there"), ("7", "illegal chance outcome"),
+                         ("2,,0", "is not a number"), ("-1", "is not a number"), ("2,0" + ",0" * 10, "not legal")):
+        with pytest.raises(ValueError, match=message):
+            game.deserialize_state(bad)
+    assert not marker.exists()
+
+
+def test_illegal_chance_actions_and_terminal_states():
+    game = pyspiel.load_game("urgym", {"rules": "finkel", "pieces": 1})
+    state = game.new_initial_state()
+    with pytest.raises(Exception, match="illegal chance outcome 7"):
+        state.apply_action(7)
+    assert state.is_chance_node() and state.history() == [] and state.roll is None  # unchanged
+    rolls = iter([1, 2, 3, 4] * 100)
+    while not state.is_terminal():
+        state.apply_action(next(rolls) if state.is_chance_node() else state.legal_actions()[-1])
+    with pytest.raises(Exception, match="the game is over"):
+        state.apply_action(0)
+
+
+@pytest.mark.parametrize(("params", "message"), [
+    ({"pieces": 0}, "pieces must be from 1 to 15"),
+    ({"pieces": -5}, "pieces must be from 1 to 15"),
+    ({"pieces": 16}, "pieces must be an integer from 1 to 15"),
+    ({"rules": "chess"}, "unknown rule set 'chess'"),
+])
+def test_bad_game_parameters_are_refused(params, message):
+    with pytest.raises(Exception, match=message):
+        pyspiel.load_game("urgym", params)
+    assert pyspiel.load_game("urgym", {"rules": "blitz"}).rules.pieces == 5  # the default keeps the rule set's

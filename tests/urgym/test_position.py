@@ -220,3 +220,15 @@ def test_board_text_shows_pieces_on_their_tiles():
     assert "home 2, scored 0" in lines[4] and "home 1, scored 0" in lines[5]
     aseb = str(Position.start("aseb")).splitlines()
     assert aseb[2].count("[") == 12 and aseb[1].count("[") == 4
+
+
+@pytest.mark.parametrize("code", [-12345, -1, 2**63, 1 << 14, 15 << 54, 1.5, "3", None, True])
+def test_a_code_that_is_no_position_is_refused_even_by_the_plain_constructor(code):
+    rules = get_rules("finkel", 2)
+    with pytest.raises(ValueError, match="position code"):
+        Position(rules, code)
+
+
+def test_the_plain_constructor_needs_rules():
+    with pytest.raises(ValueError, match="rules must be a Rules"):
+        Position("finkel", 0)

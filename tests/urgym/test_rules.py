@@ -95,9 +95,43 @@ def test_custom_rule_set():
     (dict(dice=[1.0, 0.0]), "never roll a positive number"),
     (dict(dice="five-binary"), "unknown dice 'five-binary'; known dice: four-binary"),
     (dict(pieces=0), "pieces must be an integer"),
+    (dict(dice=[float("nan")] * 5), "must be finite"),
+    (dict(dice=[float("inf"), 0, 0, 0, 0]), "must be finite"),
+    (dict(dice=[-0.5, 0.5, 0.5, 0.5, 0]), "non-negative"),
+    (dict(dice=["0.5", "0.5"]), "dice must be a name"),
+    (dict(name="../../escaped"), "invalid rule set name"),
+    (dict(name="/abs/path"), "invalid rule set name"),
+    (dict(name=""), "invalid rule set name"),
+    (dict(name="x" * 41), "invalid rule set name"),
+    (dict(name="<img src=x>"), "invalid rule set name"),
+    (dict(safe_rosettes="no"), "safe_rosettes must be true or false"),
+    (dict(capture_extra_roll=1), "capture_extra_roll must be true or false"),
 ])
 def test_inconsistent_custom_rule_sets_are_rejected(kwargs, message):
     args = dict(name="bad", path=["A1", "B1", "B2"], rosettes=["A1"], pieces=2, dice="four-binary")
     args.update(kwargs)
     with pytest.raises(ValueError, match=message):
         Rules.custom(**args)
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"name": "../../escaped"}, "invalid rule set name"),
+    ({"safe_rosettes": "no"}, "safe_rosettes must be true or false, got 'no'"),
+    ({"rosette_extra_roll": "false"}, "rosette_extra_roll must be true or false"),
+    ({"roll_probabilities": [0.0625, 0.25, "0.375", 0.25, 0.0625]}, "must hold numbers"),
+    ({"roll_probabilities": [0.0625, 0.25, True, 0.25, 0.0625]}, "must hold numbers"),
+    ({"path": "A4A3"}, "'path' must be a list"),
+    ({"rosettes": [["A1"]]}, "bad tile name"),
+    ({"pieces": 2.0}, "pieces must be an integer"),
+    ({"color": "red"}, "unknown fields \\['color'\\]"),
+])
+def test_rules_from_data_are_read_strictly(change, message):
+    data = {**get_rules("finkel", 2).to_dict(), **change}
+    with pytest.raises(ValueError, match=message):
+        Rules.from_dict(data)
+
+
+def test_rules_from_data_round_trip():
+    for name in RULE_SET_NAMES:
+        rules = get_rules(name)
+        assert Rules.from_dict(rules.to_dict()) == rules
