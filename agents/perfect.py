@@ -62,6 +62,7 @@ class PerfectAgent(Agent):
                              "path visits tiles twice); solvable: finkel, blitz, masters, aseb")
 
     def select_move(self, position: Position, roll: int) -> int:
+        self._check_given(position.rules)
         moves = legal_moves_or_raise(position, roll)
         if len(moves) == 1:
             return moves[0]

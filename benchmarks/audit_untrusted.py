@@ -354,10 +354,11 @@ def _output_cases(work, run_command, Outcome) -> list:
         (["solve", "--pieces", "2", "--dtype", "float32"], "ground truth"),
         (["solve", "--pieces", "2", "--tol", "0.9", "--out", str(slot)], "ground-truth table"),
         (["solve", "--rules-file", "rec.json", "--out", "rec.json"], "would replace"),
+        (["solve", "--rules-file", "rec.json", "--out", "./rec.json", "--tol", "0.001"], "would replace"),
         (["solve", "--pieces", "1", "--out", "fifo.json"], "FIFO"),
         (["solve", "--pieces", "1", "--out", "link.json"], "symbolic link"),
-        (["play", "--save", "fifo.json", *small], "FIFO"),
-        (["play", "--save", "folder", *small], "directory"),
+        (["play", "--save", "fifo.json", "--pieces", "2"], "FIFO"),
+        (["play", "--save", "folder", "--pieces", "2"], "directory"),
         (["train", "--algo", "td-lambda", *small, "--out", "rec.json", "--timesteps", "10"], "rec.json"),
     ]
     if RGU.exists():

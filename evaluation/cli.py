@@ -333,7 +333,8 @@ def stats_main(argv: list[str] | None = None) -> int:
             raise ValueError("--replace-games goes with --save-games DIR")
         if args.records is not None and (args.save_games, args.agent, args.games) != (None, None, None):
             raise ValueError("--records counts saved games; --agent, --games and --save-games are for playing new ones")
-        args.agent, args.games = args.agent or "perfect", args.games or 2000
+        args.agent = "perfect" if args.agent is None else args.agent
+        args.games = 2000 if args.games is None else args.games
         _check_outputs(args)
         if args.records is not None:
             if not args.records.strip() or not Path(args.records).is_dir():

@@ -116,7 +116,7 @@ def _refuse_ignored(args: argparse.Namespace) -> None:
             if others:
                 raise ValueError(f"--{mode.replace('_', '-')} and --{others[0].replace('_', '-')} are separate modes; "
                                  "give one")
-    if args.rules and args.rules_file:
+    if args.rules is not None and args.rules_file is not None:
         raise ValueError("give either --rules or --rules-file, not both")
 
 
@@ -162,8 +162,8 @@ def _solve_plan(args: argparse.Namespace) -> tuple[Rules, Path, str]:
 
 def _rules_of(args: argparse.Namespace) -> Rules:
     """The rules to solve: a named rule set, or the rules in --rules-file (a game record or rules JSON)."""
-    if not args.rules_file:
-        return get_rules(args.rules or "finkel", args.pieces)
+    if args.rules_file is None:
+        return get_rules("finkel" if args.rules is None else args.rules, args.pieces)
     path = Path(args.rules_file)
     try:
         data = loads_json(path.read_bytes(), str(path))

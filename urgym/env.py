@@ -131,6 +131,8 @@ class UrEnv(gym.Env):
 
     # --- Gymnasium API ------------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        if seed is not None:
+            check_seed(seed)  # before Gymnasium's own check, so a bad seed is a ValueError naming what is allowed
         super().reset(seed=seed)
         if seed is not None or self._dice_seed is None:
             # Episode k of seed s rolls the dice of game k of seed s, as every loop of the package does.

@@ -154,20 +154,20 @@ def check_distinct(outputs: Mapping[str, str | os.PathLike | None],
     Raises:
         ValueError: Naming the two that share a path.
     """
-    seen: dict[str, str] = {}
+    inputs_seen: dict[str, str] = {}
     for name, path in (inputs or {}).items():
         if path is not None and os.fspath(path) != STDOUT:
-            seen[_identity(path)] = f"{name} ({os.fspath(path)})"
+            inputs_seen[_identity(path)] = f"{name} ({os.fspath(path)})"
+    outputs_seen: dict[str, str] = {}
     for option, path in outputs.items():
         if path is None:
             continue
         key = STDOUT if os.fspath(path) == STDOUT else _identity(path)
-        if key in seen:
-            other = seen[key]
-            if other.startswith("-"):
-                raise ValueError(f"{other} and {option} both write {os.fspath(path)}; give each its own path")
-            raise ValueError(f"{option} {os.fspath(path)} would replace {other}; give another path")
-        seen[key] = option
+        if key in inputs_seen:
+            raise ValueError(f"{option} {os.fspath(path)} would replace {inputs_seen[key]}; give another path")
+        if key in outputs_seen:
+            raise ValueError(f"{outputs_seen[key]} and {option} both write {os.fspath(path)}; give each its own path")
+        outputs_seen[key] = option
 
 
 def _identity(path: str | os.PathLike) -> str:

@@ -134,6 +134,9 @@ class UrGame(pyspiel.Game):
             if not (token.isascii() and token.isdigit()):
                 raise ValueError(f"state string: action {i} ({token[:20]!r}) is not a number; a urgym state string "
                                  "is a comma-separated action history (UrState.serialize)")
+            if len(token) > 6:
+                raise ValueError(f"state string: action {i} ({token[:20]}) is no action or chance outcome of this "
+                                 "game")
             try:
                 state.apply_action(int(token))
             except ValueError as err:  # pyspiel reports Python errors from apply_action as ValueError

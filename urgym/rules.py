@@ -244,10 +244,14 @@ def _validate(rules: Rules) -> None:
         problems.append("the path is empty")
     if len(rules.path) > MAX_PATH_LENGTH:
         problems.append(f"the path has {len(rules.path)} tiles; at most {MAX_PATH_LENGTH} are supported")
-    bad_tiles = [t for t in (*rules.path, *rules.rosettes) if not isinstance(t, str) or not _TILE.match(t)]
-    if bad_tiles:
-        problems.append(f"bad tile names {bad_tiles[:5]} (a tile is a column A, B or C and a row, like 'B4')")
-    else:
+    bad_tiles = {}
+    for where, tiles in (("path", rules.path), ("rosettes", rules.rosettes)):
+        bad = [t for t in tiles if not isinstance(t, str) or not _TILE.match(t)]
+        if bad:
+            bad_tiles[where] = bad
+            problems.append(f"bad tile names {bad[:5]} in the {where} (a tile is a column A, B or C and a row, "
+                            "like 'B4')")
+    if not bad_tiles:
         for a, b in zip(rules.path, rules.path[1:], strict=False):
             if a == b:
                 problems.append(f"the path stays on tile {a} for two positions")
