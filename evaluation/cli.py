@@ -94,6 +94,9 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--{name} must be at least 1, got {value}")
     if args.positions < 0:
         parser.error(f"--positions must be 0 or more, got {args.positions}")
+    if args.positions and args.pieces == 1:
+        parser.error("with 1 piece no decision has a choice of moves, so there is no position benchmark; "
+                     "give --positions 0 or more pieces")
     try:
         _check_modes(args)
         rules = get_rules(args.rules, args.pieces)

@@ -32,7 +32,7 @@ from evaluation.positions import score_positions, validation_positions
 from solver import SolvedTable, table_for
 from urgym import RULE_SET_NAMES, Position, Rules, get_rules
 from urgym.cli import ArgumentParser, command, seed
-from urgym.files import require_extra, write_atomic
+from urgym.files import check_output, require_extra, write_atomic
 
 __all__ = ["ALGORITHMS", "OpponentMix", "main", "plot_curves", "train_ppo", "train_td"]
 
@@ -334,6 +334,10 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         parser.error(f"--out {args.out} is a file; give a folder for the models, card, curve and logs")
+    try:
+        check_output(out / "curve.csv")  # the folder can be created and written, before any training
+    except ValueError as err:
+        parser.error(f"--out: {err}")
     out.mkdir(parents=True, exist_ok=True)
     table = table_for(rules, solve=True, progress=not args.no_progress)
     if args.algo == "td-lambda":
