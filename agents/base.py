@@ -7,6 +7,7 @@ from abc import ABC, abstractmethod
 import numpy as np
 
 from urgym import Position, Rules
+from urgym.batch import Decisions
 
 __all__ = ["Agent", "legal_moves_or_raise"]
 
@@ -34,6 +35,16 @@ class Agent(ABC):
         Raises:
             ValueError: If the roll has no legal move in ``position`` (the turn passes without a decision).
         """
+
+    def select_moves(self, rules: Rules, decisions: Decisions) -> np.ndarray:
+        """One move per decision of a batch (many games in lockstep ask once per step): an int64 array.
+
+        The default asks :meth:`select_move` for each. Agents that can answer a batch at once (a numba kernel, a
+        neural network) override it; an agent that randomizes should draw from ``decisions.rngs`` (each game's
+        own stream) so that its moves do not depend on how games are batched.
+        """
+        return np.array([self.select_move(decisions.position(rules, i), int(decisions.rolls[i]))
+                         for i in range(len(decisions))], dtype=np.int64)
 
     def check_rules(self, rules: Rules) -> None:
         """Raise ``ValueError`` if the agent cannot play ``rules`` (a model trained on others); called before

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import Agent, legal_moves_or_raise
-from urgym import Position, core
+from urgym import Position, Rules, core
+from urgym.batch import Decisions
 from urgym.core import geometry
 
 __all__ = ["BASELINE_DESCRIPTIONS", "BaselineAgent"]
@@ -28,7 +29,6 @@ class BaselineAgent(Agent):
         self.spec = policy
         self._policy_id = core.BUILTIN_POLICIES[policy]
         self._rng_state = np.zeros(1, dtype=np.uint64)
-        self._moves = np.zeros(core.MAX_MOVES, dtype=np.int64)
         super().__init__(seed)
 
     def reseed(self, seed: int | None) -> None:
@@ -37,8 +37,11 @@ class BaselineAgent(Agent):
 
     def select_move(self, position: Position, roll: int) -> int:
         moves = legal_moves_or_raise(position, roll)
-        if len(moves) == 1:
-            return moves[0]
-        self._moves[:len(moves)] = moves
-        return int(core.policy_choice(self._policy_id, position.code, roll, self._moves, len(moves),
-                                   geometry(position.rules), self._rng_state))
+        decisions = Decisions.single(position.code, roll, moves, self._rng_state)
+        return int(self.select_moves(position.rules, decisions)[0])
+
+    def select_moves(self, rules: Rules, decisions: Decisions) -> np.ndarray:
+        """The policy's move for every decision, in numba, each drawing from its own stream."""
+        out = np.empty(len(decisions), dtype=np.int64)
+        core.policy_choices(self._policy_id, decisions, geometry(rules), out)
+        return out

@@ -10,6 +10,7 @@ import numpy as np
 from agents import _search
 from agents.base import Agent, legal_moves_or_raise
 from urgym import Position, Rules, core
+from urgym.checks import integer
 from urgym.core import geometry
 
 __all__ = ["ExpectimaxAgent", "SearchResult", "win_score"]
@@ -49,21 +50,15 @@ class ExpectimaxAgent(Agent):
     """
 
     def __init__(self, depth: int = 7, tt_bits: int = 18, prune: bool = True, seed: int | None = None) -> None:
-        if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)) or not 1 <= depth <= MAX_DEPTH:
-            raise ValueError(f"depth must be an integer from 1 to {MAX_DEPTH}, got {depth!r}")
-        if isinstance(tt_bits, bool) or not isinstance(tt_bits, (int, np.integer)) or not 4 <= tt_bits <= 28:
-            raise ValueError(f"tt_bits must be an integer from 4 to 28, got {tt_bits!r}")
+        integer(depth, "depth", 1, MAX_DEPTH)
+        integer(tt_bits, "tt_bits", 4, 28)
         self.depth = int(depth)
         self.prune = bool(prune)
         self.spec = f"expectimax:depth={self.depth}" + ("" if prune else ":prune=false")
-        size = 1 << tt_bits
-        self._tt = (np.zeros(size, np.int64), np.zeros(size, np.int8), np.zeros(size, np.float64),
-                    np.zeros(size, np.int8))
-        self._buf = np.zeros((self.depth + 1, core.MAX_MOVES), dtype=np.int64)
-        self._scores = np.zeros((self.depth + 1, core.MAX_MOVES), dtype=np.float64)
-        self._stats = np.zeros(_search.STATS_SIZE, dtype=np.int64)
+        self._tt = _search.transposition_table(tt_bits)
         self._values = np.zeros(core.MAX_MOVES, dtype=np.float64)
         self._rules: Rules | None = None
+        self._context: _search.SearchContext | None = None
         self.nodes = 0
         """Nodes searched since the agent was built."""
         super().__init__(seed)
@@ -83,17 +78,19 @@ class ExpectimaxAgent(Agent):
         moves = legal_moves_or_raise(position, roll)
         rules = position.rules
         if rules != self._rules:
-            self._tt[1][:] = 0  # entries of another rule set would be wrong here
+            self._tt.depth[:] = 0  # entries of another rule set would be wrong here
             self._rules = rules
-            self._rolls, self._probs = core.chance_outcomes(rules)
-            self._win = win_score(rules)
-        self._stats[:] = 0
+            self._context = _search.SearchContext(
+                geometry(rules), win_score(rules), self.prune,
+                np.zeros((self.depth + 1, core.MAX_MOVES), dtype=np.int64),
+                np.zeros((self.depth + 1, core.MAX_MOVES), dtype=np.float64), self._tt,
+                np.zeros(_search.STATS_SIZE, dtype=np.int64))
+        context = self._context
+        context.stats[:] = 0
         start = time.perf_counter()
-        move = _search.search_root(position.code, roll, self.depth, geometry(rules), self._rolls, self._probs,
-                                   self._win, self.prune, all_values, self._buf, self._scores, *self._tt, self._stats,
-                                   self._values)
+        move = _search.search_root(position.code, roll, self.depth, context, all_values, self._values)
         seconds = time.perf_counter() - start
-        nodes = int(self._stats[_search.S_NODES] + self._stats[_search.S_LEAVES])
+        nodes = int(context.stats[_search.S_NODES] + context.stats[_search.S_LEAVES])
         self.nodes += nodes
         values = {m: float(self._values[i]) for i, m in enumerate(moves)}
         return SearchResult(int(move), values, nodes, seconds)

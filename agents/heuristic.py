@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from agents.base import Agent, legal_moves_or_raise
 from urgym import Position
+from urgym.checks import integer
 
 __all__ = ["THREAT_MODELS", "GainAgent", "GainTable", "SequenceGain", "gain_table"]
 
@@ -223,8 +224,7 @@ class GainAgent(Agent):
     """
 
     def __init__(self, max_moves: int = 2, threats: str = "all", seed: int | None = None) -> None:
-        if isinstance(max_moves, bool) or not isinstance(max_moves, int) or not 1 <= max_moves <= 4:
-            raise ValueError(f"max_moves must be an integer from 1 to 4, got {max_moves!r}")
+        integer(max_moves, "max_moves", 1, 4)
         if threats not in THREAT_MODELS:
             raise ValueError(f"unknown threats {threats!r}; choose one of {', '.join(THREAT_MODELS)}")
         self.max_moves = max_moves

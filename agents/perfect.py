@@ -3,13 +3,36 @@
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from agents.base import Agent, legal_moves_or_raise
 from solver import SolvedTable, table_for
 from solver.lookup import best_of
 from urgym import Position, Rules, core
+from urgym.batch import Decisions
+from urgym.core import geometry
 
-__all__ = ["PerfectAgent"]
+__all__ = ["PerfectAgent", "perfect_choice", "perfect_choices"]
+
+
+@njit(cache=True)
+def perfect_choice(state, roll, moves, n, geom, table, epsilon, rng, probabilities):
+    """The index of the perfect player's move among ``moves[:n]``: the table's best (lowest source on ties), or
+    with probability ``epsilon`` a slip to another (:func:`urgym.core.slip`). ``probabilities[:n]`` gets every
+    move's winning chance."""
+    if n == 1:
+        return 0
+    return core.slip(best_of(state, roll, moves, n, probabilities, geom, table), n, epsilon, rng)
+
+
+@njit(cache=True)
+def perfect_choices(decisions, geom, table, epsilon, out):
+    """:func:`perfect_choice`'s move for each of a batch of decisions, each drawing from its own stream."""
+    probabilities = np.zeros(core.MAX_MOVES, dtype=np.float64)
+    for i in range(decisions.states.shape[0]):
+        moves = decisions.moves[i]
+        out[i] = moves[perfect_choice(decisions.states[i], decisions.rolls[i], moves, decisions.counts[i], geom,
+                                      table, epsilon, decisions.rngs[i], probabilities)]
 
 
 class PerfectAgent(Agent):
@@ -35,8 +58,7 @@ class PerfectAgent(Agent):
             raise ValueError(f"table must be a solver.SolvedTable, got {type(table).__name__}")
         self._given = table
         self._tables: dict[Rules, SolvedTable] = {table.rules: table} if table is not None else {}
-        self._moves = np.zeros(core.MAX_MOVES, dtype=np.int64)
-        self._probabilities = np.zeros(core.MAX_MOVES, dtype=np.float64)
+        self._rng_state = np.zeros(1, dtype=np.uint64)
         super().__init__(seed)
 
     def table(self, rules: Rules) -> SolvedTable:
@@ -61,16 +83,18 @@ class PerfectAgent(Agent):
             raise ValueError(f"the perfect player needs a solved table, and {rules.name!r} cannot be solved (its "
                              "path visits tiles twice); solvable: finkel, blitz, masters, aseb")
 
+    def reseed(self, seed: int | None) -> None:
+        super().reseed(seed)
+        self._rng_state[0] = np.uint64(self.rng.integers(0, 2**63))
+
     def select_move(self, position: Position, roll: int) -> int:
         self._check_given(position.rules)
         moves = legal_moves_or_raise(position, roll)
-        if len(moves) == 1:
-            return moves[0]
-        n = len(moves)
-        self._moves[:n] = moves
-        best = int(best_of(position.code, roll, self._moves, n, self._probabilities,
-                           *self.table(position.rules).lookup_args))
-        if self.epsilon and self.rng.random() < self.epsilon:
-            slip = int(self.rng.integers(n - 1))
-            return moves[slip + (slip >= best)]
-        return moves[best]
+        decisions = Decisions.single(position.code, roll, moves, self._rng_state)
+        return int(self.select_moves(position.rules, decisions)[0])
+
+    def select_moves(self, rules: Rules, decisions: Decisions) -> np.ndarray:
+        """The table's best move for every decision (with this agent's slips), in numba."""
+        out = np.empty(len(decisions), dtype=np.int64)
+        perfect_choices(decisions, geometry(rules), self.table(rules).view, self.epsilon, out)
+        return out

@@ -2,23 +2,17 @@
 
 from __future__ import annotations
 
-import argparse
 import os
-import sys
 from collections.abc import Callable
 
 import numpy as np
 
 from agents.base import Agent
-from agents.perfect import PerfectAgent
-from agents.registry import agent_help, make_agent
 from solver import SolvedTable, is_cached, table_for
-from urgym import RULE_SET_NAMES, SIDES, Game, GameRecord, Position, Rules, get_rules
-from urgym.cli import ArgumentParser, command, seed
-from urgym.files import check_output
+from urgym import Game, GameRecord, Position, Rules
 from urgym.render import board_text
 
-__all__ = ["describe_move", "main", "play_game"]
+__all__ = ["cached_table", "describe_move", "play_game"]
 
 HELP = "type a move's number, h for a hint (the perfect move and every move's winning chance), q to quit"
 
@@ -118,45 +112,3 @@ def _hint(table: SolvedTable | None, rules: Rules, position: Position, roll: int
         mark = "  <- perfect move" if m == best else f"  (-{values[best] - values[m]:.1%})"
         lines.append(f"  {i}) {describe_move(position, roll, m)}: {values[m]:.2%}{mark}")
     return "\n".join(lines)
-
-
-@command("play")
-def main(argv: list[str] | None = None, read: Callable[[str], str] = input,
-         write: Callable[[str], None] = print) -> int:
-    parser = ArgumentParser(
-        prog="play", description="Play the Royal Game of Ur against an agent in the terminal.",
-        formatter_class=argparse.RawDescriptionHelpFormatter, epilog="agents:\n" + agent_help())
-    parser.add_argument("--rules", default="finkel", help=f"rule set: {', '.join(RULE_SET_NAMES)} (default finkel)")
-    parser.add_argument("--pieces", type=int, default=None, help="pieces per side (default: the rule set's)")
-    parser.add_argument("--agent", default="expectimax:5", help="the opponent's agent spec (default expectimax:5)")
-    parser.add_argument("--side", default="light", choices=[*SIDES, "random"], help="your side (light moves first)")
-    parser.add_argument("--seed", type=seed, default=None, help="seed of the dice and the agent")
-    parser.add_argument("--save", help="write the game's record (JSON, see urgym.GameRecord) to this file")
-    args = parser.parse_args(argv)
-    try:
-        rules = get_rules(args.rules, args.pieces)
-        agent = make_agent(args.agent, seed=args.seed)
-        agent.check_rules(rules)
-    except ValueError as err:
-        parser.error(str(err))
-    if args.save is not None:
-        try:
-            check_output(args.save)
-        except ValueError as err:
-            parser.error(f"--save: {err}")
-    if isinstance(agent, PerfectAgent):
-        missing = "it is solved and cached first if missing" if agent.solve else "it must be cached already"
-        write(f"Loading the solved table of {rules.describe()} ({missing}).")
-        agent.table(rules)
-    side = args.side
-    if side == "random":
-        side = SIDES[int(np.random.default_rng(args.seed).integers(2))]
-    try:
-        play_game(rules, agent, side, args.seed, read, write, args.save)
-    except (EOFError, KeyboardInterrupt):
-        write("\nGame abandoned.")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents.base import Agent
-from urgym.env import register_spec_resolver
+from urgym.specs import register_spec_resolver
 
 __all__ = ["AGENTS", "AgentInfo", "Param", "agent_help", "make_agent", "parse_spec", "register_agent"]
 

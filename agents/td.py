@@ -19,13 +19,15 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 from agents.base import Agent, legal_moves_or_raise
 from urgym import Position, Rules, core
-from urgym.core import feature_count, geometry, roll_cumulative
+from urgym.batch import Decisions
+from urgym.core import feature_count, geometry
 from urgym.files import loads_json, write_atomic
 
 __all__ = ["DEFAULT_TD_MODEL", "TDAgent", "TDNetwork"]
@@ -59,11 +61,15 @@ class TDNetwork:
     def copy(self) -> TDNetwork:
         return TDNetwork(self.rules, self.w1.copy(), self.b1.copy(), self.w2.copy(), self.b2.copy(), dict(self.info))
 
+    @property
+    def weights(self) -> Weights:
+        """The parameters as the kernels take them (the same arrays)."""
+        return Weights(self.w1, self.b1, self.w2, self.b2)
+
     def value(self, position: Position) -> float:
         """The network's winning chance for the side to move."""
-        x = np.zeros(feature_count(self.rules))
-        h = np.zeros(self.b1.shape[0])
-        return float(_value(position.code, geometry(self.rules), x, h, *self.params))
+        scratch = Scratch(np.zeros(feature_count(self.rules)), np.zeros(self.b1.shape[0]))
+        return float(_value(position.code, geometry(self.rules), self.weights, scratch))
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write the network atomically (``.npz`` with the rule set and training facts)."""
@@ -99,27 +105,55 @@ class TDNetwork:
         return cls(rules, w1, b1, w2, b2, meta)
 
 
+class Weights(NamedTuple):
+    """The network's parameters as kernels take them (arrays, updated in place by training)."""
+
+    w1: np.ndarray  # (hidden, features)
+    b1: np.ndarray  # (hidden,)
+    w2: np.ndarray  # (hidden,)
+    b2: np.ndarray  # (1,)
+
+
+class Traces(NamedTuple):
+    """Per game of a training batch: eligibility traces of every weight, and light's last predicted chance
+    (``previous``: -1 before the first prediction, -2 once the game's last update is done)."""
+
+    w1: np.ndarray  # (games, hidden, features)
+    b1: np.ndarray  # (games, hidden)
+    w2: np.ndarray  # (games, hidden)
+    b2: np.ndarray  # (games,)
+    previous: np.ndarray  # (games,)
+
+
+class Scratch(NamedTuple):
+    """Buffers a network evaluation fills: the features and the hidden activations."""
+
+    x: np.ndarray
+    h: np.ndarray
+
+
 @njit(cache=True)
 def _sigmoid(z):
     return 1.0 / (1.0 + np.exp(-z))
 
 
 @njit(cache=True)
-def _value(state, geom, x, h, w1, b1, w2, b2):
-    """V(state) for the side to move; leaves the features in ``x`` and hidden activations in ``h``."""
+def _value(state, geom, net, scratch):
+    """V(state) for the side to move; leaves the features and hidden activations in ``scratch``."""
+    x, h = scratch.x, scratch.h
     core.write_features(state, geom, x)
-    z = b2[0]
-    for j in range(w1.shape[0]):
-        a = b1[j]
+    z = net.b2[0]
+    for j in range(net.w1.shape[0]):
+        a = net.b1[j]
         for i in range(x.shape[0]):
-            a += w1[j, i] * x[i]
+            a += net.w1[j, i] * x[i]
         h[j] = _sigmoid(a)
-        z += w2[j] * h[j]
+        z += net.w2[j] * h[j]
     return _sigmoid(z)
 
 
 @njit(cache=True)
-def choose(state, roll, moves, n, geom, x, h, w1, b1, w2, b2):
+def choose(state, roll, moves, n, geom, net, scratch):
     """Index of the move with the highest winning chance for the mover (lowest source on ties)."""
     best = 0
     best_value = -1.0
@@ -128,7 +162,7 @@ def choose(state, roll, moves, n, geom, x, h, w1, b1, w2, b2):
         if flags & core.WIN:
             v = 1.0
         else:
-            v = _value(nxt, geom, x, h, w1, b1, w2, b2)
+            v = _value(nxt, geom, net, scratch)
             if not flags & core.EXTRA_ROLL:
                 v = 1.0 - v
         if v > best_value:
@@ -138,58 +172,72 @@ def choose(state, roll, moves, n, geom, x, h, w1, b1, w2, b2):
 
 
 @njit(cache=True)
-def train_games(n_games, seed, first_game, alpha, lam, geom, cumulative, w1, b1, w2, b2):
-    """Play ``n_games`` self-play games, updating the weights in place by TD(lambda); return moves played."""
-    hidden, n_features = w1.shape
-    x = np.zeros(n_features)
-    h = np.zeros(hidden)
-    e1 = np.zeros_like(w1)
-    eb1 = np.zeros_like(b1)
-    e2 = np.zeros_like(w2)
-    eb2 = np.zeros(1)
-    moves = np.zeros(core.MAX_MOVES, dtype=np.int64)
-    dice = np.zeros(1, dtype=np.uint64)
-    counters = np.zeros(core.COUNTERS_SIZE, dtype=np.int64)
+def choose_batch(decisions, geom, net, out):
+    """The network's move for every decision of a batch."""
+    scratch = Scratch(np.zeros(net.w1.shape[1]), np.zeros(net.w1.shape[0]))
+    for i in range(decisions.states.shape[0]):
+        moves = decisions.moves[i]
+        out[i] = moves[choose(decisions.states[i], decisions.rolls[i], moves, decisions.counts[i], geom, net,
+                              scratch)]
+
+
+@njit(cache=True)
+def _td_update(flows, i, geom, net, traces, alpha, lam, scratch):
+    """Game i's TD(lambda) step at its chance node: move the last prediction towards this one (or the result),
+    and add this prediction's gradient to the decayed traces. Returns False once the game is over."""
+    state = flows[i].state
+    if core.is_over(state):
+        target = 1.0 if core.winner_of(state) == 0 else 0.0
+    else:
+        v = _value(state, geom, net, scratch)
+        target = v if core.turn_of(state) == 0 else 1.0 - v
+    previous = traces.previous[i]
+    if previous >= 0.0:
+        delta = alpha * (target - previous)
+        for j in range(net.w1.shape[0]):
+            net.b1[j] += delta * traces.b1[i, j]
+            net.w2[j] += delta * traces.w2[i, j]
+            for k in range(net.w1.shape[1]):
+                net.w1[j, k] += delta * traces.w1[i, j, k]
+        net.b2[0] += delta * traces.b2[i]
+    if core.is_over(state):
+        traces.previous[i] = -2.0
+        return False
+    # Gradient of light's prediction y = V or 1 - V at this state, added to the decayed traces.
+    x, h = scratch.x, scratch.h
+    v = _value(state, geom, net, scratch)
+    dv = (1.0 if core.turn_of(state) == 0 else -1.0) * v * (1.0 - v)
+    for j in range(h.shape[0]):
+        traces.w2[i, j] = lam * traces.w2[i, j] + dv * h[j]
+        dh = dv * net.w2[j] * h[j] * (1.0 - h[j])
+        traces.b1[i, j] = lam * traces.b1[i, j] + dh
+        for k in range(x.shape[0]):
+            traces.w1[i, j, k] = lam * traces.w1[i, j, k] + dh * x[k]
+    traces.b2[i] = lam * traces.b2[i] + dv
+    traces.previous[i] = target
+    return True
+
+
+@njit(cache=True)
+def train_games(flows, geom, net, traces, alpha, lam):
+    """Self-play the started games of ``flows`` in lockstep, one chance node of each game per step: a TD(lambda)
+    update (:func:`_td_update`), the roll (a roll with no legal move passes) and the network's move. The weights
+    are updated in place; returns the moves played."""
+    scratch = Scratch(np.zeros(net.w1.shape[1]), np.zeros(net.w1.shape[0]))
+    active = flows.shape[0]
+    while active > 0:
+        active = 0
+        for i in range(flows.shape[0]):
+            if traces.previous[i] == -2.0 or not _td_update(flows, i, geom, net, traces, alpha, lam, scratch):
+                continue
+            active += 1
+            f = flows[i]
+            if core.roll_turn(flows, i, geom) > 0:
+                k = choose(f.state, f.roll, f.moves, f.n, geom, net, scratch) if f.n > 1 else 0
+                core.play_move(flows, i, f.moves[k], geom)
     played = 0
-    for g in range(n_games):
-        state = core.start_game(geom[core.G_PIECES], seed, first_game + g, dice, counters)
-        e1[:] = 0.0
-        eb1[:] = 0.0
-        e2[:] = 0.0
-        eb2[:] = 0.0
-        previous = -1.0  # light's predicted chance at the previous state
-        while True:
-            if core.is_over(state):
-                target = 1.0 if core.winner_of(state) == 0 else 0.0
-            else:
-                v = _value(state, geom, x, h, w1, b1, w2, b2)
-                target = v if core.turn_of(state) == 0 else 1.0 - v
-            if previous >= 0.0:
-                delta = target - previous
-                w1 += alpha * delta * e1
-                b1 += alpha * delta * eb1
-                w2 += alpha * delta * e2
-                b2[0] += alpha * delta * eb2[0]
-            if core.is_over(state):
-                break
-            # Gradient of light's prediction y = V or 1 - V at this state, added to the decayed traces.
-            sign = 1.0 if core.turn_of(state) == 0 else -1.0
-            v = _value(state, geom, x, h, w1, b1, w2, b2)
-            dv = sign * v * (1.0 - v)
-            for j in range(hidden):
-                e2[j] = lam * e2[j] + dv * h[j]
-                dh = dv * w2[j] * h[j] * (1.0 - h[j])
-                eb1[j] = lam * eb1[j] + dh
-                for i in range(n_features):
-                    e1[j, i] = lam * e1[j, i] + dh * x[i]
-            eb2[0] = lam * eb2[0] + dv
-            previous = target
-            # One chance node of the game flow (a roll with no legal move passes), then the greedy move.
-            state, roll, n = core.roll_turn(state, geom, cumulative, dice, moves, counters)
-            if n > 0:
-                i = choose(state, roll, moves, n, geom, x, h, w1, b1, w2, b2) if n > 1 else 0
-                state, _ = core.play_move(state, roll, moves[i], geom, counters)
-        played += counters[core.C_MOVES]
+    for i in range(flows.shape[0]):
+        played += flows[i].played
     return played
 
 
@@ -205,9 +253,6 @@ class TDAgent(Agent):
     def __init__(self, model: str | os.PathLike | TDNetwork | None = None, seed: int | None = None) -> None:
         self.network = model if isinstance(model, TDNetwork) else TDNetwork.load(model or DEFAULT_TD_MODEL)
         self.spec = f"td:model={model}" if model is not None and not isinstance(model, TDNetwork) else "td"
-        self._moves = np.zeros(core.MAX_MOVES, dtype=np.int64)
-        self._x = np.zeros(feature_count(self.network.rules))
-        self._h = np.zeros(self.network.b1.shape[0])
         super().__init__(seed)
 
     def check_rules(self, rules: Rules) -> None:
@@ -220,13 +265,34 @@ class TDAgent(Agent):
         self.check_rules(position.rules)
         if len(moves) == 1:
             return moves[0]
-        n = len(moves)
-        self._moves[:n] = moves
-        return moves[choose(position.code, roll, self._moves, n, geometry(position.rules), self._x, self._h,
-                            *self.network.params)]
+        return int(self.select_moves(position.rules, Decisions.single(position.code, roll, moves, _NO_STREAM))[0])
+
+    def select_moves(self, rules: Rules, decisions: Decisions) -> np.ndarray:
+        """The network's move for every decision, in numba."""
+        self.check_rules(rules)
+        out = np.empty(len(decisions), dtype=np.int64)
+        choose_batch(decisions, geometry(rules), self.network.weights, out)
+        return out
+
+
+_NO_STREAM = np.zeros(1, dtype=np.uint64)  # the network never draws
+
+
+TRAIN_BATCH = 8
+"""Self-play games in lockstep while training (their updates interleave, one chance node per game per step)."""
 
 
 def train_chunk(network: TDNetwork, games: int, seed: int, first_game: int, alpha: float, lam: float) -> int:
-    """Train ``network`` in place on ``games`` self-play games; return the moves played."""
-    return int(train_games(games, np.uint64(seed), first_game, alpha, lam, geometry(network.rules),
-                           roll_cumulative(network.rules), *network.params))
+    """Train ``network`` in place on ``games`` self-play games (game g is game ``first_game + g`` of ``seed``);
+    return the moves played."""
+    geom = geometry(network.rules)
+    hidden, features = network.w1.shape
+    played = 0
+    for lo in range(0, games, TRAIN_BATCH):
+        batch = min(TRAIN_BATCH, games - lo)
+        flows = core.flow_buffers(batch)
+        core.start_games(flows, network.rules.pieces, np.uint64(seed), first_game + lo)
+        traces = Traces(np.zeros((batch, hidden, features)), np.zeros((batch, hidden)), np.zeros((batch, hidden)),
+                        np.zeros(batch), np.full(batch, -1.0))
+        played += int(train_games(flows, geom, network.weights, traces, alpha, lam))
+    return played

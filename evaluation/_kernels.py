@@ -1,23 +1,28 @@
-"""Numba match play for agents that run in numba (the baselines and the perfect player).
+"""Numba kernels of match play and position sampling, on the core's batched game flow.
 
-Every decision with two or more legal moves is scored against the solved table: regret is the best move's
-winning chance minus the chosen move's. Regrets go into per-agent accumulators (see :data:`ACC_*`) and a
-histogram, so any number of games fits in fixed memory.
+Match play keeps a task's games in one :data:`urgym.core.FLOW` array and steps them in lockstep:
+:func:`advance_match` plays the moves Python agents chose, then advances every game, letting the agents that run
+in numba (the built-in policies and the perfect player, :class:`MatchSetup`) choose inside the kernel, until each
+game awaits a Python agent or has ended. Every decision with two or more legal moves is scored against the
+solved table on the way: regret is the best move's winning chance minus the chosen move's. Regrets go into
+per-agent accumulators (see :data:`ACC_*`) and a histogram (:class:`MatchTallies`), so any number of games fits
+in fixed memory.
 
 Game g of a match is game g of the seed in the core's game flow (the dice every loop of the package rolls
-for it), agent a draws its own choices from ``core.policy_stream(seed, g, a)``, and agent 0 plays light in
-even games.
+for it), agent a draws its own choices from the game's policy stream a (``core.policy_stream(seed, g, a)``),
+and agent 0 plays light in even games.
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
+from agents.perfect import perfect_choice
 from solver.lookup import best_of
 from urgym import core
-
-KIND_PERFECT = 4  # kinds 0..3 are the built-in policies of urgym.core
 
 REGRET_BINS = 100_000
 """Histogram bins over regrets 0..1 (a bin is 0.001 win-% points)."""
@@ -31,6 +36,36 @@ PERFECT_TOLERANCE = 1e-12
 # Columns of the per-agent float accumulator.
 ACC_CHOICES, ACC_REGRET_SUM, ACC_PERFECT, ACC_BLUNDERS, ACC_SECONDS = range(5)
 ACC_SIZE = 5
+
+
+class MatchSetup(NamedTuple):
+    """Who plays in numba: per agent slot a ``core.POLICY_*`` kind (``POLICY_EXTERNAL``: a Python agent, asked from
+    Python) and the perfect player's slip chance, and whether a table scores the decisions."""
+
+    kinds: np.ndarray  # int64[2]
+    epsilons: np.ndarray  # float64[2]
+    scored: bool
+
+
+class MatchTallies(NamedTuple):
+    """What a task's games add up to: per game the summed regret of each agent and its length in turns, per agent
+    the accumulators and the regret histogram, the decisions with a legal move and their legal moves summed, and
+    (when ``log`` has columns) every game's moves in order, ``log_count`` of them (past the log's width they are
+    counted but not kept, so the caller can see that and play again with more room)."""
+
+    errors: np.ndarray  # float64[games, 2]
+    acc: np.ndarray  # float64[2, ACC_SIZE]
+    hist: np.ndarray  # int64[2, REGRET_BINS]
+    legal: np.ndarray  # int64[2]
+    log: np.ndarray  # int64[games, width]
+    log_count: np.ndarray  # int64[games]
+
+
+def match_tallies(games: int, log_width: int = 0) -> MatchTallies:
+    """Zeroed tallies of a task of ``games`` games (``log_width`` moves logged per game, 0: none)."""
+    return MatchTallies(np.zeros((games, 2)), np.zeros((2, ACC_SIZE)), np.zeros((2, REGRET_BINS), dtype=np.int64),
+                        np.zeros(2, dtype=np.int64), np.zeros((games, log_width), dtype=np.int64),
+                        np.zeros(games, dtype=np.int64))
 
 
 @njit(cache=True)
@@ -50,100 +85,98 @@ def record_regret(acc, hist, agent, regret):
 
 
 @njit(cache=True)
-def _choose(kind, epsilon, best, n, state, roll, moves, geom, agent_rng):
-    """The index of the move an agent of ``kind`` plays, given the table's best index."""
-    if kind == KIND_PERFECT:
-        if epsilon > 0.0 and n > 1 and core.next_uniform(agent_rng) < epsilon:
-            slip = core.next_below(agent_rng, n - 1)
-            return slip + (1 if slip >= best else 0)
-        return best
-    move = core.policy_choice(kind, state, roll, moves, n, geom, agent_rng)
-    for i in range(n):
-        if moves[i] == move:
-            return i
-    return 0
+def mover_slot(flow):
+    """The agent slot to move in a game: agent 0 plays light in even games."""
+    return core.turn_of(flow.state) ^ (flow.game & 1)
 
 
 @njit(cache=True)
-def play_games(kinds, epsilons, seed, first_game, n_games, geom, cumulative, values, scale, info, war_rank,
-               block_offset, choose_private, dims, winners, turns, errors, acc, hist, legal_counts, move_log,
-               log_ends):
-    """Play games ``first_game .. first_game + n_games - 1`` between two numba agents.
-
-    Writes per game the winning agent (0 or 1), the turns played (both sides) and each agent's summed
-    regret (``errors[i, agent]``); accumulates regrets and ``legal_counts`` = (decisions with a legal move,
-    their legal moves summed). With a non-empty ``move_log``, logs the move played at every decision in
-    order, and ``log_ends[i]`` is where game i's moves end; a log too short for them all is filled as far as
-    it goes while the ends still count every move, so the caller can see that and play again with more room.
-    """
-    logged = 0
-    dice = np.zeros(1, dtype=np.uint64)
-    agent_rngs = np.zeros((2, 1), dtype=np.uint64)
-    moves = np.zeros(core.MAX_MOVES, dtype=np.int64)
-    counters = np.zeros(core.COUNTERS_SIZE, dtype=np.int64)
-    probabilities = np.zeros(core.MAX_MOVES, dtype=np.float64)
-    for i in range(n_games):
-        g = first_game + i
-        state = core.start_game(geom[core.G_PIECES], seed, g, dice, counters)
-        for a in range(2):
-            core.policy_stream(agent_rngs[a], seed, g, a)
-        light_agent = g % 2
-        while True:
-            state, roll, n = core.next_decision(state, geom, cumulative, dice, moves, counters)
-            if n == 0:
-                break
-            legal_counts[0] += 1
-            legal_counts[1] += n
-            agent = light_agent if core.turn_of(state) == 0 else 1 - light_agent
-            chosen = 0
-            if n > 1:
-                best = best_of(state, roll, moves, n, probabilities, geom, values, scale, info, war_rank,
-                               block_offset, choose_private, dims)
-                chosen = _choose(kinds[agent], epsilons[agent], best, n, state, roll, moves, geom,
-                                 agent_rngs[agent])
-                errors[i, agent] += record_regret(acc, hist, agent, probabilities[best] - probabilities[chosen])
-            if move_log.shape[0] > 0:
-                if logged < move_log.shape[0]:
-                    move_log[logged] = moves[chosen]
-                logged += 1
-            state, _ = core.play_move(state, roll, moves[chosen], geom, counters)
-        winners[i] = light_agent if core.winner_of(state) == 0 else 1 - light_agent
-        turns[i] = counters[core.C_TURNS]
-        if move_log.shape[0] > 0:
-            log_ends[i] = logged
+def _play_scored(flows, i, move, geom, table, setup, tallies, probabilities):
+    """Score game i's decision (when there is a choice and a table) and log and play ``move``."""
+    f = flows[i]
+    slot = mover_slot(f)
+    if setup.scored and f.n > 1:
+        best = best_of(f.state, f.roll, f.moves, f.n, probabilities, geom, table)
+        chosen = 0
+        while f.moves[chosen] != move:
+            chosen += 1
+        tallies.errors[i, slot] += record_regret(tallies.acc, tallies.hist, slot,
+                                                 probabilities[best] - probabilities[chosen])
+    count = tallies.log_count[i]
+    if count < tallies.log.shape[1]:
+        tallies.log[i, count] = move
+    tallies.log_count[i] = count + 1
+    core.play_move(flows, i, move, geom)
 
 
 @njit(cache=True)
-def sample_decisions(seed, wanted, keep, geom, cumulative, values, scale, info, war_rank, block_offset,
-                     choose_private, dims, states, rolls, max_games):
-    """Fill ``states``/``rolls`` with decisions (two or more legal moves) of perfect self-play.
-
-    Each decision is kept with probability ``keep``, so the sample spreads over many games. Stops after
-    ``wanted`` decisions or ``max_games`` games (a rule set with few choices may never offer enough);
-    returns (decisions found, games played).
-    """
-    dice = np.zeros(1, dtype=np.uint64)
-    pick = np.zeros(1, dtype=np.uint64)
-    core.policy_stream(pick, seed, 0, 0)
-    moves = np.zeros(core.MAX_MOVES, dtype=np.int64)
-    counters = np.zeros(core.COUNTERS_SIZE, dtype=np.int64)
+def advance_match(flows, chosen, geom, table, setup, tallies):
+    """Play ``chosen[i]`` in each game awaiting a Python agent's move, then advance every game: numba agents choose
+    and play inside, until the game awaits a Python agent (``flows[i].n > 0``) or ends. Returns how many await."""
     probabilities = np.zeros(core.MAX_MOVES, dtype=np.float64)
-    found = 0
-    g = 0
-    while found < wanted and g < max_games:
-        state = core.start_game(geom[core.G_PIECES], seed, g, dice, counters)
-        g += 1
-        while found < wanted:
-            state, roll, n = core.next_decision(state, geom, cumulative, dice, moves, counters)
-            if n == 0:
+    waiting = 0
+    for i in range(flows.shape[0]):
+        f = flows[i]
+        if f.n > 0:
+            if chosen[i] < 0:
+                waiting += 1
+                continue
+            _play_scored(flows, i, chosen[i], geom, table, setup, tallies, probabilities)
+        while core.next_decision(flows, i, geom) > 0:
+            slot = mover_slot(f)
+            tallies.legal[0] += 1
+            tallies.legal[1] += f.n
+            kind = setup.kinds[slot]
+            if kind == core.POLICY_EXTERNAL:
+                waiting += 1
                 break
-            chosen = 0
-            if n > 1:
-                if core.next_uniform(pick) < keep:
-                    states[found] = state
-                    rolls[found] = roll
-                    found += 1
-                chosen = best_of(state, roll, moves, n, probabilities, geom, values, scale, info, war_rank,
-                                 block_offset, choose_private, dims)
-            state, _ = core.play_move(state, roll, moves[chosen], geom, counters)
-    return found, g
+            if kind == core.POLICY_PERFECT:
+                move = f.moves[perfect_choice(f.state, f.roll, f.moves, f.n, geom, table, setup.epsilons[slot],
+                                              f.policy_rngs[slot], probabilities)]
+            else:
+                move = core.policy_choice(kind, f.state, f.roll, f.moves, f.n, geom, f.policy_rngs[slot])
+            _play_scored(flows, i, move, geom, table, setup, tallies, probabilities)
+    return waiting
+
+
+class Sample(NamedTuple):
+    """Decisions kept by :func:`sample_decisions`: ``found[0]`` of them so far, in ``states`` and ``rolls``."""
+
+    states: np.ndarray  # int64[wanted]
+    rolls: np.ndarray  # int64[wanted]
+    found: np.ndarray  # int64[1]
+
+
+@njit(cache=True)
+def sample_decisions(flows, geom, table, pick, keep, sample):
+    """Play the started games of ``flows`` one after another with the perfect player on both sides, keeping each
+    decision with two or more legal moves with probability ``keep`` (drawn from the stream ``pick``), until
+    ``sample`` is full; return how many games were played."""
+    probabilities = np.zeros(core.MAX_MOVES, dtype=np.float64)
+    wanted = sample.states.shape[0]
+    for i in range(flows.shape[0]):
+        f = flows[i]
+        while sample.found[0] < wanted and core.next_decision(flows, i, geom) > 0:
+            if f.n > 1 and core.next_uniform(pick) < keep:
+                sample.states[sample.found[0]] = f.state
+                sample.rolls[sample.found[0]] = f.roll
+                sample.found[0] += 1
+            choice = perfect_choice(f.state, f.roll, f.moves, f.n, geom, table, 0.0, f.policy_rngs[0], probabilities)
+            core.play_move(flows, i, f.moves[choice], geom)
+        if sample.found[0] >= wanted:
+            return i + 1
+    return flows.shape[0]
+
+
+@njit(cache=True)
+def position_regrets(decisions, chosen, geom, table, out):
+    """Each decision's regret: the best move's winning chance minus the chosen move's (never below 0)."""
+    probabilities = np.zeros(core.MAX_MOVES, dtype=np.float64)
+    for i in range(decisions.states.shape[0]):
+        moves = decisions.moves[i]
+        best = best_of(decisions.states[i], decisions.rolls[i], moves, decisions.counts[i], probabilities, geom,
+                       table)
+        k = 0
+        while moves[k] != chosen[i]:
+            k += 1
+        out[i] = max(0.0, probabilities[best] - probabilities[k])

@@ -10,10 +10,13 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
+from pathlib import Path
 
 from agents import agent_help, make_agent, parse_spec
+from evaluation import training
 from evaluation.match import play_match, record_name, records_directory
 from evaluation.positions import benchmark_positions, score_positions
 from evaluation.report import (
@@ -28,12 +31,13 @@ from evaluation.report import (
 )
 from evaluation.runner import BACKENDS, default_workers, require_ray
 from evaluation.tournament import pair_folders, run_tournament, tournament_specs
+from evaluation.training import ALGORITHMS, VEC_ENVS, plot_curves, train_ppo, train_td
 from solver import PositionIndex, SolvedTable, cached_table_path, is_cached, solve_command, table_for
 from urgym import RULE_SET_NAMES, Rules, get_rules
 from urgym.cli import ArgumentParser, command, seed
-from urgym.files import PLOT_FORMATS, STDOUT, check_distinct, check_output
+from urgym.files import PLOT_FORMATS, STDOUT, check_distinct, check_output, require_extra
 
-__all__ = ["main", "review_main", "stats_main"]
+__all__ = ["main", "review_main", "stats_main", "train_main"]
 
 DEFAULT_GAMES = 150
 SOLVE_RATE = 200_000
@@ -373,5 +377,83 @@ def stats_main(argv: list[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+# --- train ------------------------------------------------------------------------------------------------
+@command("train", interrupted="the best model so far is in --out")
+def train_main(argv: list[str] | None = None) -> int:
+    parser = ArgumentParser(prog="train", description=training.__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--algo", default="maskable-ppo", choices=ALGORITHMS)
+    parser.add_argument("--rules", default="finkel", help=f"rule set: {', '.join(RULE_SET_NAMES)} (default finkel)")
+    parser.add_argument("--pieces", type=int, help="pieces per side (default: the rule set's)")
+    parser.add_argument("--timesteps", type=int, default=5_000_000, help="the learner's moves to train for")
+    parser.add_argument("--minutes", type=float, help="also stop after this much training time")
+    parser.add_argument("--opponent", action="append",
+                        help="an agent spec, or 'self' for frozen snapshots of the learner; repeat for a mixture "
+                        "(each episode draws one). maskable-ppo only; default: self and greedy")
+    parser.add_argument("--out", required=True, help="directory for models, card, curve and logs")
+    parser.add_argument("--seed", type=seed, default=0)
+    parser.add_argument("--envs", type=int, default=8, help="environments stepped together (maskable-ppo; default 8)")
+    parser.add_argument("--vec-env", default="dummy", choices=VEC_ENVS,
+                        help="dummy: all environments in this process, policy batched (default, fastest here); "
+                        "subproc: one process each")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads of the learner (default 1)")
+    parser.add_argument("--eval-every", type=int, help="timesteps between position-benchmark scorings")
+    parser.add_argument("--eval-positions", type=int, default=500,
+                        help="validation positions scored to pick the best model (default 500; never the test set "
+                        "that evaluate reports)")
+    parser.add_argument("--hidden", type=int, default=80, help="hidden units of the TD network")
+    parser.add_argument("--alpha", type=float, default=0.1, help="TD learning rate (decays to a tenth)")
+    parser.add_argument("--lam", type=float, default=0.7, help="TD trace decay lambda")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    args = parser.parse_args(argv)
+    if args.timesteps < 1:
+        parser.error(f"--timesteps must be at least 1, got {args.timesteps}")
+    if args.minutes is not None and not 0 < args.minutes < math.inf:
+        parser.error(f"--minutes must be a positive number, got {args.minutes}")
+    for name, value, low in (("hidden", args.hidden, 1), ("envs", args.envs, 1), ("threads", args.threads, 1),
+                             ("eval-every", args.eval_every, 1), ("eval-positions", args.eval_positions, 1)):
+        if value is not None and value < low:
+            parser.error(f"--{name} must be at least {low}, got {value}")
+    if not 0 < args.alpha < math.inf:
+        parser.error(f"--alpha (the TD learning rate) must be a positive finite number, got {args.alpha}")
+    if not 0 <= args.lam <= 1:
+        parser.error(f"--lam (the TD trace decay) must be from 0 to 1, got {args.lam}")
+    try:
+        rules = get_rules(args.rules, args.pieces)
+    except ValueError as err:
+        parser.error(str(err))
+    if args.algo == "td-lambda" and args.opponent:
+        parser.error("td-lambda learns by self-play; --opponent is for maskable-ppo")
+    opponents = args.opponent or ["self", "greedy"]
+    try:
+        for spec in opponents:
+            if spec != "self":
+                make_agent(spec)
+    except ValueError as err:
+        parser.error(str(err))
+    if args.algo == "maskable-ppo":
+        try:  # before the table, which may take minutes to solve
+            require_extra("sb3_contrib", "learn", "train --algo maskable-ppo")
+        except ImportError as err:
+            parser.error(str(err))
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        parser.error(f"--out {args.out} is a file; give a folder for the models, card, curve and logs")
+    try:
+        check_output(out / "curve.csv")  # the folder can be created and written, before any training
+    except ValueError as err:
+        parser.error(f"--out: {err}")
+    out.mkdir(parents=True, exist_ok=True)
+    table = table_for(rules, solve=True, progress=not args.no_progress)
+    if args.algo == "td-lambda":
+        result = train_td(rules, table, out, args.timesteps, args.minutes, args.seed, args.hidden, args.alpha,
+                          args.lam, args.eval_every or 1_000_000, args.eval_positions, not args.no_progress)
+    else:
+        result = train_ppo(rules, table, out, args.timesteps, args.minutes, opponents, args.seed, args.envs,
+                           args.vec_env, args.threads, args.eval_every or 200_000, args.eval_positions,
+                           progress=not args.no_progress)
+    plot_curves({args.algo: out / "curve.csv"}, out / "curve.png")
+    print(f"trained {result['timesteps']:,} timesteps in {result['seconds'] / 60:.1f} min; best mean regret "
+          f"{result['best_regret']:.3f} win-% points; models in {out}")
+    return 0
+

@@ -1,9 +1,11 @@
 """Match play between two agents, every decision scored against the solved table.
 
 Game g of a match uses the dice stream (seed, g), and agent 0 plays light in the even games, so each agent
-plays light in half the games and a seed fixes every roll. When both agents run in numba (the baselines
-and ``perfect``), whole games run in :func:`evaluation._kernels.play_games`; otherwise a Python loop asks
-the agents and uses the same dice and the same table lookups.
+plays light in half the games and a seed fixes every roll. A task's games run in lockstep on the core's batched
+game flow (:func:`evaluation._kernels.advance_match`): the agents that run in numba (the baselines and
+``perfect``) choose inside the kernel, and each Python agent is asked once per step for every game awaiting its
+move (:meth:`agents.Agent.select_moves`). One loop plays every kind of agent, with the same dice and the same
+table lookups.
 """
 
 from __future__ import annotations
@@ -21,10 +23,11 @@ from agents import Agent, BaselineAgent, PerfectAgent, make_agent
 from evaluation import _kernels as EK
 from evaluation.runner import default_workers, run_tasks, table_key, worker_agent, worker_table
 from evaluation.stats import MeanInterval, RegretSummary, WinRate
-from solver import SolvedTable
-from solver.lookup import best_of
+from solver import IndexTables, SolvedTable
+from solver.lookup import TableView
 from urgym import Game, GameRecord, Position, Rules, core
-from urgym.core import geometry, roll_cumulative
+from urgym.batch import check_choices, decisions_of, return_streams
+from urgym.core import geometry
 from urgym.files import check_output
 
 __all__ = ["RECORD_NAME", "AgentMatchStats", "MatchResult", "numba_kind", "play_match", "record_name",
@@ -32,17 +35,17 @@ __all__ = ["RECORD_NAME", "AgentMatchStats", "MatchResult", "numba_kind", "play_
 
 
 def numba_kind(agent: Agent) -> tuple[int, float] | None:
-    """(kind, epsilon) when the agent can run inside the numba match loop, else None."""
+    """(``core.POLICY_*`` kind, slip chance) when the agent can choose inside the numba match kernel, else None."""
     if isinstance(agent, BaselineAgent):
         return core.BUILTIN_POLICIES[agent.policy], 0.0
     if isinstance(agent, PerfectAgent):
-        return EK.KIND_PERFECT, agent.epsilon
+        return core.POLICY_PERFECT, agent.epsilon
     return None
 
 
 @dataclass
 class GamesTask:
-    """Games ``first_game .. first_game + n_games - 1`` of a match."""
+    """Games ``first_game .. first_game + n_games - 1`` of a match, played in lockstep."""
 
     specs: tuple[str | Agent, str | Agent]
     rules: Rules
@@ -50,7 +53,8 @@ class GamesTask:
     seed: int
     first_game: int
     n_games: int
-    numba: bool
+    inline: bool
+    """Let numba agents choose inside the kernel (False asks them through ``select_moves`` like any agent)."""
     log_moves: bool = False
 
 
@@ -78,87 +82,78 @@ def play_games_task(task: GamesTask) -> GamesChunk:
     """Play one task's games (runs in a worker)."""
     table = worker_table(task.table_path, task.rules)
     agents = [worker_agent(spec, slot, task.rules, table) for slot, spec in enumerate(task.specs)]
-    winners = np.zeros(task.n_games, dtype=np.int8)
-    turns = np.zeros(task.n_games, dtype=np.int32)
-    errors = np.zeros((task.n_games, 2), dtype=np.float64)
-    acc = np.zeros((2, EK.ACC_SIZE), dtype=np.float64)
-    hist = np.zeros((2, EK.REGRET_BINS), dtype=np.int64)
-    legal = np.zeros(2, dtype=np.int64)
-    start = time.perf_counter()
-    moves = None
-    if task.numba:
-        kinds = [numba_kind(a) for a in agents]
-        log = np.zeros(task.n_games * LOG_PER_GAME if task.log_moves else 0, dtype=np.int64)
-        ends = np.zeros(task.n_games if task.log_moves else 0, dtype=np.int64)
-        while True:
-            EK.play_games(np.array([k[0] for k in kinds], dtype=np.int64), np.array([k[1] for k in kinds]),
-                          np.uint64(task.seed), task.first_game, task.n_games, geometry(task.rules),
-                          roll_cumulative(task.rules),
-                          *table.lookup_args[1:], winners, turns, errors, acc, hist, legal, log, ends)
-            if not task.log_moves or ends[-1] <= log.size:
-                break
-            log = np.zeros(ends[-1], dtype=np.int64)  # the same games again (same dice), with room for every move
-            for array in (winners, turns, errors, acc, hist, legal):
-                array[:] = 0
-        if task.log_moves:
-            moves = np.split(log[: ends[-1]], ends[:-1])
-        # One kernel plays both agents: share its time out by decisions.
-        choices = acc[:, EK.ACC_CHOICES]
-        acc[:, EK.ACC_SECONDS] = (time.perf_counter() - start) * choices / max(choices.sum(), 1)
-    else:
-        moves = [] if task.log_moves else None
-        for i in range(task.n_games):
-            log = [] if task.log_moves else None
-            winners[i], turns[i] = _play_game(agents, task, task.first_game + i, table, acc, hist, legal,
-                                              errors[i], log)
-            if moves is not None:
-                moves.append(np.array(log, dtype=np.int64))
+    for slot, agent in enumerate(agents):  # an agent's own stream, fixed by the task: not by worker or order
+        agent.reseed(_agent_seed(task.seed, task.first_game, slot))
+    kinds = [numba_kind(a) if task.inline else None for a in agents]
+    kinds = [k if k is None or k[0] != core.POLICY_PERFECT or table is not None else None for k in kinds]
+    setup = EK.MatchSetup(np.array([core.POLICY_EXTERNAL if k is None else k[0] for k in kinds], dtype=np.int64),
+                          np.array([0.0 if k is None else k[1] for k in kinds]), table is not None)
+    view = table.view if table is not None else _NO_TABLE
+    width = LOG_PER_GAME if task.log_moves else 0
+    while True:
+        start = time.perf_counter()
+        tallies, flows, python_seconds = _play_lockstep(task, agents, setup, view, width)
+        if width == 0 or tallies.log_count.max() <= width:
+            break
+        width = int(tallies.log_count.max())  # the same games again (same dice), with room for every move
     seconds = time.perf_counter() - start
-    nonzero = [np.flatnonzero(h) for h in hist]
-    return GamesChunk(winners, turns, errors, acc, nonzero, [h[b] for h, b in zip(hist, nonzero, strict=True)], legal,
-                      seconds, moves)
+    acc = tallies.acc
+    numba_slots = [slot for slot in range(2) if setup.kinds[slot] != core.POLICY_EXTERNAL]
+    if numba_slots:  # one kernel plays the numba agents: share its time out by their decisions
+        kernel_seconds = seconds - python_seconds.sum()
+        choices = acc[numba_slots, EK.ACC_CHOICES]
+        acc[numba_slots, EK.ACC_SECONDS] = kernel_seconds * choices / max(choices.sum(), 1)
+    for slot in range(2):
+        if setup.kinds[slot] == core.POLICY_EXTERNAL:
+            acc[slot, EK.ACC_SECONDS] = python_seconds[slot]
+    light_agent = flows["game"] % 2
+    light_won = ((flows["state"] >> core.TURN_SHIFT) & 1) == 1  # a finished game is seen by its loser
+    winners = np.where(light_won, light_agent, 1 - light_agent).astype(np.int8)
+    moves = [tallies.log[i, : tallies.log_count[i]].copy() for i in range(task.n_games)] if width else None
+    nonzero = [np.flatnonzero(h) for h in tallies.hist]
+    return GamesChunk(winners, flows["turns"].astype(np.int32), tallies.errors, acc, nonzero,
+                      [h[b] for h, b in zip(tallies.hist, nonzero, strict=True)], tallies.legal, seconds, moves)
 
 
-def _play_game(agents: list[Agent], task: GamesTask, game_index: int, table: SolvedTable | None, acc: np.ndarray,
-               hist: np.ndarray, legal: np.ndarray, errors: np.ndarray,
-               log: list[int] | None = None) -> tuple[int, int]:
-    """One game in Python; returns (winning agent, turns) and adds each agent's regret to ``errors``.
-
-    Same dice as the numba loop (the core's game flow). ``log`` (if given) gets the move of every decision.
-    """
-    for a, agent in enumerate(agents):
-        agent.reseed(_agent_seed(task.seed, game_index, a))
-    moves = np.zeros(core.MAX_MOVES, dtype=np.int64)
-    probabilities = np.zeros(core.MAX_MOVES, dtype=np.float64)
-    light_agent = game_index % 2
-    game = Game(task.rules, task.seed, game_index)
-    while not game.is_over:
-        position, roll, legal_moves = game.position, game.roll, game.legal_moves
-        n = len(legal_moves)
-        legal += (1, n)
-        a = light_agent if game.turn == "light" else 1 - light_agent
-        move = legal_moves[0]
-        if n > 1:
-            start = time.perf_counter()
-            move = agents[a].select_move(position, roll)
-            acc[a, EK.ACC_SECONDS] += time.perf_counter() - start
-            if move not in legal_moves:
-                raise ValueError(f"agent {agents[a].spec!r} chose illegal move {move!r} for roll {roll} in "
-                                 f"{position!r}; legal moves: {list(legal_moves)}")
-            if table is not None:
-                moves[:n] = legal_moves
-                best = best_of(position.code, roll, moves, n, probabilities, *table.lookup_args)
-                chosen = probabilities[legal_moves.index(move)]
-                errors[a] += EK.record_regret(acc, hist, a, probabilities[best] - chosen)
-        if log is not None:
-            log.append(move)
-        game.play(move)
-    return (light_agent if game.winner == "light" else 1 - light_agent), game.turns
+def _play_lockstep(task: GamesTask, agents: list[Agent], setup: EK.MatchSetup, view: TableView,
+                   width: int) -> tuple[EK.MatchTallies, np.ndarray, np.ndarray]:
+    """Play a task's games in lockstep; returns the tallies, the finished games and each Python agent's seconds."""
+    geom = geometry(task.rules)
+    flows = core.flow_buffers(task.n_games)
+    core.start_games(flows, task.rules.pieces, np.uint64(task.seed), task.first_game)
+    tallies = EK.match_tallies(task.n_games, width)
+    chosen = np.full(task.n_games, -1, dtype=np.int64)
+    seconds = np.zeros(2)
+    while EK.advance_match(flows, chosen, geom, view, setup, tallies):
+        waiting = np.flatnonzero(flows["n"] > 0)
+        slots = ((flows["state"][waiting] >> core.TURN_SHIFT) & 1) ^ (flows["game"][waiting] & 1)
+        chosen[:] = -1
+        for slot, agent in enumerate(agents):
+            games = waiting[slots == slot]
+            if games.size == 0:
+                continue
+            decisions = decisions_of(flows, games, slot)
+            began = time.perf_counter()
+            answer = agent.select_moves(task.rules, decisions)
+            seconds[slot] += time.perf_counter() - began
+            chosen[games] = check_choices(decisions, answer, f"agent {agent.spec!r}", task.rules)
+            return_streams(flows, games, slot, decisions)
+    return tallies, flows, seconds
 
 
-def _agent_seed(seed: int, game: int, slot: int) -> int:
-    """The seed of a Python agent's own stream in game ``game`` of a match (apart from the dice)."""
-    return int(np.random.SeedSequence((seed, game, slot)).generate_state(1, np.uint64)[0])
+def _empty_table() -> TableView:
+    """A table view of no positions, for matches without a table (nothing is looked up in it)."""
+    empty = np.zeros(1, dtype=np.int64)
+    return TableView(np.zeros(1), 1.0, IndexTables(0, 0, 0, empty, empty, empty, empty, empty, empty, empty,
+                                                    np.zeros((1, 9), dtype=np.int64)))
+
+
+_NO_TABLE = _empty_table()
+
+
+def _agent_seed(seed: int, first_game: int, slot: int) -> int:
+    """The seed of a Python agent's own stream in the task starting at ``first_game`` (apart from the dice)."""
+    return int(np.random.SeedSequence((seed, first_game, slot)).generate_state(1, np.uint64)[0])
 
 
 @dataclass(frozen=True)
@@ -229,7 +224,9 @@ def play_match(agent: str | Agent, opponent: str | Agent, rules: Rules, games: i
         backend: ``"process"`` or ``"ray"``.
         ray_address: The Ray cluster for ``backend="ray"``.
         progress: Show a progress bar.
-        use_numba: Run numba-capable pairs in the numba loop (False forces the Python loop).
+        use_numba: Let the agents that can choose inside the numba kernel do so (False asks every agent through
+            :meth:`~agents.Agent.select_moves`, one decision at a time for those without a batch method; the games
+            are the same).
         save_games: A directory to write every game's record to (``game-000012.json``, see
             :mod:`urgym.records`); created if missing, checked before any game is played. A folder that already
             holds records is refused, unless ``replace_games`` (which deletes them first).
@@ -241,11 +238,11 @@ def play_match(agent: str | Agent, opponent: str | Agent, rules: Rules, games: i
     built = [make_agent(s) for s in specs]  # validates both specs before any work starts
     for built_agent in built:
         built_agent.check_rules(rules)
-    numba = use_numba and table is not None and all(numba_kind(a) is not None for a in built)
+    python_agents = not use_numba or any(numba_kind(a) is None for a in built)
     workers = workers or default_workers()
-    per_task = _games_per_task(games, workers, numba)
+    per_task = _games_per_task(games, workers, python_agents)
     key = table_key(table, in_process=workers <= 1 and backend == "process")
-    tasks = [GamesTask(specs, rules, key, seed, first, min(per_task, games - first), numba, directory is not None)
+    tasks = [GamesTask(specs, rules, key, seed, first, min(per_task, games - first), use_numba, directory is not None)
              for first in range(0, games, per_task)]
     start = time.perf_counter()
     label = f"{built[0].spec} vs {built[1].spec}" if progress else None
@@ -312,13 +309,16 @@ def _save_records(directory: Path, chunks: list[GamesChunk], tasks: list[GamesTa
 
 MAX_NUMBA_TASK = 20_000
 """Most games in one numba task: a fraction of a second, so Ctrl-C and the progress bar are never far off."""
+PYTHON_TASK = 8
+"""Games in one task with a Python agent: its own random stream is reseeded per task, so tasks are cut the same
+way for any number of workers (and the same seed gives the same games)."""
 
 
-def _games_per_task(games: int, workers: int, numba: bool) -> int:
-    # Numba games take microseconds: few large tasks. Python agents: many small ones for load balance.
-    parts = workers * (4 if numba else 16)
-    per_task = max(1, -(-games // parts))
-    return min(per_task, MAX_NUMBA_TASK) if numba else per_task
+def _games_per_task(games: int, workers: int, python_agents: bool) -> int:
+    if python_agents:
+        return PYTHON_TASK
+    # Numba games take microseconds and draw from their games' own streams: a few large tasks, cut as suits.
+    return min(max(1, -(-games // (workers * 4))), MAX_NUMBA_TASK)
 
 
 def _combine(chunks: list[GamesChunk], agents: list[Agent], rules: Rules, games: int, seed: int, seconds: float,

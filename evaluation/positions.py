@@ -22,9 +22,9 @@ from evaluation import _kernels as EK
 from evaluation.runner import default_workers, run_tasks, table_key, worker_agent, worker_table
 from evaluation.stats import RegretSummary
 from solver import SolvedTable
-from solver.lookup import best_of
 from urgym import Position, Rules, core
-from urgym.core import geometry, roll_cumulative
+from urgym.batch import Decisions, check_choices
+from urgym.core import geometry
 
 __all__ = ["DEFAULT_POSITIONS", "KEEP", "TEST_SEED", "VALIDATION_SEED", "PositionBenchmark", "benchmark_positions",
            "score_positions", "validation_positions"]
@@ -36,6 +36,8 @@ VALIDATION_SEED = 20230001
 DEFAULT_POSITIONS = 1000
 """Positions of the default test set; the validation set is disjoint from them."""
 KEEP = 0.05
+SAMPLE_BATCH = 256
+"""Games started at once while sampling (they are played one after another until the sample is full)."""
 
 
 def benchmark_positions(table: SolvedTable, count: int = DEFAULT_POSITIONS,
@@ -47,11 +49,15 @@ def benchmark_positions(table: SolvedTable, count: int = DEFAULT_POSITIONS,
     """
     if count < 1:
         raise ValueError(f"the position benchmark needs at least 1 position, got {count}")
-    states = np.zeros(count, dtype=np.int64)
-    rolls = np.zeros(count, dtype=np.int64)
-    max_games = 1000 + 100 * count
-    found, games = EK.sample_decisions(np.uint64(seed), count, KEEP, geometry(table.rules),
-                                       roll_cumulative(table.rules), *table.lookup_args[1:], states, rolls, max_games)
+    sample = EK.Sample(np.zeros(count, dtype=np.int64), np.zeros(count, dtype=np.int64), np.zeros(1, dtype=np.int64))
+    pick = np.zeros(1, dtype=np.uint64)
+    core.policy_stream(pick, np.uint64(seed), 0, 0)
+    geom, flows = geometry(table.rules), core.flow_buffers(SAMPLE_BATCH)
+    max_games, games = 1000 + 100 * count, 0
+    while sample.found[0] < count and games < max_games:
+        core.start_games(flows, table.rules.pieces, np.uint64(seed), games)
+        games += EK.sample_decisions(flows[: max_games - games], geom, table.view, pick, KEEP, sample)
+    found, states, rolls = int(sample.found[0]), sample.states, sample.rolls
     if found < count:
         raise ValueError(f"perfect play of {table.rules.describe()} offered only {found} decisions with a choice of "
                          f"moves in {games:,} games; ask for fewer positions or play more pieces")
@@ -86,26 +92,32 @@ class PositionsTask:
     first: int
 
 
+POSITIONS_PER_TASK = 32
+"""Positions an agent answers in one task (at once, when it has a batch method)."""
+POSITIONS_SALT = 0xBE7C4
+"""Seeds the random stream of benchmark position i (``core.seed_stream(rng, POSITIONS_SALT, i)``)."""
+
+
 def score_positions_task(task: PositionsTask) -> tuple[np.ndarray, np.ndarray]:
-    """Regret and seconds of each position of a task (runs in a worker)."""
+    """Regret of each position of a task, and the seconds per decision (runs in a worker). The agent answers
+    all the task's positions at once (:meth:`agents.Agent.select_moves`); position i draws from its own stream."""
     table = worker_table(task.table_key, task.rules)
     agent = worker_agent(task.spec, 0, task.rules, table)
-    moves = np.zeros(core.MAX_MOVES, dtype=np.int64)
-    probabilities = np.zeros(core.MAX_MOVES, dtype=np.float64)
-    regrets = np.zeros(len(task.codes))
-    seconds = np.zeros(len(task.codes))
+    agent.reseed(task.first)  # its own stream, fixed by the task
     geom = geometry(task.rules)
-    for i, (code, roll) in enumerate(zip(task.codes, task.rolls, strict=True)):
-        position = Position(task.rules, code)
-        agent.reseed(task.first + i)  # each position's own seed: results do not depend on batching
-        start = time.perf_counter()
-        move = agent.select_move(position, roll)
-        seconds[i] = time.perf_counter() - start
-        n = core.legal_moves(code, roll, geom, moves)
-        if move not in moves[:n]:
-            raise ValueError(f"agent {agent.spec!r} chose illegal move {move!r} for roll {roll} in {position!r}")
-        best = best_of(code, roll, moves, n, probabilities, *table.lookup_args)
-        regrets[i] = max(0.0, probabilities[best] - probabilities[int(np.flatnonzero(moves[:n] == move)[0])])
+    k = len(task.codes)
+    decisions = Decisions(np.array(task.codes, dtype=np.int64), np.array(task.rolls, dtype=np.int64),
+                          np.zeros((k, core.MAX_MOVES), dtype=np.int64), np.zeros(k, dtype=np.int64),
+                          np.zeros((k, 1), dtype=np.uint64))
+    for i in range(k):
+        decisions.counts[i] = core.legal_moves(decisions.states[i], decisions.rolls[i], geom, decisions.moves[i])
+        core.seed_stream(decisions.rngs[i], POSITIONS_SALT, task.first + i)
+    start = time.perf_counter()
+    chosen = check_choices(decisions, agent.select_moves(task.rules, decisions), f"agent {agent.spec!r}",
+                           task.rules)
+    seconds = np.full(k, (time.perf_counter() - start) / max(k, 1))
+    regrets = np.zeros(k)
+    EK.position_regrets(decisions, chosen, geom, table.view, regrets)
     return regrets, seconds
 
 
@@ -130,7 +142,7 @@ def score_positions(agent: str | Agent, table: SolvedTable, positions: list[tupl
     spec_agent.check_rules(table.rules)
     workers = workers or default_workers()
     key = table_key(table, in_process=workers <= 1 and backend == "process")
-    per_task = max(1, -(-len(positions) // (workers * 8)))
+    per_task = POSITIONS_PER_TASK  # the same cut for any number of workers, so the same numbers
     tasks = [PositionsTask(agent, table.rules, key, [p.code for p, _ in positions[i:i + per_task]],
                            [r for _, r in positions[i:i + per_task]], i)
              for i in range(0, len(positions), per_task)]

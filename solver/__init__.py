@@ -1,7 +1,7 @@
 """Exact solver of the Royal Game of Ur: every position's winning probability under perfect play."""
 
 import urgym  # noqa: F401 (first: Ctrl-C while a command starts ends with one line)
-from solver._index import PositionIndex
+from solver._index import IndexTables, PositionIndex
 from solver.cache import (
     TableMissingError,
     cache_dir,
@@ -16,6 +16,6 @@ from solver.rgu import RoyalUrTable, TableComparison, compare_tables, read_rgu, 
 from solver.solve import solve
 from solver.table import DTYPES, EXACT_TOL, SolvedTable, TableError
 
-__all__ = ["DTYPES", "EXACT_TOL", "PositionIndex", "RoyalUrTable", "SolvedTable", "TableComparison", "TableError",
-           "TableMissingError", "cache_dir", "cache_slots", "cached_table_path", "compare_tables", "is_cached",
-           "load_or_solve", "read_rgu", "solve", "solve_command", "table_for", "write_rgu"]
+__all__ = ["DTYPES", "EXACT_TOL", "IndexTables", "PositionIndex", "RoyalUrTable", "SolvedTable", "TableComparison",
+           "TableError", "TableMissingError", "cache_dir", "cache_slots", "cached_table_path", "compare_tables",
+           "is_cached", "load_or_solve", "read_rgu", "solve", "solve_command", "table_for", "write_rgu"]

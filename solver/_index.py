@@ -18,8 +18,8 @@ the pair (the turn passes to the other layer), so the solver solves one pair at 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from math import comb
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -40,18 +40,24 @@ _TRIT_MASK = (1 << 24) - 1
 B_START, B_END, B_OWN_SCORED, B_OPP_SCORED, B_A, B_B, B_C, B_D, B_WAR_CLASS = range(9)
 
 
-@dataclass
-class IndexTables:
-    """Arrays of a :class:`PositionIndex` in the form the numba kernels take."""
+class IndexTables(NamedTuple):
+    """A :class:`PositionIndex` as the numba kernels take it: one bundle, passed whole.
 
-    info: np.ndarray  # int64[2^L]
+    Ranking reads ``info``, ``war_rank``, ``block_offset`` and ``choose_private``; unranking reads
+    ``private_masks``, ``war_own`` and ``war_opp``; ``blocks`` holds one row per block (columns ``B_*``).
+    """
+
+    pieces: int  # N
+    n_private: int  # P: private path positions
+    n_war: int  # S: war-zone (shared) path positions
+    info: np.ndarray  # int64[2^L]: per position mask, private rank, counts and war-zone digits (see INFO fields)
     war_rank: np.ndarray  # int64[3^S]
     block_offset: np.ndarray  # int64[(N+1)^2 (P+1)^2 (S+1)^2], -1 where empty
     choose_private: np.ndarray  # int64[P+1]: C(P, k)
-    dims: np.ndarray  # int64[4]: N, P, S, L
     private_masks: np.ndarray  # int64[(P+1) 2^P]: see _private_masks
     war_own: np.ndarray  # int64[3^S]: own position mask of each war code, grouped by class in rank order
     war_opp: np.ndarray  # int64[3^S]: the opponent's position mask (on its own path) of the same codes
+    blocks: np.ndarray  # int64[blocks, 9]: PositionIndex.blocks
 
 
 class PositionIndex:
@@ -82,10 +88,10 @@ class PositionIndex:
         self.size = int(self.pair_ranges[-1][1])
         self.layer_sizes = self._layer_sizes()
         self.tables = IndexTables(
-            info=info, war_rank=war_rank, block_offset=block_offset,
+            pieces=n, n_private=p, n_war=s, info=info, war_rank=war_rank, block_offset=block_offset,
             choose_private=np.array([comb(p, k) for k in range(p + 1)], dtype=np.int64),
-            dims=np.array([n, p, s, rules.length], dtype=np.int64),
-            private_masks=_private_masks(self.private_positions), war_own=war_own, war_opp=war_opp)
+            private_masks=_private_masks(self.private_positions), war_own=war_own, war_opp=war_opp,
+            blocks=self.blocks)
 
     # --- tables ----------------------------------------------------------------------------------------
     def _mask_tables(self):
@@ -172,8 +178,7 @@ class PositionIndex:
         if position.rules != self.rules:
             raise ValueError(f"position of rule set {position.rules.describe()!r} given to an index of "
                              f"{self.rules.describe()!r}")
-        t = self.tables
-        return int(rank_state(position.code, t.info, t.war_rank, t.block_offset, t.choose_private, t.dims))
+        return int(rank_state(position.code, self.tables))
 
     def unrank(self, index: int, turn: str = "light") -> Position:
         """The position with this index, with ``turn`` as the side to move."""
@@ -181,9 +186,7 @@ class PositionIndex:
             raise ValueError(f"index {index} out of range 0..{self.size - 1}")
         # Blocks are few (thousands) and ordered: the first whose end passes the index holds it.
         block = int(np.argmax(self.blocks[:, B_END] > index))
-        t = self.tables
-        code = unrank_in_block(index - int(self.blocks[block, B_START]), self.blocks[block], t.private_masks,
-                               t.war_own, t.war_opp, t.choose_private, t.dims)
+        code = unrank_in_block(index - int(self.blocks[block, B_START]), block, self.tables)
         if turn == "dark":
             code |= 1 << core.TURN_SHIFT
         return Position.from_code(self.rules, code)
@@ -215,9 +218,10 @@ def _pairs(n: int) -> list[tuple[int, int]]:
 
 
 @njit(cache=True)
-def rank_state(state, info, war_rank, block_offset, choose_private, dims):
-    """Index of a packed position (see :class:`PositionIndex`)."""
-    n, p, s = dims[0], dims[1], dims[2]
+def rank_state(state, index):
+    """Index of a packed position (see :class:`PositionIndex`; ``index`` is its :class:`IndexTables`)."""
+    n, p, s = index.pieces, index.n_private, index.n_war
+    info, war_rank, choose_private = index.info, index.war_rank, index.choose_private
     io = info[core.own_mask(state)]
     ip = info[core.opp_mask(state)]
     a = (io >> _PRIV_COUNT_SHIFT) & 15
@@ -229,13 +233,16 @@ def rank_state(state, info, war_rank, block_offset, choose_private, dims):
     war = war_rank[((io >> _OWN_TRIT_SHIFT) & _TRIT_MASK) + ((ip >> _OPP_TRIT_SHIFT) & _TRIT_MASK)]
     block = (((((so * (n + 1) + sp) * (p + 1) + a) * (s + 1) + b) * (s + 1) + c) * (p + 1)) + d
     rank_in_block = (war * choose_private[a] + (io & _PRIV_RANK_MASK)) * choose_private[d] + (ip & _PRIV_RANK_MASK)
-    return block_offset[block] + rank_in_block
+    return index.block_offset[block] + rank_in_block
 
 
 @njit(cache=True)
-def unrank_in_block(local, block, private_masks, war_own, war_opp, choose_private, dims):
-    """The packed position (light to move) at rank ``local`` within a block row of PositionIndex.blocks."""
-    n, p = dims[0], dims[1]
+def unrank_in_block(local, b, index):
+    """The packed position (light to move) at rank ``local`` within block ``b`` (a row of ``index.blocks``)."""
+    n, p = index.pieces, index.n_private
+    choose_private, private_masks, war_own, war_opp = index.choose_private, index.private_masks, index.war_own, \
+        index.war_opp
+    block = index.blocks[b]
     a, d = block[B_A], block[B_D]
     opp_private = local % choose_private[d]
     rest = local // choose_private[d]

@@ -22,7 +22,7 @@ import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -50,8 +50,17 @@ def _supported(rules: Rules) -> None:
                          f"not {rules.describe()!r}")
 
 
-def _lane_maps(rules: Rules) -> tuple[np.ndarray, np.ndarray]:
-    """For each path position 1..L: the side-lane bit (or -1) and the middle-lane index (or -1)."""
+class Lanes(NamedTuple):
+    """Where RoyalUr's key encoding puts each path position 1..L: its side-lane bit (or -1) and its middle-lane
+    index (or -1); ``length`` is L."""
+
+    length: int
+    side: np.ndarray
+    middle: np.ndarray
+
+
+def _lane_maps(rules: Rules) -> Lanes:
+    """The :class:`Lanes` of ``rules`` (finkel's board)."""
     side = np.full(rules.length + 1, -1, dtype=np.int64)
     middle = np.full(rules.length + 1, -1, dtype=np.int64)
     for p, tile in enumerate(rules.path, start=1):
@@ -60,12 +69,13 @@ def _lane_maps(rules: Rules) -> tuple[np.ndarray, np.ndarray]:
             middle[p] = row - 1
         else:
             side[p] = _SIDE_ROWS.index(row)
-    return side, middle
+    return Lanes(rules.length, side, middle)
 
 
 @njit(cache=True)
-def _key_of_state(state, length, side, middle):
+def _key_of_state(state, lanes):
     """RoyalUr's key of a packed position, read as light to move (the mover's pieces are light's)."""
+    length, side, middle = lanes.length, lanes.side, lanes.middle
     light, dark = core.own_mask(state), core.opp_mask(state)
     left = 0
     right = 0
@@ -91,14 +101,15 @@ def _key_of_state(state, length, side, middle):
 
 
 @njit(cache=True)
-def _keys_of_states(states, length, side, middle, keys):
+def _keys_of_states(states, lanes, keys):
     for i in range(states.shape[0]):
-        keys[i] = _key_of_state(states[i], length, side, middle)
+        keys[i] = _key_of_state(states[i], lanes)
 
 
 @njit(cache=True)
-def _states_of_keys(keys, length, side, middle, states):
+def _states_of_keys(keys, lanes, states):
     """The packed positions (light to move) of keys (see :func:`_check_keys` for keys outside the encoding)."""
+    length, side, middle = lanes.length, lanes.side, lanes.middle
     for i in range(keys.shape[0]):
         key = keys[i]
         right, value, left = key & 63, (key >> 6) & 8191, (key >> 19) & 63
@@ -129,9 +140,9 @@ def rgu_key(position: Position) -> int:
     _supported(position.rules)
     if position.turn != "light":
         raise ValueError("RoyalUr's keys encode positions with light to move only")
-    side, middle = _lane_maps(position.rules)
+    lanes = _lane_maps(position.rules)
     keys = np.zeros(1, dtype=np.int64)
-    _keys_of_states(np.array([position.code], dtype=np.int64), position.rules.length, side, middle, keys)
+    _keys_of_states(np.array([position.code], dtype=np.int64), lanes, keys)
     return int(keys[0])
 
 
@@ -175,9 +186,9 @@ class RoyalUrTable:
         """
         index = PositionIndex(self.rules)
         states = _all_states(index)
-        side, middle = _lane_maps(self.rules)
+        lanes = _lane_maps(self.rules)
         keys = np.zeros(states.shape[0], dtype=np.int64)
-        _keys_of_states(states, self.rules.length, side, middle, keys)
+        _keys_of_states(states, lanes, keys)
         at = np.minimum(np.searchsorted(self.keys, keys), len(self) - 1)
         found = self.keys[at] == keys
         missing = ~found & ~_finished(states)
@@ -192,9 +203,9 @@ class RoyalUrTable:
 
     def states(self) -> np.ndarray:
         """Every key as a packed position with light to move."""
-        side, middle = _lane_maps(self.rules)
+        lanes = _lane_maps(self.rules)
         out = np.zeros(len(self), dtype=np.int64)
-        _states_of_keys(self.keys.astype(np.int64), self.rules.length, side, middle, out)
+        _states_of_keys(self.keys.astype(np.int64), lanes, out)
         return out
 
 
@@ -280,9 +291,9 @@ BELLMAN_TOLERANCE = 3 / _PERCENT16
 
 def _check_keys(keys: np.ndarray, states: np.ndarray, rules: Rules) -> None:
     """Refuse keys with bits outside the encoding, or that decode to no position of the rules."""
-    side, middle = _lane_maps(rules)
+    lanes = _lane_maps(rules)
     again = np.zeros(keys.shape[0], dtype=np.int64)
-    _keys_of_states(states, rules.length, side, middle, again)
+    _keys_of_states(states, lanes, again)
     bad = np.flatnonzero(again != keys)
     if bad.size:
         raise ValueError(f"key {int(keys[bad[0]])} (entry {int(bad[0])}) has bits outside RoyalUr's encoding "
@@ -324,11 +335,9 @@ def _check_values(table: RoyalUrTable, states: np.ndarray) -> None:
     sample = playing if playing.size <= BELLMAN_SAMPLE else np.sort(
         np.random.default_rng(0).choice(playing, BELLMAN_SAMPLE, replace=False))
     rules = table.rules
-    side, middle = _lane_maps(rules)
-    rolls, probabilities = core.chance_outcomes(rules)
+    lanes = _lane_maps(rules)
     residuals = np.zeros(sample.shape[0])
-    _bellman_residuals(states[sample], table.keys, values, core.geometry(rules), rolls, probabilities, side, middle,
-                       residuals)
+    _bellman_residuals(states[sample], table.keys, values, core.geometry(rules), lanes, residuals)
     worst = int(np.argmax(residuals))
     if residuals[worst] > BELLMAN_TOLERANCE:
         what = "a successor is missing" if residuals[worst] == np.inf else \
@@ -347,28 +356,28 @@ def _lookup(keys, values, key):
 
 
 @njit(cache=True)
-def _bellman_residuals(states, keys, values, geom, rolls, probabilities, side, middle, out):
+def _bellman_residuals(states, keys, values, geom, lanes, out):
     """|V(s) - sum_r P(r) max_m W(s, r, m)| per light-to-move position, inf where a successor is missing."""
+    g = geom[0]
     moves = np.zeros(core.MAX_MOVES, dtype=np.int64)
-    length = geom[core.G_LENGTH]
     turn = np.int64(1) << core.TURN_SHIFT
     for i in range(states.shape[0]):
         state = states[i]
         expected = 0.0
-        for k in range(rolls.shape[0]):
-            n = core.legal_moves(state, rolls[k], geom, moves)
+        for k in range(g.n_rolls):
+            n = core.legal_moves(state, g.rolls[k], geom, moves)
             best = -1.0
             if n == 0:
-                v = _lookup(keys, values, _key_of_state(core.swap_sides(state) & ~turn, length, side, middle))
+                v = _lookup(keys, values, _key_of_state(core.swap_sides(state) & ~turn, lanes))
                 best = 1.0 - v if v >= 0 else -1.0
             for j in range(n):
-                nxt, flags = core.apply_move(state, rolls[k], moves[j], geom)
+                nxt, flags = core.apply_move(state, g.rolls[k], moves[j], geom)
                 if flags & core.WIN:
                     w = 1.0
                 elif flags & core.EXTRA_ROLL:
-                    w = _lookup(keys, values, _key_of_state(nxt, length, side, middle))
+                    w = _lookup(keys, values, _key_of_state(nxt, lanes))
                 else:
-                    v = _lookup(keys, values, _key_of_state(nxt & ~turn, length, side, middle))
+                    v = _lookup(keys, values, _key_of_state(nxt & ~turn, lanes))
                     w = 1.0 - v if v >= 0 else -1.0
                 if w < 0:
                     best = -2.0
@@ -377,8 +386,8 @@ def _bellman_residuals(states, keys, values, geom, rolls, probabilities, side, m
             if best < 0:
                 expected = -1.0
                 break
-            expected += probabilities[k] * best
-        own = _lookup(keys, values, _key_of_state(state, length, side, middle))
+            expected += g.probabilities[k] * best
+        own = _lookup(keys, values, _key_of_state(state, lanes))
         out[i] = np.inf if expected < 0 else abs(own - expected)
 
 
@@ -397,9 +406,9 @@ def write_rgu(table: SolvedTable, path: str | os.PathLike) -> Path:
     keep = ~_finished(states) | won  # RoyalUr keeps light's wins (value 1) and leaves out dark's
     states = states[keep]
     values = np.where(won[keep], 1.0, table.probabilities()[keep])
-    side, middle = _lane_maps(rules)
+    lanes = _lane_maps(rules)
     keys = np.zeros(states.shape[0], dtype=np.int64)
-    _keys_of_states(states, rules.length, side, middle, keys)
+    _keys_of_states(states, lanes, keys)
     order = np.argsort(keys, kind="stable")
     keys, values = keys[order], values[order]
     header = {"author": "urgym", "game_settings": {**_SETTINGS, "start_pieces": rules.pieces,
@@ -421,18 +430,17 @@ def write_rgu(table: SolvedTable, path: str | os.PathLike) -> Path:
 
 def _all_states(index: PositionIndex) -> np.ndarray:
     """Every index's packed position (light to move), in index order."""
-    t = index.tables
     states = np.zeros(index.size, dtype=np.int64)
-    _unrank_all(index.blocks, t.private_masks, t.war_own, t.war_opp, t.choose_private, t.dims, states)
+    _unrank_all(index.tables, states)
     return states
 
 
 @njit(cache=True)
-def _unrank_all(blocks, private_masks, war_own, war_opp, choose_private, dims, states):
+def _unrank_all(index, states):
+    blocks = index.blocks
     for b in range(blocks.shape[0]):
         for i in range(blocks[b, 0], blocks[b, 1]):
-            states[i] = unrank_in_block(i - blocks[b, 0], blocks[b], private_masks, war_own, war_opp, choose_private,
-                                        dims)
+            states[i] = unrank_in_block(i - blocks[b, 0], b, index)
 
 
 LIGHT_WON, DARK_WON, BOTH_FINISHED, PLAYING = 0, 1, 2, -1

@@ -49,45 +49,43 @@ def _work_items(index: PositionIndex, start: int, end: int) -> np.ndarray:
     return np.array(items, dtype=np.int64).reshape(-1, 3)
 
 
-_NO_TRACKING = np.zeros(0, dtype=np.float32)
-
-
 class _PairGraph:
-    """The successor graph of one layer pair, in the arrays the sweep kernel takes."""
+    """The successor graph of one layer pair (:class:`~solver._kernels.PairGraph`) and its sweep buffers."""
 
     def __init__(self, index: PositionIndex, start: int, end: int) -> None:
-        rules = index.rules
-        t = index.tables
+        geom = geometry(index.rules)
+        work = SK.PairWork(_work_items(index, start, end), start)
         self.start = start
-        self.rolls, self.probs = chance_outcomes(rules)
-        self.items = _work_items(index, start, end)
-        geom = geometry(rules)
-        item_edges = np.zeros(len(self.items), dtype=np.int64)
-        self.counts = np.empty((end - start) * len(self.rolls), dtype=np.uint8)
-        SK.count_edges(self.items, start, index.blocks, self.rolls, geom, t.private_masks, t.war_own, t.war_opp,
-                       t.choose_private, t.dims, self.counts, item_edges)
-        self.item_edge_end = np.cumsum(item_edges)
-        self.edges = np.empty(int(self.item_edge_end[-1]), dtype=np.uint32)
-        SK.fill_edges(self.items, self.item_edge_end - item_edges, index.blocks, self.rolls, geom, t.private_masks,
-                      t.war_own, t.war_opp, t.info, t.war_rank, t.block_offset, t.choose_private, t.dims,
-                      self.edges)
-        self._item_delta = np.zeros(len(self.items), dtype=np.float64)
-        self._item_dot = np.zeros(len(self.items), dtype=np.float64)
-        self._item_norm = np.zeros(len(self.items), dtype=np.float64)
+        n_items, n_rolls = len(work.items), int(geom[0]["n_rolls"])
+        item_edges = np.zeros(n_items, dtype=np.int64)
+        counts = np.empty((end - start) * n_rolls, dtype=np.uint8)
+        SK.count_edges(work, index.tables, geom, counts, item_edges)
+        item_edge_end = np.cumsum(item_edges)
+        edges = np.empty(int(item_edge_end[-1]), dtype=np.uint32)
+        SK.fill_edges(work, index.tables, geom, item_edge_end - item_edges, edges)
+        self.graph = SK.PairGraph(work, item_edge_end, counts, edges, chance_outcomes(index.rules)[1])
         self.change = np.zeros(end - start, dtype=np.float32)  # a direction only: float32 keeps memory down
+        self._tracking = SK.SweepBuffers(*(np.zeros(n_items) for _ in range(3)), self.change)
+        self._plain = self._tracking._replace(change=np.zeros(0, dtype=np.float32))
+
+    @property
+    def edges(self) -> np.ndarray:
+        return self.graph.edges
+
+    @edges.setter
+    def edges(self, edges: np.ndarray) -> None:  # benchmarks.bench_sweep folds them into a small window
+        self.graph = self.graph._replace(edges=edges)
 
     def sweep(self, values: np.ndarray) -> tuple[float, float]:
         """One Gauss-Seidel sweep that keeps each position's change; returns (largest change, ratio of this
         sweep's changes to the last's: <d_k, d_k-1> / <d_k-1, d_k-1>)."""
-        largest = SK.sweep(self.items, self.item_edge_end, self.start, self.counts, self.edges, self.probs, values,
-                           self._item_delta, True, self.change, self._item_dot, self._item_norm)
-        norm = float(self._item_norm.sum())
-        return largest, float(self._item_dot.sum()) / norm if norm > 0 else 0.0
+        largest = SK.sweep(self.graph, values, self._tracking, True)
+        norm = float(self._tracking.item_norm.sum())
+        return largest, float(self._tracking.item_dot.sum()) / norm if norm > 0 else 0.0
 
     def residual(self, values: np.ndarray) -> float:
         """The Bellman residual max |T V - V| over the pair (nothing is written)."""
-        return SK.sweep(self.items, self.item_edge_end, self.start, self.counts, self.edges, self.probs, values,
-                        self._item_delta, False, _NO_TRACKING, self._item_dot, self._item_norm)
+        return SK.sweep(self.graph, values, self._plain, False)
 
     def extrapolate(self, values: np.ndarray, ratio: float) -> None:
         """Add the geometric tail of the last change: what the remaining sweeps would add if each change were

@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 
 from solver._index import PositionIndex
-from solver.lookup import move_probability
+from solver.lookup import TableView, move_probability
 from urgym import SIDES, Position, Rules
+from urgym.checks import integer
 from urgym.core import geometry
 from urgym.files import loads_json, write_atomic
 
@@ -109,8 +110,7 @@ class SolvedTable:
         Raises:
             ValueError: If ``index`` is not an integer from 0 to ``index.size - 1``.
         """
-        if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < self.index.size:
-            raise ValueError(f"index must be an integer from 0 to {self.index.size - 1}, got {index!r}")
+        integer(index, "index", 0, self.index.size - 1)
         v = self.values[index]
         return float(v) / _UINT16_SCALE if self.values.dtype == np.uint16 else float(v)
 
@@ -134,8 +134,8 @@ class SolvedTable:
     def move_values(self, position: Position, roll: int) -> dict[int, float]:
         """Each legal move's winning probability for the side to move (empty: the roll passes)."""
         self._check(position)
-        args = self.lookup_args
-        return {m: float(move_probability(position.code, roll, m, *args)) for m in position.legal_moves(roll)}
+        geom, view = geometry(self.rules), self.view
+        return {m: float(move_probability(position.code, roll, m, geom, view)) for m in position.legal_moves(roll)}
 
     def best_move(self, position: Position, roll: int) -> int | None:
         """The move with the highest winning probability (the lowest source on ties); None: no move."""
@@ -143,12 +143,10 @@ class SolvedTable:
         return max(values, key=lambda m: (values[m], -m)) if values else None
 
     @cached_property
-    def lookup_args(self) -> tuple[np.ndarray, ...]:
-        """(geometry, values, index arrays...): the trailing arguments of the :mod:`solver.lookup` kernels."""
-        t = self.index.tables
+    def view(self) -> TableView:
+        """The table as the :mod:`solver.lookup` kernels take it."""
         scale = 1.0 / _UINT16_SCALE if self.values.dtype == np.uint16 else 1.0
-        return (geometry(self.rules), self.values, scale, t.info, t.war_rank, t.block_offset, t.choose_private,
-                t.dims)
+        return TableView(self.values, scale, self.index.tables)
 
     def _check(self, position: Position) -> None:
         if not isinstance(position, Position):

@@ -1,4 +1,4 @@
-"""Property-based fuzzing of the public entry points: any input either works or raises ValueError/TypeError
+"""Property-based fuzzing of the public entry points: any input either works or raises ValueError
 with a message; nothing else escapes, nothing hangs, nothing is silently rounded.
 
 The examples are derandomized so CI is reproducible; ``URGYM_FUZZ_EXAMPLES=5000`` searches further (3,000
@@ -28,7 +28,7 @@ FUZZ = settings(max_examples=int(os.environ.get("URGYM_FUZZ_EXAMPLES", "300")), 
 def test_from_code_accepts_exactly_valid_codes(rules, code):
     try:
         position = Position.from_code(rules, code)
-    except (ValueError, TypeError) as err:
+    except ValueError as err:  # one exception type for every bad argument (a TypeError would be a bug)
         assert str(err)
         return
     assert isinstance(code, (int, np.integer)) and not isinstance(code, bool)
@@ -49,7 +49,7 @@ def test_play_with_any_roll_and_move(rules, seed, steps, roll, move):
         position = position.play(r, int(rng.choice(legal)) if legal else None)
     try:
         after = position.play(roll, move)
-    except (ValueError, TypeError) as err:
+    except ValueError as err:  # one exception type for every bad argument (a TypeError would be a bug)
         assert str(err)
         return
     assert roll in position.rules.rolls and not isinstance(roll, bool)
@@ -65,11 +65,8 @@ def test_env_step_takes_integers_only(seed, actions):
     for action in actions:
         try:
             _, _, terminated, _, _ = env.step(action)
-        except (ValueError, TypeError) as err:
+        except ValueError as err:  # one exception type for every bad action (a TypeError would be a bug)
             assert str(err)
-            if isinstance(err, TypeError):
-                assert not isinstance(action, (int, np.integer)) or isinstance(action, bool) or (
-                    isinstance(action, np.ndarray) and action.ndim > 0)
             continue
         assert isinstance(action, (int, np.integer)) or (isinstance(action, np.ndarray) and action.ndim == 0)
         if terminated:
@@ -98,12 +95,12 @@ def test_make_agent_specs(words, joiner):
 
 @pytest.mark.parametrize("code", [1.5, True, "3", None])
 def test_from_code_refuses_non_integers(code):
-    with pytest.raises(ValueError, match="position code is an integer"):
+    with pytest.raises(ValueError, match=r"position code .* must be an integer"):
         Position.from_code("finkel", code)
 
 
 def test_a_float_move_is_refused_not_rounded():
     start = Position.start("finkel")
-    with pytest.raises(TypeError, match="a move is the integer"):
+    with pytest.raises(ValueError, match=r"a move .* must be an integer"):
         start.play(2, 0.0)
     assert start.play(2, 0) != start  # the integer move plays

@@ -10,14 +10,14 @@ import numpy as np
 from gymnasium import spaces
 
 from urgym import core
-from urgym.core import geometry, roll_cumulative
+from urgym.checks import integer
 from urgym.game import check_seed
 from urgym.position import SIDES, Position
 from urgym.render import RENDER_MODES, check_render_mode, render_frame
 from urgym.rules import Rules, get_rules
-from urgym.simulate import POLICY_NAMES
+from urgym.specs import resolve_spec
 
-__all__ = ["SPEC_RESOLVER_GROUP", "Opponent", "UrEnv", "action_index", "register_spec_resolver"]
+__all__ = ["Opponent", "UrEnv", "action_index"]
 
 Opponent = str | Callable[[Position, int], int] | Any
 """A built-in policy name, a callable ``(position, roll) -> move``, or an object with ``select_move``."""
@@ -81,7 +81,9 @@ class UrEnv(gym.Env):
 
     ## Version History
     - v0: initial version. Since urgym 0.2 the dice of a seed follow the core's (seed, game) streams, and
-      an action that is not an integer (``0.7``, ``"1"``) raises ``TypeError`` instead of being truncated.
+      an action that is not an integer (``0.7``, ``"1"``) is refused instead of being truncated (a
+      ``ValueError`` since urgym 0.3). Since urgym 0.3 a random built-in opponent draws only when it has a
+      choice of moves, so its games for a seed differ from 0.2's.
     """
 
     metadata = {"render_modes": RENDER_MODES, "render_fps": 4}
@@ -111,19 +113,13 @@ class UrEnv(gym.Env):
         length = self.rules.length
         self.action_space = spaces.Discrete(length + 1)
         self.observation_space = spaces.Box(0.0, 1.0, shape=(core.observation_size(self.rules),), dtype=np.float32)
-        self._geom = geometry(self.rules)
-        self._cumulative = roll_cumulative(self.rules)
-        self._dice = np.zeros(1, dtype=np.uint64)
-        self._policy_rngs = np.zeros((2, 1), dtype=np.uint64)
+        self._geom = core.geometry(self.rules)
+        self._flow = core.flow_buffers(1)  # the game: position, decision, dice and policy streams, counters
         self._dice_seed: int | None = None
         self._episode = 0
-        self._moves = np.zeros(core.MAX_MOVES, dtype=np.int64)
-        self._counters = np.zeros(core.COUNTERS_SIZE, dtype=np.int64)
         self._policies = np.zeros(2, dtype=np.int64)
         self._obs = np.zeros(self.observation_space.shape, dtype=np.float32)
-        self._state = -1  # no game until reset
-        self._roll = 0
-        self._n_moves = 0
+        self._started = False
         self._legal: list[int] = []
         self._mask = np.zeros(self.action_space.n, dtype=bool)
         self._agent = 0
@@ -147,36 +143,33 @@ class UrEnv(gym.Env):
         self._policies[self._agent] = core.POLICY_EXTERNAL
         self._policies[1 - self._agent] = self._opponent_policy
         self._illegal = False
+        self._started = True
         while True:
-            self._state = core.start_game(self.rules.pieces, np.uint64(self._dice_seed), self._episode, self._dice,
-                                          self._counters)
-            for side in range(2):
-                core.policy_stream(self._policy_rngs[side], np.uint64(self._dice_seed), self._episode, side)
+            core.start_game(self._flow, 0, self.rules.pieces, np.uint64(self._dice_seed), self._episode)
             self._episode += 1
             self._run_until_agent_decision()
-            if self._n_moves:
+            if self._legal:
                 break
         if self.render_mode == "human":
             self.render()
         return self._observation(), self._info()
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
-        if self._state < 0:
+        if not self._started:
             raise RuntimeError("call reset() before step()")
-        if self._n_moves == 0:
+        if not self._legal:
             raise RuntimeError("the episode has ended; call reset() to start a new one")
         action = action_index(action)
         if action not in self._legal:
             if self.illegal_action == "raise":
-                raise ValueError(f"illegal action {action} for roll {self._roll}; legal actions: "
-                                 f"{self._legal_list()}")
+                raise ValueError(f"illegal action {action} for roll {self.roll}; legal actions: {self._legal}")
             self._illegal = True
-            self._n_moves = 0
+            self._legal = []
             return self._observation(), -1.0, True, False, self._info()
-        self._state, _ = core.play_move(self._state, self._roll, action, self._geom, self._counters)
+        core.play_move(self._flow, 0, action, self._geom)
         self._run_until_agent_decision()
         reward, terminated = 0.0, False
-        if self._n_moves == 0:
+        if not self._legal:
             terminated = True
             reward = 1.0 if core.winner_of(self._state) == self._agent else -1.0
         if self.render_mode == "human":
@@ -184,25 +177,34 @@ class UrEnv(gym.Env):
         return self._observation(), reward, terminated, False, self._info()
 
     def render(self) -> str | np.ndarray | None:
-        decision = f"roll {self._roll}, legal moves {self._legal_list()}" if self._n_moves else ""
-        return render_frame(self.render_mode, self.position if self._state >= 0 else None, decision)
+        decision = f"roll {self.roll}, legal moves {self._legal}" if self._legal else ""
+        return render_frame(self.render_mode, self.position if self._started else None, decision)
 
     # --- masks and inspection -----------------------------------------------------------------------
     def action_masks(self) -> np.ndarray:
         """Boolean mask of the legal actions (all False once the episode has ended)."""
-        return self._mask.copy() if self._n_moves else np.zeros(self.action_space.n, dtype=bool)
+        return self._mask.copy() if self._legal else np.zeros(self.action_space.n, dtype=bool)
 
     @property
     def position(self) -> Position:
         """The current position."""
-        if self._state < 0:
+        if not self._started:
             raise RuntimeError("call reset() first")
         return Position(self.rules, self._state)
 
     @property
     def roll(self) -> int:
         """The roll the agent must play now (0 once the episode has ended)."""
-        return self._roll if self._n_moves else 0
+        return int(self._flow[0]["roll"]) if self._legal else 0
+
+    @property
+    def _state(self) -> int:
+        return int(self._flow[0]["state"])
+
+    @property
+    def legal_moves(self) -> list[int]:
+        """The legal moves of :attr:`roll` (empty once the episode has ended)."""
+        return list(self._legal)
 
     @property
     def agent_side(self) -> str:
@@ -211,29 +213,25 @@ class UrEnv(gym.Env):
     # --- internals ----------------------------------------------------------------------------------
     def _run_until_agent_decision(self) -> None:
         """Roll and play the opponent's moves until the agent must decide or the game ends."""
+        flow = self._flow[0]
         while True:
-            self._state, self._roll, self._n_moves = core.advance(
-                self._state, self._policies, self._geom, self._cumulative, self._dice, self._policy_rngs,
-                self._moves, self._counters)
-            if self._n_moves == 0 or core.turn_of(self._state) == self._agent:
+            n = core.advance(self._flow, 0, self._policies, self._geom)
+            if n == 0 or core.turn_of(flow["state"]) == self._agent:
                 break
-            move = self._ask_opponent()
-            self._state, _ = core.play_move(self._state, self._roll, move, self._geom, self._counters)
+            core.play_move(self._flow, 0, self._ask_opponent(flow), self._geom)
         # Once per decision: step, action_masks and info all read these.
-        self._legal = self._moves[: self._n_moves].tolist()
+        self._legal = flow["moves"][:n].tolist()
         self._mask = np.zeros(self.action_space.n, dtype=bool)
         self._mask[self._legal] = True
 
-    def _ask_opponent(self) -> int:
-        position = Position(self.rules, self._state)
-        move = self._opponent_callable(position, self._roll)
-        if move not in self._moves[: self._n_moves]:
-            raise ValueError(f"the opponent chose illegal move {move!r} for roll {self._roll}; legal moves: "
-                             f"{self._legal_list()}")
+    def _ask_opponent(self, flow: np.void) -> int:
+        position = Position(self.rules, int(flow["state"]))
+        roll, legal = int(flow["roll"]), flow["moves"][: flow["n"]]
+        move = self._opponent_callable(position, roll)
+        if move not in legal:
+            raise ValueError(f"the opponent chose illegal move {move!r} for roll {roll}; legal moves: "
+                             f"{legal.tolist()}")
         return int(move)
-
-    def _legal_list(self) -> list[int]:
-        return list(self._legal) if self._n_moves else []
 
     def _observation(self) -> np.ndarray:
         core.write_observation(self._state, self._agent, self.roll, self._geom, self._obs)
@@ -243,7 +241,7 @@ class UrEnv(gym.Env):
         info: dict[str, Any] = {
             "action_mask": self.action_masks(),
             "roll": self.roll,
-            "legal_moves": self._legal_list(),
+            "legal_moves": list(self._legal),
             "agent_side": self.agent_side,
             "illegal_action": self._illegal,
         }
@@ -257,57 +255,25 @@ def action_index(action: Any) -> int:
     """An action as an int: Python and numpy integers and 0-d integer arrays pass; anything else is refused.
 
     Raises:
-        TypeError: For a float, a bool, a string, an array of several values and so on (never rounded).
+        ValueError: For a float, a bool, a string, an array of several values and so on (never rounded).
     """
     value = action.item() if isinstance(action, np.ndarray) and action.shape == () else action
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"an action must be an integer (a path position, 0 enters a piece), got {action!r} "
-                        f"of type {type(action).__name__}")
-    return int(value)
-
-
-SpecResolver = Callable[[str], Any]
-_spec_resolvers: list[SpecResolver] = []
-
-SPEC_RESOLVER_GROUP = "urgym.agent_specs"
-"""Entry-point group of functions that build an agent from a spec string (the ``agents`` package adds one)."""
-
-
-def register_spec_resolver(resolver: SpecResolver) -> None:
-    """Let environments build opponents from spec strings with ``resolver(spec) -> agent``.
-
-    Higher layers register here (``agents`` does so on import, and through the ``urgym.agent_specs`` entry
-    point), so this package never imports them.
-    """
-    if resolver not in _spec_resolvers:
-        _spec_resolvers.append(resolver)
-
-
-def _spec_resolver() -> SpecResolver | None:
-    if not _spec_resolvers:
-        from importlib.metadata import entry_points
-
-        for entry in entry_points(group=SPEC_RESOLVER_GROUP):
-            register_spec_resolver(entry.load())
-    return _spec_resolvers[0] if _spec_resolvers else None
+    return integer(value, "an action (a path position, 0 enters a piece)")
 
 
 def _resolve_opponent(opponent: Opponent) -> tuple[int, Callable[[Position, int], int] | None]:
     """(kernel policy id, Python callable): a built-in name runs in numba, anything else in Python."""
     if isinstance(opponent, str):
-        if opponent in POLICY_NAMES:
+        if opponent in core.BUILTIN_POLICIES:
             return core.BUILTIN_POLICIES[opponent], None
-        resolver = _spec_resolver()
-        if resolver is None:
-            raise ValueError(f"unknown opponent {opponent!r}: built-in policies are {', '.join(POLICY_NAMES)}; other "
-                             "agent specs need the agents package, which is not installed")
         try:
-            return core.POLICY_EXTERNAL, resolver(opponent).select_move
+            return core.POLICY_EXTERNAL, resolve_spec(opponent).select_move
         except ValueError as err:
-            raise ValueError(f"bad opponent {opponent!r}: {err}; or pass a callable (position, roll) -> move "
+            raise ValueError(f"bad opponent {opponent!r}: {err}; built-in policies are "
+                             f"{', '.join(core.BUILTIN_POLICIES)}; or pass a callable (position, roll) -> move "
                              "or an agent with select_move") from None
     if hasattr(opponent, "select_move"):
         return core.POLICY_EXTERNAL, opponent.select_move
     if callable(opponent):
         return core.POLICY_EXTERNAL, opponent
-    raise TypeError(f"opponent must be a policy name, a callable or an agent, got {type(opponent).__name__}")
+    raise ValueError(f"opponent must be a policy name, a callable or an agent, got {type(opponent).__name__}")

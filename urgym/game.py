@@ -12,6 +12,7 @@ from typing import NamedTuple
 import numpy as np
 
 from urgym import core
+from urgym.checks import integer, is_integer
 from urgym.position import SIDES, MoveResult, Position
 from urgym.rules import Rules, get_rules
 
@@ -31,9 +32,7 @@ def check_seed(value: object, name: str = "seed", bits: int = 64) -> int:
 
     Seeds take 64 bits; game indices 63 (the kernels count games in int64).
     """
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= int(value) < 2**bits:
-        raise ValueError(f"{name} must be an integer from 0 to 2**{bits} - 1, got {value!r}")
-    return int(value)
+    return integer(value, name, 0, 2**bits - 1, bounds=f"from 0 to 2**{bits} - 1")
 
 
 class Game:
@@ -54,14 +53,9 @@ class Game:
         self.game = check_seed(game, "game", bits=63)
         self.history: list[GameStep] = []
         self._geom = core.geometry(self.rules)
-        self._cumulative = core.roll_cumulative(self.rules)
-        self._dice = np.zeros(1, dtype=np.uint64)
-        self._counters = np.zeros(core.COUNTERS_SIZE, dtype=np.int64)
-        self._moves = np.zeros(core.MAX_MOVES, dtype=np.int64)
-        self._state = core.start_game(self.rules.pieces, np.uint64(self.seed), self.game, self._dice,
-                                          self._counters)
-        self._roll = 0
-        self._legal: tuple[int, ...] = ()  # the legal moves of _roll, derived once per decision
+        self._flow = core.flow_buffers(1)
+        core.start_game(self._flow, 0, self.rules.pieces, np.uint64(self.seed), self.game)
+        self._legal: tuple[int, ...] = ()  # the legal moves of the roll, derived once per decision
         self._roll_until_decision()
 
     @property
@@ -70,9 +64,13 @@ class Game:
         return Position(self.rules, self._state)
 
     @property
+    def _state(self) -> int:
+        return int(self._flow[0]["state"])
+
+    @property
     def roll(self) -> int:
         """The roll the side to move must play (0 once the game is over)."""
-        return self._roll
+        return int(self._flow[0]["roll"]) if self._legal else 0
 
     @property
     def legal_moves(self) -> tuple[int, ...]:
@@ -96,11 +94,11 @@ class Game:
     @property
     def turns(self) -> int:
         """Turns finished by both sides (a turn ends when the dice pass to the other side)."""
-        return int(self._counters[core.C_TURNS])
+        return int(self._flow[0]["turns"])
 
     @property
     def moves_played(self) -> int:
-        return int(self._counters[core.C_MOVES])
+        return int(self._flow[0]["played"])
 
     def play(self, move: int) -> MoveResult:
         """Play ``move`` (a source path position, 0 enters a piece), then roll on to the next decision.
@@ -110,27 +108,26 @@ class Game:
         """
         if self.is_over:
             raise ValueError(f"the game is over: {self.winner} has won")
-        if isinstance(move, bool) or not isinstance(move, (int, np.integer)) or int(move) not in self._legal:
-            raise ValueError(f"illegal move {move!r} for roll {self._roll} ({self.turn} to move); "
+        if not is_integer(move) or int(move) not in self._legal:
+            raise ValueError(f"illegal move {move!r} for roll {self.roll} ({self.turn} to move); "
                              f"legal moves: {list(self._legal)}")
-        self.history.append(GameStep(self.turn, self._roll, int(move)))
-        state, flags = core.play_move(self._state, self._roll, int(move), self._geom, self._counters)
-        self._state = state
+        self.history.append(GameStep(self.turn, self.roll, int(move)))
+        flags = core.play_move(self._flow, 0, int(move), self._geom)
         result = MoveResult.from_flags(self.position, flags)
         self._roll_until_decision()
         return result
 
     def _roll_until_decision(self) -> None:
+        flow = self._flow[0]
         while not core.is_over(self._state):
             side = self.turn
-            self._state, self._roll, n = core.roll_turn(self._state, self._geom, self._cumulative, self._dice,
-                                                         self._moves, self._counters)
+            n = core.roll_turn(self._flow, 0, self._geom)
             if n:
-                self._legal = tuple(self._moves[:n].tolist())
+                self._legal = tuple(flow["moves"][:n].tolist())
                 return
-            self.history.append(GameStep(side, self._roll, None))
-        self._roll, self._legal = 0, ()
+            self.history.append(GameStep(side, int(flow["roll"]), None))
+        self._legal = ()
 
     def __repr__(self) -> str:
-        state = f"{self.winner} won" if self.is_over else f"{self.turn} to play roll {self._roll}"
+        state = f"{self.winner} won" if self.is_over else f"{self.turn} to play roll {self.roll}"
         return f"Game(rules={self.rules.name!r}, seed={self.seed}, game={self.game}, {state})"

@@ -99,10 +99,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self.observation_spaces = {agent: observation for agent in self.possible_agents}
         self.action_spaces = {agent: spaces.Discrete(n_actions) for agent in self.possible_agents}
         self._geom = core.geometry(self.rules)
-        self._cumulative = core.roll_cumulative(self.rules)
-        self._dice = np.zeros(1, dtype=np.uint64)
-        self._counters = np.zeros(core.COUNTERS_SIZE, dtype=np.int64)
-        self._moves = np.zeros(core.MAX_MOVES, dtype=np.int64)
+        self._flow = core.flow_buffers(1)  # the game; _state, _roll, _n_moves and _moves mirror it
         self._seed: int | None = None
         self._episode = 0
         self._state = -1
@@ -129,8 +126,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict] = {agent: {} for agent in self.agents}
-        self._state = core.start_game(self.rules.pieces, np.uint64(self._seed), self._episode, self._dice,
-                                      self._counters)
+        core.start_game(self._flow, 0, self.rules.pieces, np.uint64(self._seed), self._episode)
         self._episode += 1
         self._roll_until_decision()
         if self.render_mode == "human":
@@ -157,7 +153,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             raise ValueError(f"illegal action {move} for {agent} with roll {self._roll}; legal actions: "
                              f"{self._moves[: self._n_moves].tolist()}")
         self._cumulative_rewards[agent] = 0.0
-        self._state, _ = core.play_move(self._state, self._roll, move, self._geom, self._counters)
+        core.play_move(self._flow, 0, move, self._geom)
         self._roll_until_decision()
         self._accumulate_rewards()
         if self.render_mode == "human":
@@ -195,8 +191,9 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
 
     # --- internals ----------------------------------------------------------------------------------
     def _roll_until_decision(self) -> None:
-        self._state, self._roll, self._n_moves = core.next_decision(self._state, self._geom, self._cumulative,
-                                                                    self._dice, self._moves, self._counters)
+        self._n_moves = core.next_decision(self._flow, 0, self._geom)
+        flow = self._flow[0]
+        self._state, self._roll, self._moves = int(flow["state"]), int(flow["roll"]), flow["moves"]
         self.agent_selection = SIDES[core.turn_of(self._state)]
         self._mask[:] = 0
         self._mask[self._moves[: self._n_moves]] = 1

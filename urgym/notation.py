@@ -29,13 +29,23 @@ urgym has whose path steps tile by tile (all the named ones).
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from urgym.game import GameStep, check_seed
 from urgym.position import Position
-from urgym.records import GameRecord
 from urgym.rules import RULE_SET_NAMES, Rules, get_rules
 
-__all__ = ["format_rgn", "move_text", "parse_rgn"]
+__all__ = ["RGNGame", "format_rgn", "move_text", "parse_rgn"]
+
+
+class RGNGame(NamedTuple):
+    """What RGN holds of a game (:class:`urgym.GameRecord` is built from it and writes itself through it)."""
+
+    rules: Rules
+    steps: tuple[GameStep, ...]
+    players: dict[str, str]
+    seed: int | None
+    game: int | None
 
 _TURN_LINE = 60
 _METADATA = re.compile(r'^\[(\w+)\s+"((?:[^"\\]|\\.)*)"\]$')
@@ -79,7 +89,7 @@ def _escape(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r") + '"'
 
 
-def format_rgn(record: GameRecord) -> str:
+def format_rgn(record: RGNGame) -> str:
     """The record as RGN text (metadata, then one line per light turn and the dark turn after it).
 
     Raises:
@@ -92,7 +102,9 @@ def format_rgn(record: GameRecord) -> str:
                 "Game": "" if record.game is None else str(record.game)}
     lines = [f"[{key} {_escape(value)}]" for key, value in metadata.items() if value]
     lines.append("")
-    positions = record.positions()
+    positions = [Position.start(record.rules)]
+    for step in record.steps:
+        positions.append(positions[-1].play(step.roll, step.move))
     finished = positions[-1].is_over
     turns: list[list[str]] = []
     for i, step in enumerate(record.steps):
@@ -126,8 +138,8 @@ def _wrap(turn: list[str]) -> str:
 
 
 # --- reading -----------------------------------------------------------------------------------------
-def parse_rgn(text: str, rules: Rules | str | None = None) -> GameRecord:
-    """Read RGN text into a :class:`~urgym.records.GameRecord`, replaying and checking every action.
+def parse_rgn(text: str, rules: Rules | str | None = None) -> RGNGame:
+    """Read RGN text, replaying and checking every action (``GameRecord.from_rgn`` makes a record of it).
 
     Args:
         text: The RGN text.
@@ -184,7 +196,7 @@ def parse_rgn(text: str, rules: Rules | str | None = None) -> GameRecord:
             raise ValueError(f"{where}: '#' marks the end of a finished game, but " +
                              ("the game goes on" if not position.is_over else "more actions follow"))
     players = {"light": metadata.get("Light", ""), "dark": metadata.get("Dark", "")}
-    return GameRecord(rules, tuple(steps), players, _int_or_none(metadata, "Seed"), _int_or_none(metadata, "Game"))
+    return RGNGame(rules, tuple(steps), players, _int_or_none(metadata, "Seed"), _int_or_none(metadata, "Game"))
 
 
 def _split(text: str) -> tuple[dict[str, str], str]:

@@ -47,6 +47,7 @@ from __future__ import annotations
 import numpy as np
 
 from urgym import core
+from urgym.checks import is_integer
 from urgym.files import require_extra
 from urgym.position import SIDES, Position
 from urgym.render import board_text
@@ -91,7 +92,7 @@ def pass_action(rules: Rules) -> int:
 
 def _rules_from_params(params: dict) -> Rules:
     pieces = params.get("pieces", _RULES_PIECES)
-    if isinstance(pieces, bool) or not isinstance(pieces, int) or not (pieces == _RULES_PIECES or pieces >= 1):
+    if not is_integer(pieces) or not (pieces == _RULES_PIECES or pieces >= 1):
         raise ValueError(f"the urgym game's parameter pieces must be from 1 to 15 (or {_RULES_PIECES}, the rule "
                          f"set's own count), got {pieces!r}")
     rules = params.get("rules", "finkel")

@@ -12,7 +12,9 @@ from typing import NamedTuple
 import numpy as np
 
 from urgym import core
+from urgym.checks import integer, is_integer
 from urgym.core import geometry, positions_mask
+from urgym.render import board_text
 from urgym.rules import Rules, get_rules
 
 __all__ = ["SIDES", "Decision", "MoveResult", "Position"]
@@ -50,9 +52,7 @@ class Position:
         # Cheap checks only (it is built at every decision): from_code validates a code fully.
         if not isinstance(rules, Rules):
             raise ValueError(f"rules must be a Rules (see urgym.get_rules), got {type(rules).__name__}")
-        if isinstance(code, bool) or not isinstance(code, (int, np.integer)):
-            raise ValueError(f"a position code is an integer (Position.code), got {code!r}")
-        code = int(code)
+        code = integer(code, "a position code (Position.code)")
         problem = _code_problem(rules, code)
         if problem:
             raise ValueError(f"position code {code} {problem}")
@@ -97,8 +97,7 @@ class Position:
             if homes[side] is None:
                 homes[side] = pieces - len(on_board)
             home = homes[side]
-            if isinstance(home, bool) or not isinstance(home, (int, np.integer)) or home < 0:
-                raise ValueError(f"{side}_home must be a non-negative integer, got {home!r}")
+            integer(home, f"{side}_home", 0)
             if len(on_board) + home > pieces:
                 raise ValueError(
                     f"{side} has {len(on_board)} pieces on the board and {home} at home: more than the "
@@ -211,8 +210,8 @@ class Position:
         """
         if self.is_over:
             raise ValueError(f"the game is over: {self.winner} has won")
-        if move is not None and (isinstance(move, bool) or not isinstance(move, (int, np.integer))):
-            raise TypeError(f"a move is the integer source position of the piece (or None to pass), got {move!r}")
+        if move is not None:
+            integer(move, "a move (the source position of the piece, or None to pass)")
         legal = self.legal_moves(roll)
         if move is None:
             if legal:
@@ -242,8 +241,6 @@ class Position:
                 f"dark_home={self.home('dark')}, turn={self.turn!r})")
 
     def __str__(self) -> str:
-        from urgym.render import board_text
-
         return board_text(self)
 
     # --- helpers ------------------------------------------------------------------------------------
@@ -252,7 +249,7 @@ class Position:
 
     def _check_roll(self, roll: int) -> None:
         probs = self._rules.roll_probabilities
-        if isinstance(roll, bool) or not isinstance(roll, (int, np.integer)) or not (
+        if not is_integer(roll) or not (
             0 <= roll < len(probs) and probs[roll] > 0
         ):
             raise ValueError(f"roll {roll!r} is impossible with the dice of {self._rules.name!r}; "
@@ -307,7 +304,7 @@ def _check_side(side: str) -> str:
 def _positions(values: Iterable[int], side: str, length: int) -> tuple[int, ...]:
     positions = tuple(values)
     for p in positions:
-        if isinstance(p, bool) or not isinstance(p, (int, np.integer)) or not 1 <= p <= length:
+        if not is_integer(p) or not 1 <= p <= length:
             raise ValueError(f"{side} piece at {p!r}: on-board path positions run from 1 to {length} "
                              "(home and scored pieces are given as counts)")
     if len(set(positions)) != len(positions):

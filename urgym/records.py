@@ -30,6 +30,7 @@ from typing import Any
 
 from urgym.files import loads_json, write_atomic
 from urgym.game import Game, GameStep, check_seed
+from urgym.notation import RGNGame, format_rgn, parse_rgn
 from urgym.position import SIDES, Position
 from urgym.rules import Rules
 
@@ -150,16 +151,13 @@ class GameRecord:
     # --- RGN --------------------------------------------------------------------------------------
     def to_rgn(self) -> str:
         """The game in RoyalUr's RGN notation (see :mod:`urgym.notation`)."""
-        from urgym.notation import format_rgn
-
-        return format_rgn(self)
+        self.positions()  # a bad step is named as the record names it
+        return format_rgn(RGNGame(self.rules, self.steps, self.players, self.seed, self.game))
 
     @classmethod
     def from_rgn(cls, text: str, rules: Rules | str | None = None) -> GameRecord:
         """Read RGN text (``rules`` is needed when it has no ``Rules`` metadata); see :mod:`urgym.notation`."""
-        from urgym.notation import parse_rgn
-
-        return parse_rgn(text, rules)
+        return cls(*parse_rgn(text, rules))
 
     # --- files --------------------------------------------------------------------------------------
     def save(self, path: str | os.PathLike) -> Path:

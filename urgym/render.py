@@ -2,17 +2,29 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from urgym.position import Position
+from urgym.rules import Rules
 
 __all__ = ["RENDER_MODES", "board_image", "board_text", "check_render_mode", "render_frame"]
 
 RENDER_MODES = ["ansi", "rgb_array", "human"]
 """The render modes of the environments: text, an RGB image, or text printed after every step."""
+
+class Position(Protocol):
+    """What drawing needs of a position (:class:`urgym.Position` has it; this module does not import it)."""
+
+    rules: Rules
+    turn: str
+    winner: str | None
+    is_over: bool
+
+    def tiles(self, side: str) -> tuple[str, ...]: ...
+    def home(self, side: str) -> int: ...
+    def scored(self, side: str) -> int: ...
+
 
 _ROWS = "ABC"
 _SYMBOL = {"light": "L", "dark": "D"}

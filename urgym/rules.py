@@ -18,10 +18,13 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
+from urgym.checks import integer
+
 __all__ = [
     "DICE",
     "MAX_PATH_LENGTH",
     "MAX_PIECES",
+    "MAX_ROLL",
     "NAME_PATTERN",
     "RULE_SET_NAMES",
     "Rules",
@@ -33,6 +36,9 @@ MAX_PATH_LENGTH = 27
 
 MAX_PIECES = 15
 """Most pieces per side the packed position format holds (home counts use four bits)."""
+
+MAX_ROLL = 31
+"""The largest roll a rule set's dice may show (the kernels' roll tables have 32 entries)."""
 
 DICE: dict[str, tuple[float, ...]] = {
     # Four binary dice: the number of marked tips up, a binomial(4, 1/2).
@@ -255,15 +261,17 @@ def _validate(rules: Rules) -> None:
         for a, b in zip(rules.path, rules.path[1:], strict=False):
             if a == b:
                 problems.append(f"the path stays on tile {a} for two positions")
-    if isinstance(rules.pieces, bool) or not isinstance(rules.pieces, int) or not (
-        1 <= rules.pieces <= MAX_PIECES
-    ):
-        problems.append(f"pieces must be an integer from 1 to {MAX_PIECES}, got {rules.pieces!r}")
+    try:
+        integer(rules.pieces, "pieces", 1, MAX_PIECES)
+    except ValueError as err:
+        problems.append(str(err))
     probs = rules.roll_probabilities
     if not isinstance(probs, tuple) or any(isinstance(p, bool) or not isinstance(p, (int, float)) for p in probs):
         raise ValueError(f"invalid rule set {rules.name!r}: roll probabilities must be a tuple of numbers, got "
                          f"{probs!r}")
-    if len(probs) < 2 or any(not math.isfinite(p) or p < 0 for p in probs) or abs(math.fsum(probs) - 1.0) > 1e-12:
+    if len(probs) > MAX_ROLL + 1:
+        problems.append(f"the dice have {len(probs)} outcomes; rolls run from 0 to at most {MAX_ROLL}")
+    elif len(probs) < 2 or any(not math.isfinite(p) or p < 0 for p in probs) or abs(math.fsum(probs) - 1.0) > 1e-12:
         problems.append(f"roll probabilities {probs} must be finite, non-negative, cover rolls 0..n and sum to 1")
     elif all(p == 0 for p in probs[1:]):
         problems.append("the dice never roll a positive number, so no piece could ever move")
@@ -317,7 +325,5 @@ def get_rules(name: str | Rules, pieces: int | None = None) -> Rules:
     else:
         raise ValueError(f"unknown rule set {name!r}; known rule sets: {', '.join(RULE_SET_NAMES)}")
     if pieces is not None and pieces != rules.pieces:
-        if isinstance(pieces, bool) or not isinstance(pieces, int) or not 1 <= pieces <= MAX_PIECES:
-            raise ValueError(f"pieces must be an integer from 1 to {MAX_PIECES}, got {pieces!r}")
-        rules = rules.with_pieces(pieces)
+        rules = rules.with_pieces(integer(pieces, "pieces", 1, MAX_PIECES))
     return rules

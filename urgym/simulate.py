@@ -1,23 +1,23 @@
-"""Batch game simulation in numba between built-in policies."""
+"""Batch game simulation between built-in policies, on the core's batched game flow."""
 
 from __future__ import annotations
 
-import sys
-import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from urgym import core
-from urgym.cli import ArgumentParser, command, seed
-from urgym.core import geometry, roll_cumulative
+from urgym.checks import integer
 from urgym.game import check_seed
 from urgym.rules import Rules, get_rules
 
-__all__ = ["POLICY_NAMES", "SimulationResult", "policy_id", "simulate"]
+__all__ = ["CHUNK_GAMES", "POLICY_NAMES", "SimulationResult", "policy_id", "simulate"]
 
 POLICY_NAMES: tuple[str, ...] = tuple(core.BUILTIN_POLICIES)
 """Built-in numba policies: random, first (least advanced piece), last (most advanced), greedy."""
+
+CHUNK_GAMES = 1 << 16
+"""Games per numba call of :func:`simulate` (under a second even with the slowest built-in policy)."""
 
 
 @dataclass(frozen=True)
@@ -50,62 +50,37 @@ def simulate(rules: Rules | str = "finkel", light: str = "random", dark: str = "
              seed: int = 0, first_game: int = 0) -> SimulationResult:
     """Play ``games`` games between two built-in policies in numba.
 
-    Game i draws its dice and random choices from a stream fixed by (seed, first_game + i), so a batch
-    split into chunks gives the same games as one call.
+    Game i is game ``first_game + i`` of ``seed`` in the core's game flow (its dice, and each policy's choices
+    from the game's own policy stream), so a batch split into chunks gives the same games as one call.
 
     Args:
         rules: A :class:`Rules` or a rule-set name.
         light: Light's policy, one of :data:`POLICY_NAMES`.
         dark: Dark's policy.
         games: Number of games.
-        seed: Non-negative seed.
+        seed: Seed, 0 to 2**64 - 1.
         first_game: Index of the first game's stream.
     """
     rules = get_rules(rules)
     seed, first_game = check_seed(seed), check_seed(first_game, "first_game", bits=63)
-    if isinstance(games, bool) or not isinstance(games, (int, np.integer)) or games < 0:
-        raise ValueError(f"games must be a non-negative integer, got {games!r}")
+    games = integer(games, "games", 0)
     policies = np.array([policy_id(light), policy_id(dark)], dtype=np.int64)
     winners = np.empty(games, dtype=np.int64)
     turns = np.empty(games, dtype=np.int64)
     moves = np.empty(games, dtype=np.int64)
-    geom, dice = geometry(rules), roll_cumulative(rules)
+    geom = core.geometry(rules)
+    flows = core.flow_buffers(min(games, CHUNK_GAMES))
+    no_choice = np.full(flows.shape[0], -1, dtype=np.int64)
     for lo in range(0, games, CHUNK_GAMES):  # back in Python between chunks, so Ctrl-C is felt at once
-        hi = min(lo + CHUNK_GAMES, games)
-        core.simulate_games(policies, geom, dice, np.uint64(seed), first_game + lo, winners[lo:hi], turns[lo:hi],
-                            moves[lo:hi])
+        chunk = flows[: min(CHUNK_GAMES, games - lo)]
+        core.start_games(chunk, rules.pieces, np.uint64(seed), first_game + lo)
+        core.step_games(chunk, no_choice, policies, geom)  # built-in policies only: every game plays to its end
+        winners[lo:lo + chunk.shape[0]] = _winners(chunk)
+        turns[lo:lo + chunk.shape[0]] = chunk["turns"]
+        moves[lo:lo + chunk.shape[0]] = chunk["played"]
     return SimulationResult(winners, turns, moves)
 
 
-CHUNK_GAMES = 1 << 16
-"""Games per numba call of :func:`simulate` (under a second even with the slowest built-in policy)."""
-
-
-@command("ur-simulate")
-def main(argv: list[str] | None = None) -> None:
-    """``ur-simulate``: play games between built-in policies and report win rates and speed."""
-    from urgym.rules import RULE_SET_NAMES
-
-    parser = ArgumentParser(prog="ur-simulate", description=main.__doc__)
-    parser.add_argument("--rules", default="finkel", choices=RULE_SET_NAMES)
-    parser.add_argument("--pieces", type=int, default=None, help="pieces per side (default: the rule set's)")
-    parser.add_argument("--light", default="random", choices=POLICY_NAMES)
-    parser.add_argument("--dark", default="random", choices=POLICY_NAMES)
-    parser.add_argument("--games", type=int, default=100_000)
-    parser.add_argument("--seed", type=seed, default=0)
-    args = parser.parse_args(argv)
-    rules = get_rules(args.rules, args.pieces)
-    simulate(rules, args.light, args.dark, games=1, seed=args.seed)  # compile (or load the cache) first
-    start = time.perf_counter()
-    if args.games < 1:
-        parser.error(f"--games must be at least 1, got {args.games}")
-    result = simulate(rules, args.light, args.dark, games=args.games, seed=args.seed)
-    elapsed = time.perf_counter() - start
-    print(rules.describe())
-    print(f"{args.games:,} games, light {args.light} vs dark {args.dark}: light wins "
-          f"{100 * result.light_win_rate:.2f}%, {result.turns.mean() / 2:.1f} turns and "
-          f"{result.moves.mean() / 2:.1f} moves per player per game, {args.games / elapsed:,.0f} games/s")
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+def _winners(flows: np.ndarray) -> np.ndarray:
+    """0 where light has won, 1 where dark has (the side to move in a finished game lost)."""
+    return 1 - ((flows["state"] >> core.TURN_SHIFT) & 1)

@@ -1,12 +1,13 @@
 import pytest
 
+from agents import cli as play_cli
 from agents import play
 
 
 def run(argv, answers):
     out: list[str] = []
     replies = iter(answers)
-    play.main(argv, read=lambda prompt: next(replies), write=out.append)
+    play_cli.main(argv, read=lambda prompt: next(replies), write=out.append)
     return "\n".join(out)
 
 
@@ -44,7 +45,7 @@ def test_describes_moves():
 
 
 def test_play_saves_a_record_that_replays(tmp_path):
-    from agents.play import main
+    from agents.cli import main
     from urgym import GameRecord
 
     lines: list[str] = []

@@ -93,7 +93,7 @@ def test_too_few_benchmark_positions_is_a_clear_error_before_any_game(capsys):
         cli.main(["--agent", "random", "--pieces", "1", "--games", "2", "--no-progress"])
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
-    assert "offered only 0 decisions" in err and "--positions 0" in err and "Traceback" not in err
+    assert "no decision has a choice of moves" in err and "--positions 0" in err and "Traceback" not in err
     assert cli.main(["--agent", "random", "--pieces", "1", "--games", "2", "--positions", "0", "--no-progress"]) == 0
 
 

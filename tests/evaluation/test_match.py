@@ -122,3 +122,43 @@ def test_validation_positions_are_drawn_apart_from_the_test_set(finkel3_table):
     drawn = benchmark_positions(finkel3_table, 1000, VALIDATION_SEED)
     assert set(validation) <= set(drawn)
     assert validation != drawn[:300] or not test & {(p.code, r) for p, r in drawn[:300]}
+
+
+class OneByOne(Agent):
+    """Asks the agent it wraps about one decision at a time: the games must not change."""
+
+    def __init__(self, agent):
+        self.agent = agent
+        self.spec = agent.spec
+        super().__init__(None)
+
+    def reseed(self, seed):
+        super().reseed(seed)
+        if hasattr(self, "agent"):
+            self.agent.reseed(seed)
+
+    def select_move(self, position, roll):
+        return self.agent.select_move(position, roll)
+
+    def select_moves(self, rules, decisions):
+        return np.concatenate([self.agent.select_moves(rules, type(decisions)(*(a[i:i + 1] for a in decisions)))
+                               for i in range(len(decisions))])
+
+
+BUILTIN_AGENTS = ["random", "first", "last", "greedy", "heuristic", "expectimax:2", "perfect", "perfect:epsilon=0.3"]
+
+
+@pytest.mark.parametrize("spec", BUILTIN_AGENTS)
+def test_every_builtin_agent_plays_the_same_games_on_every_path(finkel3_table, tmp_path, spec):
+    """Inside the numba kernel (where the agent can), through its batch method, and one decision at a time: the
+    same games, move for move, for randomizing agents too (each game draws from its own streams)."""
+    import json
+
+    def moves(folder, agent, use_numba):
+        play_match(agent, "random", RULES, games=10, seed=11, table=finkel3_table, workers=1, progress=False,
+                   use_numba=use_numba, save_games=tmp_path / folder)
+        return [json.loads((tmp_path / folder / f"game-{g:06d}.json").read_text())["steps"] for g in range(10)]
+
+    kernel = moves("kernel", spec, True)
+    assert kernel == moves("batch", spec, False)
+    assert kernel == moves("single", OneByOne(make_agent(spec)), False)

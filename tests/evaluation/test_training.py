@@ -9,9 +9,9 @@ from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 from agents import make_agent
 from agents.learned import PPOAgent, model_card
 from agents.td import TDAgent, TDNetwork, train_chunk
+from evaluation.cli import train_main
 from evaluation.positions import benchmark_positions, score_positions
 from evaluation.training import OpponentMix, train_ppo, train_td
-from evaluation.training import main as train_main
 from tests.agents.positions import decision_positions
 from urgym import Position, get_rules
 from urgym.env import UrEnv
@@ -88,7 +88,7 @@ def test_masks_reach_the_learner_under_both_vector_envs(vec_env_cls):
         rng = np.random.default_rng(0)
         for _ in range(60):
             masks = get_action_masks(env)
-            legal = env.env_method("_legal_list")
+            legal = env.get_attr("legal_moves")
             for mask, moves in zip(masks, legal, strict=True):
                 assert sorted(np.flatnonzero(mask)) == sorted(moves)
             actions = [int(rng.choice(np.flatnonzero(m))) for m in masks]

@@ -138,7 +138,7 @@ def test_action_index_takes_integers(good):
 
 @pytest.mark.parametrize("bad", [0.7, -0.5, np.float32(0.2), "1", True, np.array([1, 2]), np.array(1.0), None])
 def test_action_index_refuses_the_rest(bad):
-    with pytest.raises(TypeError, match="an action must be an integer"):
+    with pytest.raises(ValueError, match=r"an action \(a path position, 0 enters a piece\) must be an integer"):
         action_index(bad)
 
 

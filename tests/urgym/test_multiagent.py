@@ -104,7 +104,7 @@ def test_bad_actions_and_arguments():
     illegal = next(a for a in range(15) if a not in legal)
     with pytest.raises(ValueError, match="legal actions"):
         game.step(illegal)
-    with pytest.raises(TypeError, match="must be an integer"):
+    with pytest.raises(ValueError, match="must be an integer"):
         game.step(0.5)
     with pytest.raises(RuntimeError, match="call reset"):
         raw_env().step(0)

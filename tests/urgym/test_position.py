@@ -161,7 +161,7 @@ def test_a_side_with_everything_scored_has_won():
     (dict(light=[15]), "path positions run from 1 to 14"),
     (dict(light=[2, 2]), "two pieces at the same path position"),
     (dict(light=[1, 2], light_home=2), "more than the 3 pieces"),
-    (dict(light_home=-1), "non-negative"),
+    (dict(light_home=-1), "light_home must be an integer of at least 0"),
     (dict(light_home=0, dark_home=0), "both sides have scored every piece"),
     (dict(turn="white"), "turn must be 'light' or 'dark'"),
 ])
