@@ -91,17 +91,15 @@ def mover_slot(flow):
 
 
 @njit(cache=True)
-def _play_scored(flows, i, move, geom, table, setup, tallies, probabilities):
-    """Score game i's decision (when there is a choice and a table) and log and play ``move``."""
+def _play_scored(flows, i, k, best, setup, tallies, probabilities, geom):
+    """Score game i's decision (when there is a choice and a table; ``probabilities`` holds every move's chance
+    and ``best`` the best one's index), then log and play move ``k`` (an index into the legal moves)."""
     f = flows[i]
-    slot = mover_slot(f)
+    move = f.moves[k]
     if setup.scored and f.n > 1:
-        best = best_of(f.state, f.roll, f.moves, f.n, probabilities, geom, table)
-        chosen = 0
-        while f.moves[chosen] != move:
-            chosen += 1
+        slot = mover_slot(f)
         tallies.errors[i, slot] += record_regret(tallies.acc, tallies.hist, slot,
-                                                 probabilities[best] - probabilities[chosen])
+                                                 probabilities[best] - probabilities[k])
     count = tallies.log_count[i]
     if count < tallies.log.shape[1]:
         tallies.log[i, count] = move
@@ -112,7 +110,10 @@ def _play_scored(flows, i, move, geom, table, setup, tallies, probabilities):
 @njit(cache=True)
 def advance_match(flows, chosen, geom, table, setup, tallies):
     """Play ``chosen[i]`` in each game awaiting a Python agent's move, then advance every game: numba agents choose
-    and play inside, until the game awaits a Python agent (``flows[i].n > 0``) or ends. Returns how many await."""
+    and play inside, until the game awaits a Python agent (``flows[i].n > 0``) or ends. Returns how many await.
+
+    Each decision's moves are looked up in the table once, for the perfect player's choice and the regret alike.
+    """
     probabilities = np.zeros(core.MAX_MOVES, dtype=np.float64)
     waiting = 0
     for i in range(flows.shape[0]):
@@ -121,7 +122,12 @@ def advance_match(flows, chosen, geom, table, setup, tallies):
             if chosen[i] < 0:
                 waiting += 1
                 continue
-            _play_scored(flows, i, chosen[i], geom, table, setup, tallies, probabilities)
+            k = 0
+            while f.moves[k] != chosen[i]:
+                k += 1
+            best = best_of(f.state, f.roll, f.moves, f.n, probabilities, geom, table) if setup.scored and f.n > 1 \
+                else 0
+            _play_scored(flows, i, k, best, setup, tallies, probabilities, geom)
         while core.next_decision(flows, i, geom) > 0:
             slot = mover_slot(f)
             tallies.legal[0] += 1
@@ -130,12 +136,17 @@ def advance_match(flows, chosen, geom, table, setup, tallies):
             if kind == core.POLICY_EXTERNAL:
                 waiting += 1
                 break
+            best = 0
+            if f.n > 1 and (setup.scored or kind == core.POLICY_PERFECT):
+                best = best_of(f.state, f.roll, f.moves, f.n, probabilities, geom, table)
             if kind == core.POLICY_PERFECT:
-                move = f.moves[perfect_choice(f.state, f.roll, f.moves, f.n, geom, table, setup.epsilons[slot],
-                                              f.policy_rngs[slot], probabilities)]
+                k = core.slip(best, f.n, setup.epsilons[slot], f.policy_rngs[slot])
             else:
                 move = core.policy_choice(kind, f.state, f.roll, f.moves, f.n, geom, f.policy_rngs[slot])
-            _play_scored(flows, i, move, geom, table, setup, tallies, probabilities)
+                k = 0
+                while f.moves[k] != move:
+                    k += 1
+            _play_scored(flows, i, k, best, setup, tallies, probabilities, geom)
     return waiting
 
 

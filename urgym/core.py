@@ -99,6 +99,7 @@ __all__ = [
     "TURN_SHIFT",
     "WIN",
     "advance",
+    "advance_for",
     "advancement",
     "apply_move",
     "can_move",
@@ -578,6 +579,22 @@ def advance(flows, i, policies, geom):
             return f.n
         move = policy_choice(policies[side], f.state, f.roll, f.moves, f.n, geom, f.policy_rngs[side])
         play_move(flows, i, move, geom)
+
+
+@njit(cache=True)
+def advance_for(flows, i, side, move, policies, geom, out):
+    """One step of an agent playing ``side`` against the policies: play ``move`` (when >= 0) at game i's decision,
+    advance (as :func:`advance`), and write what ``side`` observes into ``out`` (:func:`write_observation`, the roll
+    only when it is ``side``'s to play). Returns the decision's legal moves' count (0: the game is over).
+
+    The environments' step in one call; a decision of the other side with ``POLICY_EXTERNAL`` also stops it.
+    """
+    if move >= 0:
+        play_move(flows, i, move, geom)
+    f = flows[i]
+    n = advance(flows, i, policies, geom)
+    write_observation(f.state, side, f.roll if n > 0 and turn_of(f.state) == side else 0, geom, out)
+    return n
 
 
 # --- game flow: many games in lockstep ------------------------------------------------------------------

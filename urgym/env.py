@@ -115,6 +115,11 @@ class UrEnv(gym.Env):
         self.observation_space = spaces.Box(0.0, 1.0, shape=(core.observation_size(self.rules),), dtype=np.float32)
         self._geom = core.geometry(self.rules)
         self._flow = core.flow_buffers(1)  # the game: position, decision, dice and policy streams, counters
+        # Views of its fields, made once: reading a record's field from Python costs more than the step itself.
+        self._flow_state, self._flow_roll, self._flow_moves = self._flow["state"], self._flow["roll"], \
+            self._flow["moves"][0]
+        self._state = 0  # the position and roll after the last transition, as Python ints
+        self._roll = 0
         self._dice_seed: int | None = None
         self._episode = 0
         self._policies = np.zeros(2, dtype=np.int64)
@@ -165,9 +170,9 @@ class UrEnv(gym.Env):
                 raise ValueError(f"illegal action {action} for roll {self.roll}; legal actions: {self._legal}")
             self._illegal = True
             self._legal = []
+            core.write_observation(self._state, self._agent, 0, self._geom, self._obs)  # the episode ended: no roll
             return self._observation(), -1.0, True, False, self._info()
-        core.play_move(self._flow, 0, action, self._geom)
-        self._run_until_agent_decision()
+        self._run_until_agent_decision(action)
         reward, terminated = 0.0, False
         if not self._legal:
             terminated = True
@@ -195,11 +200,7 @@ class UrEnv(gym.Env):
     @property
     def roll(self) -> int:
         """The roll the agent must play now (0 once the episode has ended)."""
-        return int(self._flow[0]["roll"]) if self._legal else 0
-
-    @property
-    def _state(self) -> int:
-        return int(self._flow[0]["state"])
+        return self._roll if self._legal else 0
 
     @property
     def legal_moves(self) -> list[int]:
@@ -211,31 +212,31 @@ class UrEnv(gym.Env):
         return SIDES[self._agent]
 
     # --- internals ----------------------------------------------------------------------------------
-    def _run_until_agent_decision(self) -> None:
-        """Roll and play the opponent's moves until the agent must decide or the game ends."""
-        flow = self._flow[0]
+    def _run_until_agent_decision(self, move: int = -1) -> None:
+        """Play the agent's ``move`` (-1: none), then roll and play the opponent's moves until the agent must
+        decide or the game ends; the observation is written on the way."""
         while True:
-            n = core.advance(self._flow, 0, self._policies, self._geom)
-            if n == 0 or core.turn_of(flow["state"]) == self._agent:
+            n = core.advance_for(self._flow, 0, self._agent, move, self._policies, self._geom, self._obs)
+            self._state, self._roll = int(self._flow_state[0]), int(self._flow_roll[0])
+            if n == 0 or (self._state >> core.TURN_SHIFT) & 1 == self._agent:
                 break
-            core.play_move(self._flow, 0, self._ask_opponent(flow), self._geom)
+            move = self._ask_opponent(n)  # a Python opponent: played by the next call
         # Once per decision: step, action_masks and info all read these.
-        self._legal = flow["moves"][:n].tolist()
+        self._legal = self._flow_moves[:n].tolist()
         self._mask = np.zeros(self.action_space.n, dtype=bool)
         self._mask[self._legal] = True
 
-    def _ask_opponent(self, flow: np.void) -> int:
-        position = Position(self.rules, int(flow["state"]))
-        roll, legal = int(flow["roll"]), flow["moves"][: flow["n"]]
-        move = self._opponent_callable(position, roll)
+    def _ask_opponent(self, n: int) -> int:
+        position = Position(self.rules, self._state)
+        legal = self._flow_moves[:n]
+        move = self._opponent_callable(position, self._roll)
         if move not in legal:
-            raise ValueError(f"the opponent chose illegal move {move!r} for roll {roll}; legal moves: "
+            raise ValueError(f"the opponent chose illegal move {move!r} for roll {self._roll}; legal moves: "
                              f"{legal.tolist()}")
         return int(move)
 
     def _observation(self) -> np.ndarray:
-        core.write_observation(self._state, self._agent, self.roll, self._geom, self._obs)
-        return self._obs.copy()
+        return self._obs.copy()  # written by the last transition
 
     def _info(self) -> dict[str, Any]:
         info: dict[str, Any] = {
@@ -245,9 +246,8 @@ class UrEnv(gym.Env):
             "agent_side": self.agent_side,
             "illegal_action": self._illegal,
         }
-        winner = 1 - self._agent if self._illegal else core.winner_of(self._state)
-        if winner >= 0:
-            info["winner"] = SIDES[winner]
+        if not self._legal:  # the episode has ended
+            info["winner"] = SIDES[1 - self._agent if self._illegal else core.winner_of(self._state)]
         return info
 
 
