@@ -10,7 +10,7 @@ from agents.baselines import BaselineAgent
 from agents.expectimax import ExpectimaxAgent, SearchResult
 from agents.heuristic import GainAgent, GainTable, SequenceGain, gain_table
 from agents.perfect import PerfectAgent
-from agents.registry import AGENTS, agent_help, make_agent, parse_spec, register_agent
+from agents.registry import AGENTS, agent_help, builtin_name, make_agent, parse_spec, register_agent
 
 __all__ = [
     "AGENTS",
@@ -23,6 +23,7 @@ __all__ = [
     "SearchResult",
     "SequenceGain",
     "agent_help",
+    "builtin_name",
     "gain_table",
     "make_agent",
     "parse_spec",

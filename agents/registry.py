@@ -7,6 +7,11 @@ A spec names an agent and optionally sets its parameters, in any of these forms:
     expectimax:depth=7           named parameters, separated by ':'
     expectimax --depth 7         command-line style (also --depth=7)
     perfect:epsilon=0.05
+
+Agents from outside the package have specs of their own (:mod:`agents.plugins`): ``path/to/file.py:NAME``,
+``package.module:NAME``, an installed entry point's name, ``sb3:PATH``, ``onnx:PATH``, ``torchscript:PATH`` and
+``engine:COMMAND``. In Python, :func:`make_agent` also takes an :class:`Agent` and a batch policy
+``policy(observations, masks) -> actions``.
 """
 
 from __future__ import annotations
@@ -17,9 +22,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents.base import Agent
+from agents.plugins import build_plugin, entry_point_names, is_plugin_spec
 from urgym.specs import register_spec_resolver
 
-__all__ = ["AGENTS", "AgentInfo", "Param", "agent_help", "make_agent", "parse_spec", "register_agent"]
+__all__ = ["AGENTS", "AgentInfo", "Param", "agent_help", "builtin_name", "make_agent", "parse_spec",
+           "register_agent"]
 
 
 @dataclass(frozen=True)
@@ -114,8 +121,20 @@ def _parse_flags(name: str, words: list[str]) -> dict[str, str]:
     return params
 
 
-def make_agent(spec: str | Agent, seed: int | None = None, **kwargs: Any) -> Agent:
-    """Build an agent from a spec (an :class:`Agent` is returned as it is, reseeded if ``seed`` is given).
+def builtin_name(spec: str | Agent) -> str | None:
+    """The registered agent a spec names (``"perfect"`` for ``perfect:epsilon=0.1``), None for any other."""
+    if not isinstance(spec, str) or is_plugin_spec(spec, set(AGENTS)):
+        return None
+    try:
+        name = parse_spec(spec)[0]
+    except ValueError:
+        return None
+    return name if name in AGENTS else None
+
+
+def make_agent(spec: str | Agent | Callable, seed: int | None = None, **kwargs: Any) -> Agent:
+    """Build an agent from a spec (an :class:`Agent` is returned as it is, reseeded if ``seed`` is given; a batch
+    policy ``policy(observations, masks) -> actions`` becomes a :class:`~agents.neural.PolicyAgent`).
 
     Args:
         spec: An agent spec (see the module docstring).
@@ -130,9 +149,16 @@ def make_agent(spec: str | Agent, seed: int | None = None, **kwargs: Any) -> Age
         if seed is not None:
             spec.reseed(seed)
         return spec
+    if callable(spec) and not isinstance(spec, str):
+        from agents.neural import PolicyAgent
+
+        return PolicyAgent(spec, seed=seed)
+    if isinstance(spec, str) and spec.strip() and is_plugin_spec(spec.strip(), set(AGENTS)):
+        return build_plugin(spec.strip(), seed, **kwargs)
     name, text_params = parse_spec(spec)
     if name not in AGENTS:
-        raise ValueError(f"unknown agent {name!r}; agents: {_names()}")
+        raise ValueError(f"unknown agent {name!r}; agents: {_names()} (or one from outside: FILE.py:NAME, "
+                         "module:NAME, sb3:PATH, onnx:PATH, torchscript:PATH, engine:COMMAND)")
     info = AGENTS[name]
     params: dict[str, Any] = {}
     for key, text in text_params.items():
@@ -170,7 +196,7 @@ def _convert(info: AgentInfo, param: Param, text: str) -> Any:
 
 
 def _names() -> str:
-    return ", ".join(AGENTS)
+    return ", ".join([*AGENTS, *entry_point_names()])
 
 
 def agent_help() -> str:
@@ -213,7 +239,7 @@ def _register_builtins() -> None:
         (Param("model", str, "", "a .npz written by `train --algo td-lambda` (default: the shipped finkel model)"),),
         main_param="model"))
     register_agent(AgentInfo(
-        "ppo", _ppo_agent, "MaskablePPO policy (needs the learn extra)",
+        "ppo", _ppo_agent, "the shipped MaskablePPO policy, or another sb3 model (needs the learn extra)",
         (Param("model", str, "", "a .zip written by `train` (default: the shipped finkel model)"),),
         main_param="model"))
 
@@ -225,9 +251,10 @@ def _td_agent(model: Any = "", seed: int | None = None) -> Agent:
 
 
 def _ppo_agent(model: Any = "", seed: int | None = None) -> Agent:
-    from agents.learned import PPOAgent
+    from agents.learned import DEFAULT_PPO_MODEL
+    from agents.neural import SB3Agent
 
-    return PPOAgent(model or None, seed=seed)
+    return SB3Agent(model or DEFAULT_PPO_MODEL, seed=seed, spec=f"ppo:model={model}" if model else "ppo")
 
 
 _register_builtins()

@@ -90,20 +90,20 @@ def mover_slot(flow):
     return core.turn_of(flow.state) ^ (flow.game & 1)
 
 
-@njit(cache=True)
-def _play_scored(flows, i, k, best, setup, tallies, probabilities, geom):
-    """Score game i's decision (when there is a choice and a table; ``probabilities`` holds every move's chance
-    and ``best`` the best one's index), then log and play move ``k`` (an index into the legal moves)."""
+@njit(cache=True, inline="always")
+def _play_scored(flows, i, slot, k, best, setup, tallies, probabilities, geom):
+    """Score game i's decision by agent ``slot`` (when there is a choice and a table; ``probabilities`` holds every
+    move's chance and ``best`` the best one's index), then log and play move ``k`` (an index into the legal moves)."""
     f = flows[i]
     move = f.moves[k]
     if setup.scored and f.n > 1:
-        slot = mover_slot(f)
         tallies.errors[i, slot] += record_regret(tallies.acc, tallies.hist, slot,
                                                  probabilities[best] - probabilities[k])
-    count = tallies.log_count[i]
-    if count < tallies.log.shape[1]:
-        tallies.log[i, count] = move
-    tallies.log_count[i] = count + 1
+    if tallies.log.shape[1] > 0:
+        count = tallies.log_count[i]
+        if count < tallies.log.shape[1]:
+            tallies.log[i, count] = move
+        tallies.log_count[i] = count + 1
     core.play_move(flows, i, move, geom)
 
 
@@ -127,7 +127,7 @@ def advance_match(flows, chosen, geom, table, setup, tallies):
                 k += 1
             best = best_of(f.state, f.roll, f.moves, f.n, probabilities, geom, table) if setup.scored and f.n > 1 \
                 else 0
-            _play_scored(flows, i, k, best, setup, tallies, probabilities, geom)
+            _play_scored(flows, i, mover_slot(f), k, best, setup, tallies, probabilities, geom)
         while core.next_decision(flows, i, geom) > 0:
             slot = mover_slot(f)
             tallies.legal[0] += 1
@@ -146,7 +146,7 @@ def advance_match(flows, chosen, geom, table, setup, tallies):
                 k = 0
                 while f.moves[k] != move:
                     k += 1
-            _play_scored(flows, i, k, best, setup, tallies, probabilities, geom)
+            _play_scored(flows, i, slot, k, best, setup, tallies, probabilities, geom)
     return waiting
 
 

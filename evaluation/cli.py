@@ -15,8 +15,9 @@ import sys
 import time
 from pathlib import Path
 
-from agents import agent_help, make_agent, parse_spec
+from agents import agent_help, builtin_name, make_agent
 from evaluation import training
+from evaluation.card import CARD_RULE_SETS, agent_card, card_header, card_row
 from evaluation.match import play_match, record_name, records_directory
 from evaluation.positions import benchmark_positions, score_positions
 from evaluation.report import (
@@ -53,13 +54,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--agent", help="the agent to evaluate (a spec: expectimax, expectimax:7, greedy, ...)")
     parser.add_argument("--opponent", default="perfect", help="its opponent's spec (default: perfect)")
     parser.add_argument("--tournament", help="comma-separated specs: every pair plays, every agent is benchmarked")
-    parser.add_argument("--rules", default="finkel", help=f"rule set: {', '.join(RULE_SET_NAMES)} (default finkel)")
+    parser.add_argument("--rules", default=None,
+                        help=f"rule set: {', '.join(RULE_SET_NAMES)} (default finkel; with --card, a comma-separated "
+                        "list, default finkel,blitz,masters)")
     parser.add_argument("--pieces", type=int, help="pieces per side (default: the rule set's)")
     parser.add_argument("--games", type=int, default=DEFAULT_GAMES,
                         help=f"games per match, sides alternating (default {DEFAULT_GAMES})")
     parser.add_argument("--positions", type=int, default=1000,
                         help="positions of the position benchmark (default 1000; 0 skips it)")
-    parser.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="worker processes (default: all cores; the main process alone for agents that run best "
+                        "there, such as neural networks, which answer a thousand games in one batch)")
     parser.add_argument("--seed", type=seed, default=0, help="seed of the dice and the agents (default 0)")
     parser.add_argument("--json", help="write the results as JSON to this path (- for standard output)")
     parser.add_argument("--csv", help="write the results as CSV to this path (- for standard output)")
@@ -69,6 +74,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "a folder that already holds records is refused")
     parser.add_argument("--replace-games", action="store_true",
                         help="with --save-games: delete the records already in DIR (game-*.json) first")
+    parser.add_argument("--card", action="store_true",
+                        help="the agent's card: its regret on the position benchmark and its result against perfect "
+                        "play on every solved rule set it can play (--rules: a comma-separated subset of "
+                        "finkel,blitz,masters), as one leaderboard row and, with --json, as JSON")
     parser.add_argument("--backend", default="process", choices=BACKENDS,
                         help="run games in local worker processes or as Ray tasks (default process)")
     parser.add_argument("--ray-address", help="the Ray cluster to use with --backend ray (default: local)")
@@ -87,6 +96,8 @@ def _table_options(parser: argparse.ArgumentParser) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
+    if args.card:
+        return _card_main(parser, args, extra)
     if args.tournament and args.agent:
         parser.error("give either --agent or --tournament, not both")
     if not args.tournament and not args.agent:
@@ -103,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
                      "give --positions 0 or more pieces")
     try:
         _check_modes(args)
-        rules = get_rules(args.rules, args.pieces)
+        rules = get_rules("finkel" if args.rules is None else args.rules, args.pieces)
         specs = _specs(args, extra)
         for spec in specs:
             make_agent(spec).check_rules(rules)
@@ -124,8 +135,9 @@ def main(argv: list[str] | None = None) -> int:
             positions = benchmark_positions(table, args.positions)
         except ValueError as err:
             parser.error(f"{err} (--positions 0 skips the position benchmark)")
-    workers = args.workers or default_workers()
-    common = dict(workers=workers, backend=args.backend, ray_address=args.ray_address, progress=not args.no_progress)
+    # None: every core, or the main process alone for an agent that runs best there (a neural network)
+    common = dict(workers=args.workers, backend=args.backend, ray_address=args.ray_address,
+                  progress=not args.no_progress)
     out = _report_stream(args)
     if args.tournament:
         result = run_tournament(list(specs), rules, args.games, args.seed, table, args.positions, **common,
@@ -145,6 +157,39 @@ def main(argv: list[str] | None = None) -> int:
         print(f"saved {match.games} game records in {args.save_games}", file=out)
     data = {"match": match.to_dict(), "position_benchmark": [b.to_dict() for b in benchmarks.values()]}
     _write(args, data, match_rows(match, benchmarks), lambda path: plot_match(path, match, benchmarks))
+    return 0
+
+
+def _card_main(parser: argparse.ArgumentParser, args: argparse.Namespace, extra: list[str]) -> int:
+    """``evaluate --agent SPEC --card``: the agent's card (see :mod:`evaluation.card`)."""
+    if not args.agent:
+        parser.error("--card needs --agent SPEC")
+    for option, given in (("--tournament", args.tournament), ("--opponent", args.opponent != "perfect"),
+                          ("--csv", args.csv), ("--plot", args.plot), ("--save-games", args.save_games),
+                          ("--pieces", args.pieces is not None), ("--backend", args.backend != "process")):
+        if given:
+            parser.error(f"{option} does nothing with --card (a card plays perfect play on each rule set at its own "
+                         "piece count)")
+    if args.games < 1 or (args.workers is not None and args.workers < 1) or args.positions < 1:
+        parser.error("--games, --workers and --positions must be at least 1 with --card")
+    names = tuple(n.strip() for n in (",".join(CARD_RULE_SETS) if args.rules is None else args.rules).split(","))
+    try:
+        rule_sets = tuple(get_rules(n).name for n in names if n)
+        spec = _specs(args, extra)[0]
+        make_agent(spec)
+        _check_outputs(args)
+    except ValueError as err:
+        parser.error(str(err))
+    card = agent_card(spec, rule_sets, args.games, args.seed, args.positions, args.workers, not args.no_solve,
+                      not args.no_progress)
+    out = _report_stream(args)
+    print(card_header(rule_sets), file=out)
+    print(card_row(card), file=out)
+    for name, entry in card["rule_sets"].items():
+        if "skipped" in entry:
+            print(f"{name}: skipped ({entry['skipped']})", file=out)
+    if args.json is not None:
+        _wrote(write_json(args.json, card), out)
     return 0
 
 
@@ -187,7 +232,7 @@ def _table(rules: Rules, args: argparse.Namespace, parser: argparse.ArgumentPars
     try:
         index = PositionIndex(rules)
     except ValueError as err:
-        if any(parse_spec(s)[0] == "perfect" for s in specs):
+        if any(builtin_name(s) == "perfect" for s in specs):
             parser.error(f"the perfect player needs a solved table: {err}")
         print(f"note: {err}; regrets and the position benchmark are skipped", file=sys.stderr)
         return None

@@ -220,7 +220,8 @@ def play_match(agent: str | Agent, opponent: str | Agent, rules: Rules, games: i
         games: Games to play (sides alternate, so an even number gives each agent light equally often).
         seed: Fixes the dice and the agents' randomness: the same seed gives the same numbers.
         table: The solved table of ``rules`` for regrets (None: no regret figures).
-        workers: Worker processes (default: all cores).
+        workers: Worker processes (default: all cores, or this process alone when an agent runs best in the main
+            process: a neural network answering a thousand games in one forward pass).
         backend: ``"process"`` or ``"ray"``.
         ray_address: The Ray cluster for ``backend="ray"``.
         progress: Show a progress bar.
@@ -239,8 +240,9 @@ def play_match(agent: str | Agent, opponent: str | Agent, rules: Rules, games: i
     for built_agent in built:
         built_agent.check_rules(rules)
     python_agents = not use_numba or any(numba_kind(a) is None for a in built)
-    workers = workers or default_workers()
-    per_task = _games_per_task(games, workers, python_agents)
+    in_process = any(getattr(a, "in_process", False) for a in built)
+    workers = workers or (1 if in_process else default_workers())
+    per_task = IN_PROCESS_TASK if in_process else _games_per_task(games, workers, python_agents)
     key = table_key(table, in_process=workers <= 1 and backend == "process")
     tasks = [GamesTask(specs, rules, key, seed, first, min(per_task, games - first), use_numba, directory is not None)
              for first in range(0, games, per_task)]
@@ -309,6 +311,8 @@ def _save_records(directory: Path, chunks: list[GamesChunk], tasks: list[GamesTa
 
 MAX_NUMBA_TASK = 20_000
 """Most games in one numba task: a fraction of a second, so Ctrl-C and the progress bar are never far off."""
+IN_PROCESS_TASK = 1024
+"""Games in one task with an agent that prefers the main process: one batch of up to this many decisions per step."""
 PYTHON_TASK = 8
 """Games in one task with a Python agent: its own random stream is reseeded per task, so tasks are cut the same
 way for any number of workers (and the same seed gives the same games)."""

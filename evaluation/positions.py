@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -22,12 +22,12 @@ from evaluation import _kernels as EK
 from evaluation.runner import default_workers, run_tasks, table_key, worker_agent, worker_table
 from evaluation.stats import RegretSummary
 from solver import SolvedTable
-from urgym import Position, Rules, core
+from urgym import Position, Rules, core, get_rules
 from urgym.batch import Decisions, check_choices
 from urgym.core import geometry
 
-__all__ = ["DEFAULT_POSITIONS", "KEEP", "TEST_SEED", "VALIDATION_SEED", "PositionBenchmark", "benchmark_positions",
-           "score_positions", "validation_positions"]
+__all__ = ["DEFAULT_POSITIONS", "KEEP", "SPLITS", "TEST_SEED", "VALIDATION_SEED", "BenchmarkArrays",
+           "PositionBenchmark", "benchmark_arrays", "benchmark_positions", "score_positions", "validation_positions"]
 
 TEST_SEED = 20230007
 """Seed of the reported benchmark (the test set)."""
@@ -140,9 +140,12 @@ def score_positions(agent: str | Agent, table: SolvedTable, positions: list[tupl
     """Score an agent on benchmark positions: for each, the regret of the move it picks."""
     spec_agent = make_agent(agent)
     spec_agent.check_rules(table.rules)
-    workers = workers or default_workers()
+    in_process = getattr(spec_agent, "in_process", False)
+    workers = workers or (1 if in_process else default_workers())
     key = table_key(table, in_process=workers <= 1 and backend == "process")
-    per_task = POSITIONS_PER_TASK  # the same cut for any number of workers, so the same numbers
+    # The same cut for any number of workers, so the same numbers; an agent that prefers the main process answers
+    # every position in one batch.
+    per_task = max(len(positions), 1) if in_process else POSITIONS_PER_TASK
     tasks = [PositionsTask(agent, table.rules, key, [p.code for p, _ in positions[i:i + per_task]],
                            [r for _, r in positions[i:i + per_task]], i)
              for i in range(0, len(positions), per_task)]
@@ -161,3 +164,61 @@ def _summary(regrets: np.ndarray, seconds: np.ndarray) -> RegretSummary:
         EK.record_regret(acc, hist, 0, r)
     acc[0, EK.ACC_SECONDS] = seconds.sum()
     return RegretSummary.from_accumulators(acc[0], hist[0])
+
+
+SPLITS = ("test", "validation")
+"""The benchmark's two sets: ``test`` (what ``evaluate`` reports) and ``validation`` (for model selection)."""
+
+
+class BenchmarkArrays(NamedTuple):
+    """A position benchmark as arrays, to score an agent inside a training loop: for each of k positions the
+    environment's observation from the mover's side (with the roll), the mask of its legal actions, and each
+    legal action's winning chance under perfect play after it (NaN for illegal actions)."""
+
+    observations: np.ndarray  # float32[k, obs]
+    masks: np.ndarray  # bool[k, L + 1]
+    values: np.ndarray  # float64[k, L + 1]
+    states: np.ndarray  # int64[k]: the packed positions
+    rolls: np.ndarray  # int64[k]
+
+    def regrets(self, actions: np.ndarray) -> np.ndarray:
+        """Each position's regret (a probability: 0.01 is one win-% point) of ``actions``; an illegal action's is
+        the whole best chance."""
+        actions = np.asarray(actions, dtype=np.int64)
+        best = np.nanmax(self.values, axis=1)
+        chosen = np.nan_to_num(self.values[np.arange(len(actions)), actions], nan=0.0)
+        return best - chosen
+
+
+def benchmark_arrays(rules: Rules | str, split: str = "test", count: int | None = None,
+                     table: SolvedTable | None = None) -> BenchmarkArrays:
+    """The ``test`` or ``validation`` set of a rule set as arrays (:class:`BenchmarkArrays`).
+
+    Args:
+        rules: A rule set (its table is loaded, or solved and cached, unless ``table`` is given).
+        split: ``"test"`` (1,000 positions, what ``evaluate`` reports) or ``"validation"`` (500, disjoint from it).
+        count: How many positions (default: the split's own count).
+    """
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
+    rules = get_rules(rules)
+    if table is None:
+        from solver import table_for
+
+        table = table_for(rules, progress=False)
+    if split == "test":
+        positions = benchmark_positions(table, count or DEFAULT_POSITIONS)
+    else:
+        positions = validation_positions(table, count or 500)
+    k, actions = len(positions), rules.length + 1
+    states = np.array([p.code for p, _ in positions], dtype=np.int64)
+    rolls = np.array([r for _, r in positions], dtype=np.int64)
+    values = np.full((k, actions), np.nan)
+    for i, (position, roll) in enumerate(positions):
+        for move, chance in table.move_values(position, roll).items():
+            values[i, move] = chance
+    observations = np.zeros((k, core.observation_size(rules)), dtype=np.float32)
+    geom = geometry(rules)
+    for i in range(k):
+        core.write_observation(int(states[i]), int(core.turn_of(states[i])), int(rolls[i]), geom, observations[i])
+    return BenchmarkArrays(observations, ~np.isnan(values), values, states, rolls)

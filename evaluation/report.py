@@ -138,8 +138,12 @@ def format_match(match: MatchResult, benchmarks: dict[str, PositionBenchmark]) -
         lines.append(f"{side.spec}")
         lines.append(f"  wins {side.wins}   as light {side.as_light}   as dark {side.as_dark}  (95% Wilson)")
         if side.luck_adjusted is not None:
-            lines.append(f"  luck-adjusted win rate {side.luck_adjusted} (95%; the dice taken out with the solved "
-                         "table: the figure to quote)")
+            if side.luck_adjusted.width < side.wins.width:
+                quote = "the dice taken out with the solved table: the figure to quote"
+            else:
+                quote = ("the dice taken out with the solved table; here the raw interval is the narrower one, "
+                         "so quote the raw rate")
+            lines.append(f"  luck-adjusted win rate {side.luck_adjusted} (95%; {quote})")
             per_side = [f"as {name} {interval}" for name, interval in (("light", side.luck_adjusted_as_light),
                                                                       ("dark", side.luck_adjusted_as_dark)) if interval]
             lines.append("    luck-adjusted " + "   ".join(per_side))

@@ -15,12 +15,13 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, TypeVar
 
 from tqdm.auto import tqdm
 
-from agents import Agent, make_agent, parse_spec
+from agents import Agent, builtin_name, make_agent
 from solver import SolvedTable
 from urgym import Position, Rules
 from urgym.files import require_extra
@@ -78,8 +79,8 @@ def worker_agent(spec: str | Agent, slot: int, rules: Rules, table: SolvedTable 
         return spec
     key = (spec, slot, None if table is None else str(table.path or id(table)))  # perfect's table is part of it
     if key not in _AGENTS:
-        name = parse_spec(spec)[0]
-        agent = make_agent(spec, **({"table": table} if name == "perfect" and table is not None else {}))
+        perfect = builtin_name(spec) == "perfect" and table is not None
+        agent = make_agent(spec, **({"table": table} if perfect else {}))
         _warm_up(agent, rules)
         _AGENTS[key] = agent
     return _AGENTS[key]
@@ -168,6 +169,13 @@ def _run_pool(function, tasks, units, workers, bar) -> list:
             i = futures[future]
             results[i] = future.result()
             bar.update(units[i])
+    except BrokenProcessPool:
+        _abandon_pool()
+        raise RuntimeError(
+            "a worker process died before finishing its task. In a script, the usual cause is a missing "
+            "`if __name__ == \"__main__\":` guard: workers are spawned, and each re-runs the script's top level, so "
+            "the code that starts a match must sit under that guard; otherwise a worker ran out of memory or "
+            "crashed (workers=1 runs everything in this process)") from None
     except BaseException:
         _abandon_pool()  # a broken or interrupted pool is not reused
         raise

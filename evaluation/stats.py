@@ -40,6 +40,11 @@ class WinRate:
     def interval(self) -> tuple[float, float]:
         return wilson_interval(self.wins, self.games)
 
+    @property
+    def width(self) -> float:
+        low, high = self.interval
+        return high - low
+
     def __str__(self) -> str:
         if not self.games:
             return "-"
@@ -68,11 +73,31 @@ class MeanInterval:
         half = z * float(values.std(ddof=1)) / n**0.5 if n > 1 else float("inf")
         return cls(mean, mean - half, mean + half, n)
 
+    @property
+    def outside(self) -> bool:
+        """True when the estimate or its interval leaves 0-100%: an unbiased estimate can, for a rate near an edge
+        (a weak agent against perfect play), though no rate can."""
+        return self.low < 0.0 or self.high > 1.0
+
+    @property
+    def width(self) -> float:
+        return self.high - self.low
+
+    def clipped(self) -> MeanInterval:
+        """The estimate and interval clipped to 0-100%, as a rate is shown."""
+        return MeanInterval(min(max(self.mean, 0.0), 1.0), max(self.low, 0.0), min(self.high, 1.0), self.n)
+
     def __str__(self) -> str:
-        return f"{self.mean:.1%} [{self.low:.1%}, {self.high:.1%}]"
+        shown = self.clipped()
+        text = f"{shown.mean:.1%} [{shown.low:.1%}, {shown.high:.1%}]"
+        if self.outside:
+            text += (f" (clipped to 0-100%; the unbiased estimate is {self.mean:+.1%} [{self.low:+.1%}, "
+                     f"{self.high:+.1%}])")
+        return text
 
     def to_dict(self) -> dict[str, float | int]:
-        return asdict(self)
+        shown = self.clipped()
+        return {**asdict(self), "shown_mean": shown.mean, "shown_low": shown.low, "shown_high": shown.high}
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from tqdm.auto import tqdm
 
 from agents import Agent, make_agent
@@ -31,7 +32,7 @@ from solver import SolvedTable
 from urgym import Position, Rules
 from urgym.files import require_extra, write_atomic
 
-__all__ = ["ALGORITHMS", "VEC_ENVS", "OpponentMix", "plot_curves", "train_ppo", "train_td"]
+__all__ = ["ALGORITHMS", "VEC_ENVS", "OpponentMix", "plot_curves", "regret_callback", "train_ppo", "train_td"]
 
 ALGORITHMS = ("maskable-ppo", "td-lambda")
 VEC_ENVS = ("dummy", "subproc")
@@ -125,6 +126,57 @@ class OpponentMix(Agent):
 
     def select_move(self, position: Position, roll: int) -> int:
         return self.current.select_move(position, roll)
+
+
+# --- a callback for any stable-baselines3 training ---------------------------------------------------------------
+def regret_callback(rules: Rules | str, every: int = 10_000, split: str = "validation", count: int | None = None,
+                    csv: str | os.PathLike | None = None, table: SolvedTable | None = None):
+    """A stable-baselines3 callback that scores the model on the position benchmark every ``every`` steps: its
+    mean regret (win-% points) goes to SB3's logger as ``eval/regret`` (TensorBoard and CSV, as configured) and,
+    with ``csv``, to a file of its own (timesteps, seconds, mean regret).
+
+    The model plays the best legal action by its own scores (masked, like :class:`agents.neural.SB3Agent`), so a
+    model trained without action masks is scored fairly. Score on the ``validation`` split while training and
+    report the ``test`` split (``evaluate``) at the end.
+    """
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    from agents.neural import SB3Agent
+    from evaluation.positions import benchmark_arrays
+
+    arrays = benchmark_arrays(rules, split, count, table)
+    if every < 1:
+        raise ValueError(f"every must be at least 1 step, got {every}")
+
+    class RegretCallback(BaseCallback):
+        def _on_training_start(self) -> None:
+            self.next_eval = self.num_timesteps + every
+            self.started = time.perf_counter()
+            self.rows: list[dict[str, float]] = []
+
+        def _on_step(self) -> bool:
+            if self.num_timesteps >= self.next_eval:
+                self.next_eval += every
+                self.evaluate()
+            return True
+
+        def evaluate(self) -> float:
+            scores = SB3Agent(self.model).scores(arrays.observations)
+            actions = np.where(arrays.masks, scores, -np.inf).argmax(axis=1)
+            regret = 100.0 * float(arrays.regrets(actions).mean())
+            self.logger.record("eval/regret", regret)
+            self.rows.append({"timesteps": self.num_timesteps, "seconds": round(time.perf_counter() - self.started, 1),
+                              "mean_regret": regret})
+            if csv is not None:
+                _write_rows(Path(csv), self.rows)
+            return regret
+
+    return RegretCallback()
+
+
+def _write_rows(path: Path, rows: list[dict[str, float]]) -> None:
+    text = ",".join(rows[0]) + "\n" + "".join(",".join(str(v) for v in row.values()) + "\n" for row in rows)
+    write_atomic(path, lambda tmp: tmp.write_text(text))
 
 
 # --- TD(lambda) -------------------------------------------------------------------------------------------

@@ -141,6 +141,7 @@ __all__ = [
     "winner_of",
     "write_features",
     "write_observation",
+    "write_observations",
 ]
 
 # --- packed position layout -----------------------------------------------------------------------
@@ -463,7 +464,7 @@ def greedy_choice(state, roll, moves, n, geom):
     return moves[n - 1]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def policy_choice(policy, state, roll, moves, n, geom, rng):
     """The move a built-in policy plays among the ``n`` legal ``moves`` (a random one draws only when n > 1)."""
     if n == 1:
@@ -517,7 +518,7 @@ def start_game(flows, i, pieces, seed, game):
         policy_stream(f.policy_rngs[side], seed, game, side)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def roll_turn(flows, i, geom):
     """One chance node of game ``i`` (not over): roll for the side to move; return the legal moves' count.
 
@@ -532,7 +533,7 @@ def roll_turn(flows, i, geom):
     return f.n
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def next_decision(flows, i, geom):
     """Roll (passing rolls with no legal move) until a side must choose; return n (0: the game is over)."""
     f = flows[i]
@@ -545,7 +546,7 @@ def next_decision(flows, i, geom):
             return f.n
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def play_move(flows, i, move, geom):
     """Play the legal ``move`` of game ``i``'s decision and count it; return :func:`apply_move`'s flags."""
     f = flows[i]
@@ -668,6 +669,15 @@ def write_observation(state, side, roll, geom, out):
     base = 2 * g.length + 3
     for r in range(1, g.max_roll + 1):
         out[base + r] = 1.0 if r == roll else 0.0
+
+
+@njit(cache=True)
+def write_observations(decisions, geom, out):
+    """The observation of each of a batch of decisions (:class:`urgym.batch.Decisions`), from its mover's side with
+    its roll, into ``out[i]``: what a network choosing the moves sees."""
+    for i in range(decisions.states.shape[0]):
+        state = decisions.states[i]
+        write_observation(state, turn_of(state), decisions.rolls[i], geom, out[i])
 
 
 # --- a rule set as kernel data --------------------------------------------------------------------------

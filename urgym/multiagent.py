@@ -100,6 +100,9 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self.action_spaces = {agent: spaces.Discrete(n_actions) for agent in self.possible_agents}
         self._geom = core.geometry(self.rules)
         self._flow = core.flow_buffers(1)  # the game; _state, _roll, _n_moves and _moves mirror it
+        # Views of its fields, made once: reading a record's field from Python costs more than the step itself.
+        self._flow_state, self._flow_roll, self._moves = self._flow["state"], self._flow["roll"], \
+            self._flow["moves"][0]
         self._seed: int | None = None
         self._episode = 0
         self._state = -1
@@ -192,8 +195,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
     # --- internals ----------------------------------------------------------------------------------
     def _roll_until_decision(self) -> None:
         self._n_moves = core.next_decision(self._flow, 0, self._geom)
-        flow = self._flow[0]
-        self._state, self._roll, self._moves = int(flow["state"]), int(flow["roll"]), flow["moves"]
+        self._state, self._roll = int(self._flow_state[0]), int(self._flow_roll[0])
         self.agent_selection = SIDES[core.turn_of(self._state)]
         self._mask[:] = 0
         self._mask[self._moves[: self._n_moves]] = 1

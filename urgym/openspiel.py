@@ -44,6 +44,9 @@ Serialization
 
 from __future__ import annotations
 
+import functools
+from typing import NamedTuple
+
 import numpy as np
 
 from urgym import core
@@ -150,12 +153,31 @@ class UrGame(pyspiel.Game):
         return UrObserver(self.rules)
 
 
+class _GameData(NamedTuple):
+    """What every state of a game reads: the geometry, the chance outcomes, a buffer for legal moves."""
+
+    geom: np.ndarray
+    outcomes: list[tuple[int, float]]
+    moves: np.ndarray
+
+    def __deepcopy__(self, memo: dict) -> _GameData:
+        return self  # shared by every state of the rules: clones (OpenSpiel deep-copies states) share it too
+
+
+@functools.cache
+def _game_data(rules: Rules) -> _GameData:
+    rolls, probabilities = core.chance_outcomes(rules)
+    return _GameData(core.geometry(rules), list(zip(rolls.tolist(), probabilities.tolist(), strict=True)),
+                     np.zeros(core.MAX_MOVES, dtype=np.int64))
+
+
 class UrState(pyspiel.State):
     """A state: the packed position, and the roll once the chance node has been resolved (else None)."""
 
     def __init__(self, game: UrGame, rules: Rules) -> None:
         super().__init__(game)
         self.rules = rules
+        self.game_data = _game_data(rules)
         self.code = int(core.start_state(rules.pieces))
         self.roll: int | None = None
         self._legal: list[int] = []
@@ -172,7 +194,9 @@ class UrState(pyspiel.State):
         return list(self._legal)
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
-        return list(self.position.chance_outcomes())
+        if core.is_over(self.code):
+            raise ValueError("the game is over: there is no roll to make")
+        return self.game_data.outcomes
 
     def _apply_action(self, action: int) -> None:
         if core.is_over(self.code):
@@ -181,14 +205,16 @@ class UrState(pyspiel.State):
             if action not in self.rules.rolls:  # refused before anything changes
                 raise ValueError(f"illegal chance outcome {action}; the rolls are {list(self.rules.rolls)}")
             self.roll = int(action)
-            self._legal = list(self.position.legal_moves(self.roll)) or [pass_action(self.rules)]
+            data = self.game_data
+            n = core.legal_moves(self.code, self.roll, data.geom, data.moves)
+            self._legal = data.moves[:n].tolist() or [pass_action(self.rules)]
             return
         if action not in self._legal:
             raise ValueError(f"illegal action {action} for roll {self.roll}; legal actions: {self._legal}")
         if action == pass_action(self.rules):
             self.code = int(core.swap_sides(self.code))
         else:  # legal, so the core applies it without checking again
-            self.code = int(core.apply_move(self.code, self.roll, int(action), core.geometry(self.rules))[0])
+            self.code = int(core.apply_move(self.code, self.roll, int(action), self.game_data.geom)[0])
         self.roll = None
         self._legal = []
 

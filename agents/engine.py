@@ -1,0 +1,229 @@
+"""Engines in any language, over UEI 1 (the Ur Engine Interface): a program that reads commands on stdin and
+answers on stdout, one line each, UTF-8.
+
+========================================================  ==================================================
+urgym sends                                               the engine replies
+========================================================  ==================================================
+``uei``                                                   any ``id <key> <text>`` lines, then ``ueiok``
+``rules <Rules.to_dict() as one line of JSON>``           nothing
+``isready``                                               ``readyok``
+``position turn <light|dark> light <p1,...,pN> dark       nothing
+<q1,...,qN> roll <r> moves <m1,...,mk>``
+``go``                                                    ``bestmove <m>``
+``quit``                                                  exits
+========================================================  ==================================================
+
+Each side's pieces are their path positions, comma-separated, ascending (0 = at home, L + 1 = scored); ``moves``
+are the legal moves of the roll by the source position of the moving piece (0 enters a piece), ascending, and
+``bestmove`` must be one of them. A ``position`` line is complete, so there is no ``newgame``. The engine may
+write ``info ...`` lines at any time; urgym ignores them. urgym waits for a reply only where one is due, and for
+at most the time limit; an engine that crashes, hangs, answers out of turn or plays an illegal move stops the
+work with a message naming the engine and the position, and the engine's process is stopped.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import selectors
+import shlex
+import subprocess
+import time
+import weakref
+from pathlib import Path
+
+from agents.base import Agent, legal_moves_or_raise
+from urgym import SIDES, Position, Rules
+
+__all__ = ["DEFAULT_MOVE_TIME", "EngineAgent", "EngineError", "position_line"]
+
+DEFAULT_MOVE_TIME = 10.0
+"""Seconds an engine may think about one move (and take for the handshake)."""
+MAX_LINE = 65_536
+"""Longest line urgym reads from an engine."""
+
+
+class EngineError(ValueError):
+    """An engine broke the protocol: it crashed, hung, answered out of turn or played an illegal move."""
+
+
+def position_line(position: Position, roll: int, moves: tuple[int, ...]) -> str:
+    """The ``position`` command of a decision (see the module docstring)."""
+    rules = position.rules
+    parts = ["position", "turn", position.turn]
+    for side in SIDES:
+        pieces = [0] * position.home(side) + list(position.pieces(side)) + [rules.length + 1] * position.scored(side)
+        parts += [side, ",".join(map(str, pieces))]
+    return " ".join([*parts, "roll", str(roll), "moves", ",".join(map(str, moves))])
+
+
+_LIVE: weakref.WeakSet[EngineAgent] = weakref.WeakSet()
+
+
+def _stop_all() -> None:
+    for engine in list(_LIVE):
+        engine.close()
+
+
+atexit.register(_stop_all)
+
+
+class EngineAgent(Agent):
+    """An engine program speaking UEI 1, as an agent (``engine:COMMAND``).
+
+    Args:
+        command: The program's command line, run without a shell (a string is split as a shell would split it).
+        move_time: Seconds the engine may take per move (and for the handshake).
+        seed: Unused (the engine decides); accepted like every agent's.
+
+    Raises:
+        EngineError: If the program does not start or fails the handshake.
+    """
+
+    def __init__(self, command: str | list[str], move_time: float = DEFAULT_MOVE_TIME, seed: int | None = None) -> None:
+        self._process: subprocess.Popen | None = None
+        self.argv = shlex.split(command) if isinstance(command, str) else list(command)
+        if not self.argv:
+            raise EngineError("an engine spec needs a command: engine:COMMAND")
+        if not move_time > 0:
+            raise ValueError(f"an engine's move time must be a positive number of seconds, got {move_time!r}")
+        self.move_time = float(move_time)
+        self.spec = "engine:" + shlex.join(self.argv)
+        self.name = Path(self.argv[0]).name
+        self.ids: dict[str, str] = {}
+        self._process: subprocess.Popen | None = None
+        self._buffer = b""
+        self._rules: Rules | None = None
+        super().__init__(seed)
+        self._start()
+
+    # --- the process -------------------------------------------------------------------------------------
+    def _start(self) -> None:
+        try:
+            self._process = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                             stderr=subprocess.DEVNULL, start_new_session=True)
+        except OSError as err:
+            raise EngineError(f"engine {self.spec!r} does not start: {err.strerror or err}") from None
+        _LIVE.add(self)
+        os.set_blocking(self._process.stdout.fileno(), False)
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(self._process.stdout, selectors.EVENT_READ)
+        self._send("uei")
+        while True:
+            line = self._read("the handshake (uei)")
+            if line == "ueiok":
+                break
+            words = line.split(None, 2)
+            if words[:1] == ["id"] and len(words) >= 2:
+                self.ids[words[1]] = words[2] if len(words) > 2 else ""
+            elif words[:1] != ["info"]:
+                self._fail(f"answered {line[:80]!r} to uei (expected id lines, then ueiok)")
+        self.name = self.ids.get("name", self.name)
+
+    def close(self) -> None:
+        """Ask the engine to quit, and stop it if it does not within a second."""
+        process, self._process = getattr(self, "_process", None), None
+        if process is None:
+            return
+        _LIVE.discard(self)
+        with contextlib.suppress(OSError, ValueError, subprocess.TimeoutExpired):
+            process.stdin.write(b"quit\n")
+            process.stdin.flush()
+            process.wait(timeout=1.0)
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        for stream in (process.stdin, process.stdout):
+            with contextlib.suppress(OSError):
+                stream.close()
+        self._selector.close()
+
+    def __del__(self) -> None:
+        self.close()
+
+    def __getstate__(self) -> dict:
+        # An engine travels to worker processes as its command; each starts its own.
+        return {"argv": self.argv, "move_time": self.move_time}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["argv"], state["move_time"])
+
+    def _send(self, line: str) -> None:
+        if self._process is None:
+            raise EngineError(f"engine {self.name!r} has been closed")
+        try:
+            self._process.stdin.write(line.encode() + b"\n")
+            self._process.stdin.flush()
+        except (BrokenPipeError, OSError):
+            self._fail(f"stopped reading its input (it crashed or exited, status {self._process.poll()})")
+
+    def _read(self, waiting_for: str) -> str:
+        """The engine's next line that is not ``info``, within the move time."""
+        deadline = time.monotonic() + self.move_time
+        while True:
+            if b"\n" in self._buffer:
+                raw, self._buffer = self._buffer.split(b"\n", 1)
+                line = raw.decode("utf-8", "replace").strip()
+                if line and not line.startswith("info"):
+                    return line
+                continue
+            if len(self._buffer) > MAX_LINE:
+                self._fail(f"wrote a line longer than {MAX_LINE:,} bytes during {waiting_for}")
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self._fail(f"did not answer within {self.move_time:g} s during {waiting_for}")
+            if self._selector.select(timeout=left):
+                chunk = os.read(self._process.stdout.fileno(), 65_536)
+                if not chunk:
+                    status = self._process.wait(timeout=1.0) if self._process.poll() is None else self._process.poll()
+                    self._fail(f"exited (status {status}) during {waiting_for}")
+                self._buffer += chunk
+
+    def _fail(self, what: str) -> None:
+        spec = self.spec
+        self.close()
+        raise EngineError(f"engine {spec!r} {what}")
+
+    def _expect_silence(self, after: str) -> None:
+        """An engine must not answer a command that wants no answer: check what it wrote so far."""
+        if self._selector.select(timeout=0):
+            chunk = os.read(self._process.stdout.fileno(), 65_536)
+            self._buffer += chunk
+        while b"\n" in self._buffer:
+            raw, rest = self._buffer.split(b"\n", 1)
+            line = raw.decode("utf-8", "replace").strip()
+            if line and not line.startswith("info"):
+                self._fail(f"answered {line[:80]!r} out of turn, after {after!r}")
+            self._buffer = rest
+
+    # --- the agent ---------------------------------------------------------------------------------------
+    def check_rules(self, rules: Rules) -> None:
+        self._tell_rules(rules)
+
+    def _tell_rules(self, rules: Rules) -> None:
+        if rules == self._rules:
+            return
+        self._send("rules " + json.dumps(rules.to_dict(), separators=(",", ":")))
+        self._send("isready")
+        line = self._read("isready")
+        if line != "readyok":
+            self._fail(f"answered {line[:80]!r} to isready (expected readyok)")
+        self._rules = rules
+
+    def select_move(self, position: Position, roll: int) -> int:
+        moves = legal_moves_or_raise(position, roll)
+        self._tell_rules(position.rules)
+        command = position_line(position, roll, moves)
+        self._send(command)
+        self._expect_silence(command)
+        self._send("go")
+        line = self._read(f"go, at {command!r}")
+        words = line.split()
+        if len(words) != 2 or words[0] != "bestmove" or not words[1].isdigit():
+            self._fail(f"answered {line[:80]!r} to go at {command!r} (expected bestmove <m>)")
+        move = int(words[1])
+        if move not in moves:
+            self._fail(f"played the illegal move {move} at {command!r}; legal moves: {list(moves)}")
+        return move

@@ -1,0 +1,403 @@
+"""Agents from outside the package that score moves with a network: stable-baselines3 models, ONNX and TorchScript
+networks, and plain Python policies.
+
+Every one of them answers a whole batch of decisions at once: the observations of the batch (the environments'
+observation, from the mover's side, :func:`urgym.core.write_observations`) go through the network in one call, the
+scores of illegal actions are masked, and the best legal action is played (the lowest source on ties). They run
+in the main process by default (``in_process``), where a batch of a thousand games is one forward pass.
+
+Loading is safe for files from strangers where the format allows it: ``sb3:`` reads the model's zip without
+unpickling anything (the JSON of its settings, and the weights with ``torch.load(weights_only=True)``) and
+rebuilds the network from the weights' names and shapes; ``onnx:`` hands a protobuf to onnxruntime. A
+TorchScript file is a program, so ``torchscript:`` runs only files you trust, like a plug-in ``.py`` file.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.base import Agent, legal_moves_or_raise
+from urgym import Position, Rules, core
+from urgym.batch import Decisions
+from urgym.core import geometry, observation_size
+from urgym.files import loads_json, require_extra
+
+__all__ = ["OnnxAgent", "PolicyAgent", "SB3Agent", "ScoringAgent", "TorchScriptAgent", "card_path",
+           "load_sb3_network", "model_card", "observations"]
+
+MAX_ZIP_MEMBER = 1 << 30
+"""Largest member of a model's zip urgym reads (a guard against zip bombs)."""
+
+
+def observations(rules: Rules, decisions: Decisions) -> np.ndarray:
+    """The observation of each decision, from its mover's side, with the roll: ``float32[k, obs]``."""
+    out = np.zeros((len(decisions), observation_size(rules)), dtype=np.float32)
+    core.write_observations(decisions, geometry(rules), out)
+    return out
+
+
+class ScoringAgent(Agent):
+    """An agent that scores every action of a batch of observations (:meth:`scores`, ``[k, L + 1]``) and plays the
+    best legal one. Subclasses give the scores; the observations and masks are those of the Gymnasium environment.
+
+    Args:
+        rules: The rules the network was trained on, when known (checked before any game).
+        actions: The network's number of actions; observation size: the length of its input.
+    """
+
+    in_process = True
+    """Run in the main process: one batched forward pass beats workers that each import the framework."""
+
+    def __init__(self, spec: str, rules: Rules | None, actions: int | None, observation: int | None,
+                 seed: int | None = None) -> None:
+        self.spec = spec
+        self.rules = rules
+        self._actions, self._observation = actions, observation
+        super().__init__(seed)
+
+    def scores(self, observations: np.ndarray) -> np.ndarray:
+        """Scores ``float[k, L + 1]`` of every action for ``observations`` ``float32[k, obs]`` (higher is better)."""
+        raise NotImplementedError
+
+    def check_rules(self, rules: Rules) -> None:
+        if self.rules is not None and rules != self.rules:
+            raise ValueError(f"{self.spec}: this model was trained on {self.rules.describe()!r}, not on "
+                             f"{rules.describe()!r}")
+        if self._observation is not None and self._observation != observation_size(rules):
+            raise ValueError(f"{self.spec}: the network takes observations of {self._observation} numbers, but "
+                             f"{rules.name} with {rules.pieces} pieces has {observation_size(rules)}")
+        if self._actions is not None and self._actions != rules.length + 1:
+            raise ValueError(f"{self.spec}: the network has {self._actions} actions, but {rules.name} has "
+                             f"{rules.length + 1} (path positions 0..{rules.length})")
+
+    def select_moves(self, rules: Rules, decisions: Decisions) -> np.ndarray:
+        self.check_rules(rules)
+        if len(decisions) == 0:
+            return np.zeros(0, dtype=np.int64)
+        scores = np.asarray(self.scores(observations(rules, decisions)), dtype=np.float64)
+        if scores.shape != (len(decisions), rules.length + 1):
+            raise ValueError(f"{self.spec}: the network gave scores of shape {scores.shape}, expected "
+                             f"{(len(decisions), rules.length + 1)}")
+        masked = np.where(decisions.masks(rules.length + 1), np.nan_to_num(scores, nan=-np.inf), -np.inf)
+        return masked.argmax(axis=1).astype(np.int64)
+
+    def select_move(self, position: Position, roll: int) -> int:
+        moves = legal_moves_or_raise(position, roll)
+        return int(self.select_moves(position.rules, Decisions.single(position.code, roll, moves, _NO_STREAM))[0])
+
+
+_NO_STREAM = np.zeros(1, dtype=np.uint64)
+
+
+class PolicyAgent(Agent):
+    """A plain Python batch policy as an agent: ``policy(observations, masks) -> actions``.
+
+    ``observations`` is ``float32[k, obs]`` (the environment's observation, from the mover's side), ``masks``
+    ``bool[k, L + 1]`` marks the legal actions, and the policy returns ``k`` integer actions.
+    """
+
+    in_process = True
+
+    def __init__(self, policy: Callable[[np.ndarray, np.ndarray], Any], spec: str | None = None,
+                 seed: int | None = None) -> None:
+        if not callable(policy):
+            raise ValueError(f"a policy must be callable as policy(observations, masks) -> actions, got {policy!r}")
+        self.policy = policy
+        self.spec = spec or f"policy:{getattr(policy, '__name__', type(policy).__name__)}"
+        super().__init__(seed)
+
+    def select_moves(self, rules: Rules, decisions: Decisions) -> np.ndarray:
+        if len(decisions) == 0:
+            return np.zeros(0, dtype=np.int64)
+        return np.asarray(self.policy(observations(rules, decisions), decisions.masks(rules.length + 1)))
+
+    def select_move(self, position: Position, roll: int) -> int:
+        moves = legal_moves_or_raise(position, roll)
+        return int(self.select_moves(position.rules, Decisions.single(position.code, roll, moves, _NO_STREAM))[0])
+
+
+# --- stable-baselines3 ---------------------------------------------------------------------------------------
+ACTIVATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "Tanh": np.tanh,
+    "ReLU": lambda x: np.maximum(x, 0.0),
+    "ELU": lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0.0))),
+    "LeakyReLU": lambda x: np.where(x > 0, x, 0.01 * x),
+    "Sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)),
+    "SiLU": lambda x: x / (1.0 + np.exp(-x)),
+    "Identity": lambda x: x,
+}
+"""The activation functions a stable-baselines3 network may use (torch.nn names)."""
+
+# Policy classes urgym rebuilds, by name: (where the hidden layers are, where the output is, default activation).
+_SB3_POLICIES = {
+    "ActorCriticPolicy": ("mlp_extractor.policy_net", "action_net", "Tanh"),
+    "MaskableActorCriticPolicy": ("mlp_extractor.policy_net", "action_net", "Tanh"),
+    "DQNPolicy": ("q_net.q_net", None, "ReLU"),
+    "QRDQNPolicy": ("quantile_net.quantile_net", None, "ReLU"),
+}
+_IGNORED_PREFIXES = ("mlp_extractor.value_net", "value_net", "q_net_target", "quantile_net_target", "log_std",
+                     "features_extractor", "pi_features_extractor", "vf_features_extractor")
+
+
+class MLP:
+    """Dense layers in numpy: ``activation(x @ W.T + b)`` per hidden layer, then the output layer."""
+
+    def __init__(self, layers: list[tuple[np.ndarray, np.ndarray]], activation: str, hidden_last: bool) -> None:
+        self.layers = layers
+        self.activation = ACTIVATIONS[activation]
+        self.hidden_last = hidden_last  # an activation after the last layer too (an actor's latent, before action_net)
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        for k, (weight, bias) in enumerate(self.layers):
+            x = x @ weight.T + bias
+            if k < len(self.layers) - 1 or self.hidden_last:
+                x = self.activation(x)
+        return x
+
+
+def load_sb3_network(path: str | os.PathLike) -> tuple[Callable[[np.ndarray], np.ndarray], dict[str, Any]]:
+    """Read a stable-baselines3 (or sb3-contrib) model's zip without unpickling anything.
+
+    Returns the network (observations -> action scores: logits, Q-values or mean quantiles) and what the zip says of
+    it: ``policy`` (the policy class), ``observation`` (its length), ``actions``, ``activation``.
+
+    Raises:
+        ValueError: For a file that is not such a zip, a policy urgym cannot rebuild (a custom feature extractor,
+            recurrent or continuous policies), or an activation outside :data:`ACTIVATIONS`, naming the file.
+        MissingExtraError: Without torch (the ``learn`` extra), which reads the weights.
+    """
+    path = Path(path)
+    try:
+        with zipfile.ZipFile(path) as archive:
+            data = loads_json(_member(archive, "data"), "its data")
+            weights = _member(archive, "policy.pth")
+    except (zipfile.BadZipFile, KeyError) as err:
+        raise ValueError(f"{path} is not a stable-baselines3 model (a zip with 'data' and 'policy.pth'): {err}") \
+            from None
+    except ValueError as err:
+        raise ValueError(f"{path}: {err}") from None
+    torch = require_extra("torch", "learn", "sb3: agents")
+    try:
+        state = torch.load(io.BytesIO(weights), map_location="cpu", weights_only=True)
+    except Exception as err:  # any failure to read weights from a stranger's file is that file's fault
+        raise ValueError(f"{path}: its weights (policy.pth) cannot be read safely: {err}") from None
+    try:
+        return _rebuild(data, {k: v.detach().numpy().astype(np.float64) for k, v in state.items()})
+    except (KeyError, TypeError, AttributeError) as err:
+        raise ValueError(f"{path}: not a model urgym can rebuild ({type(err).__name__}: {err})") from None
+    except ValueError as err:
+        raise ValueError(f"{path}: {err}") from None
+
+
+def _member(archive: zipfile.ZipFile, name: str) -> bytes:
+    if archive.getinfo(name).file_size > MAX_ZIP_MEMBER:
+        raise ValueError(f"its member {name!r} is larger than {MAX_ZIP_MEMBER:,} bytes")
+    return archive.read(name)
+
+
+def _rebuild(data: dict, state: dict[str, np.ndarray]) -> tuple[Callable[[np.ndarray], np.ndarray], dict[str, Any]]:
+    policy = _policy_name(data.get("policy_class"))
+    if policy not in _SB3_POLICIES:
+        raise ValueError(f"its policy class is {policy!r}; urgym rebuilds {', '.join(_SB3_POLICIES)} (an MLP on "
+                         "the environment's flat observation)")
+    hidden, output, activation = _SB3_POLICIES[policy]
+    activation = _activation(data.get("policy_kwargs") or {}, activation)
+    observation = _space_size(data.get("observation_space"), "Box", "_shape")
+    actions = _space_size(data.get("action_space"), "Discrete", "n")
+    known = (hidden,) + ((output,) if output else ()) + _IGNORED_PREFIXES
+    unknown = sorted({k.rsplit(".", 2)[0] for k in state if not k.startswith(known)})
+    if unknown:
+        raise ValueError(f"it has layers urgym does not rebuild: {unknown} (a custom feature extractor or network)")
+    if any(k.startswith("features_extractor.") for k in state):
+        raise ValueError("it has a feature extractor with weights; urgym rebuilds flat-observation MLPs only")
+    layers = _linear_layers(state, hidden)
+    if output:  # an actor-critic: hidden layers (each activated), then the action head
+        body = MLP(layers, activation, hidden_last=True)
+        head = (state[f"{output}.weight"], state[f"{output}.bias"])
+
+        def network(x: np.ndarray) -> np.ndarray:
+            return (body(x) if layers else x) @ head[0].T + head[1]
+    else:
+        net = MLP(layers, activation, hidden_last=False)
+        if policy == "QRDQNPolicy":
+            quantiles = layers[-1][0].shape[0] // actions
+
+            def network(x: np.ndarray) -> np.ndarray:
+                return net(x).reshape(-1, quantiles, actions).mean(axis=1)
+        else:
+            network = net
+    first = layers[0][0] if layers else head[0]
+    if first.shape[1] != observation:
+        raise ValueError(f"its first layer takes {first.shape[1]} inputs, but its observation space has {observation}")
+    return network, {"policy": policy, "observation": observation, "actions": actions, "activation": activation}
+
+
+def _policy_name(entry: object) -> str:
+    """The policy class's name, read from the readable parts SB3 stores beside the pickle."""
+    if not isinstance(entry, dict):
+        raise ValueError("its data has no policy_class")
+    for value in entry.values():
+        match = re.match(r"<function (\w+)\.__init__", str(value))
+        if match:
+            return match.group(1)
+    raise ValueError("its data does not name the policy class")
+
+
+def _activation(kwargs: dict, default: str) -> str:
+    text = kwargs.get("activation_fn")
+    if text is None:
+        return default
+    match = re.fullmatch(r"<class 'torch\.nn\.modules\.activation\.(\w+)'>", str(text))
+    if not match or match.group(1) not in ACTIVATIONS:
+        raise ValueError(f"its activation {text!r} is not one urgym rebuilds ({', '.join(ACTIVATIONS)})")
+    return match.group(1)
+
+
+def _space_size(entry: object, kind: str, field: str) -> int:
+    if not isinstance(entry, dict) or kind not in str(entry.get(":type:")):
+        raise ValueError(f"its space {entry.get(':type:') if isinstance(entry, dict) else entry!r} is not a {kind} "
+                         "(urgym's environment has a Box observation and Discrete actions)")
+    value = entry.get(field)
+    value = value[0] if isinstance(value, list) and len(value) == 1 else value
+    if isinstance(value, str) and value.strip("[]").isdigit():
+        value = int(value.strip("[]"))
+    if not isinstance(value, int):
+        raise ValueError(f"its {kind} space's {field} is {value!r}")
+    return value
+
+
+def _linear_layers(state: dict[str, np.ndarray], prefix: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The Linear layers of an ``nn.Sequential`` at ``prefix``, in order (activations hold no weights)."""
+    indices = sorted({int(k[len(prefix) + 1:].split(".")[0]) for k in state if k.startswith(prefix + ".")})
+    return [(state[f"{prefix}.{i}.weight"], state[f"{prefix}.{i}.bias"]) for i in indices]
+
+
+class SB3Agent(ScoringAgent):
+    """A stable-baselines3 or sb3-contrib model (PPO, A2C, DQN, QR-DQN, MaskablePPO, TRPO, ...) trained on
+    ``urgym/Ur-v0``'s observation: it plays the legal action its network scores best (logits or Q-values masked
+    at inference, so a model trained without masks plays legal moves too).
+
+    Args:
+        model: A model's ``.zip`` (read without unpickling, see :func:`load_sb3_network`), or a live model object
+            (used during training).
+        seed: Unused (play is deterministic); accepted like every agent's.
+    """
+
+    def __init__(self, model: Any, seed: int | None = None, spec: str | None = None) -> None:
+        if isinstance(model, (str, os.PathLike)):
+            path = Path(model)
+            if not path.is_file():
+                raise FileNotFoundError(f"no stable-baselines3 model at {path}")
+            self.network, self.info = load_sb3_network(path)
+            card = model_card(path)
+            rules = Rules.from_dict(card["rules"]) if "rules" in card else None
+            super().__init__(spec or f"sb3:{path.resolve()}", rules, self.info["actions"], self.info["observation"],
+                             seed)
+        else:
+            self.network, self.info = _live_network(model), {"policy": type(model.policy).__name__}
+            super().__init__(spec or "sb3:live", None, int(model.action_space.n),
+                             int(model.observation_space.shape[0]), seed)
+
+    def scores(self, observations: np.ndarray) -> np.ndarray:
+        return self.network(observations.astype(np.float64))
+
+
+def card_path(model_path: str | os.PathLike) -> Path:
+    """The JSON card beside a model: ``model.zip`` -> ``model.json``."""
+    return Path(model_path).with_suffix(".json")
+
+
+def model_card(model_path: str | os.PathLike) -> dict[str, Any]:
+    """The card of a model (rule set, how it was trained, measured regret); {} when there is none.
+
+    Raises:
+        ValueError: If the card is not a JSON object (naming the file).
+    """
+    path = card_path(model_path)
+    if not path.is_file():
+        return {}
+    data = loads_json(path.read_bytes(), str(path))
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} is not a model card (a JSON object)")
+    return data
+
+
+def _live_network(model: Any) -> Callable[[np.ndarray], np.ndarray]:
+    """Action scores from a live SB3 model (during training): logits, Q-values or mean quantiles."""
+    torch = require_extra("torch", "learn", "live stable-baselines3 models")
+    policy = model.policy
+
+    def network(x: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            obs = torch.as_tensor(x, dtype=torch.float32, device=policy.device)
+            if hasattr(policy, "get_distribution"):
+                return policy.get_distribution(obs).distribution.logits.cpu().numpy()
+            if hasattr(policy, "quantile_net"):
+                return policy.quantile_net(obs).mean(dim=1).cpu().numpy()
+            return policy.q_net(obs).cpu().numpy()
+
+    return network
+
+
+# --- ONNX and TorchScript -------------------------------------------------------------------------------------
+class OnnxAgent(ScoringAgent):
+    """A network in ONNX (run by onnxruntime, the ``onnx`` extra): one float input ``[batch, obs]``, the first
+    output the action scores ``[batch, L + 1]``."""
+
+    def __init__(self, path: str | os.PathLike, seed: int | None = None) -> None:
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"no ONNX model at {path}")
+        ort = require_extra("onnxruntime", "onnx", "onnx: agents")
+        try:
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = 1
+            self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        except Exception as err:  # onnxruntime raises its own types for a file it cannot read
+            raise ValueError(f"{path} is not an ONNX model onnxruntime can run: {err}") from None
+        inputs = self._session.get_inputs()
+        if len(inputs) != 1:
+            raise ValueError(f"{path}: the network has {len(inputs)} inputs; urgym gives one (the observations)")
+        self._input = inputs[0].name
+        size = inputs[0].shape[-1] if inputs[0].shape else None
+        outputs = self._session.get_outputs()
+        actions = outputs[0].shape[-1] if outputs and outputs[0].shape else None
+        card = model_card(path)
+        super().__init__(f"onnx:{path.resolve()}", Rules.from_dict(card["rules"]) if "rules" in card else None,
+                         actions if isinstance(actions, int) else None, size if isinstance(size, int) else None,
+                         seed)
+
+    def scores(self, observations: np.ndarray) -> np.ndarray:
+        return self._session.run(None, {self._input: observations})[0]
+
+
+class TorchScriptAgent(ScoringAgent):
+    """A TorchScript network (``torch.jit.save``): observations ``[batch, obs]`` to action scores ``[batch, L + 1]``.
+
+    A TorchScript file is a program: load only files you trust.
+    """
+
+    def __init__(self, path: str | os.PathLike, seed: int | None = None) -> None:
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"no TorchScript model at {path}")
+        self._torch = require_extra("torch", "learn", "torchscript: agents")
+        try:
+            self._module = self._torch.jit.load(str(path), map_location="cpu").eval()
+        except Exception as err:  # torch raises RuntimeError and others for a file it cannot read
+            raise ValueError(f"{path} is not a TorchScript model: {err}") from None
+        card = model_card(path)
+        super().__init__(f"torchscript:{path.resolve()}", Rules.from_dict(card["rules"]) if "rules" in card else None,
+                         None, None, seed)
+
+    def scores(self, observations: np.ndarray) -> np.ndarray:
+        with self._torch.no_grad():
+            return self._module(self._torch.from_numpy(observations)).cpu().numpy()
