@@ -17,7 +17,8 @@ Each side's pieces are their path positions, comma-separated, ascending (0 = at 
 are the legal moves of the roll by the source position of the moving piece (0 enters a piece), ascending, and
 ``bestmove`` must be one of them. A ``position`` line is complete, so there is no ``newgame``. The engine may
 write ``info ...`` lines at any time; urgym ignores them. urgym waits for a reply only where one is due, and for
-at most the time limit; an engine that crashes, hangs, answers out of turn or plays an illegal move stops the
+at most the time limit; it sends ``isready`` after each ``position``, so an answer to a position is seen at
+once. An engine that crashes, hangs, answers out of turn or plays an illegal move stops the
 work with a message naming the engine and the position, and the engine's process is stopped.
 """
 
@@ -186,18 +187,6 @@ class EngineAgent(Agent):
         self.close()
         raise EngineError(f"engine {spec!r} {what}")
 
-    def _expect_silence(self, after: str) -> None:
-        """An engine must not answer a command that wants no answer: check what it wrote so far."""
-        if self._selector.select(timeout=0):
-            chunk = os.read(self._process.stdout.fileno(), 65_536)
-            self._buffer += chunk
-        while b"\n" in self._buffer:
-            raw, rest = self._buffer.split(b"\n", 1)
-            line = raw.decode("utf-8", "replace").strip()
-            if line and not line.startswith("info"):
-                self._fail(f"answered {line[:80]!r} out of turn, after {after!r}")
-            self._buffer = rest
-
     # --- the agent ---------------------------------------------------------------------------------------
     def check_rules(self, rules: Rules) -> None:
         self._tell_rules(rules)
@@ -217,7 +206,10 @@ class EngineAgent(Agent):
         self._tell_rules(position.rules)
         command = position_line(position, roll, moves)
         self._send(command)
-        self._expect_silence(command)
+        self._send("isready")  # a position wants no answer: anything before readyok is out of turn
+        line = self._read(f"isready after {command!r}")
+        if line != "readyok":
+            self._fail(f"answered {line[:80]!r} out of turn, after {command!r}")
         self._send("go")
         line = self._read(f"go, at {command!r}")
         words = line.split()

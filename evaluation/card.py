@@ -36,18 +36,18 @@ def positions_hash(positions: list) -> str:
 
 def agent_card(agent: str | Agent, rule_sets: tuple[str, ...] = CARD_RULE_SETS, games: int = 150, seed: int = 0,
                positions: int = DEFAULT_POSITIONS, workers: int | None = None, solve: bool = True,
-               progress: bool = True) -> dict[str, Any]:
+               progress: bool = True, pieces: int | None = None) -> dict[str, Any]:
     """The card of ``agent`` (see the module docstring) as a dict, ready for JSON.
 
-    A rule set the agent cannot play, or whose table is not cached when ``solve`` is False, is listed with the
-    reason instead of figures.
+    ``pieces`` plays every rule set with that many pieces (default: each one's own). A rule set the agent cannot
+    play, or whose table is not cached when ``solve`` is False, is listed with the reason instead of figures.
     """
     built = make_agent(agent)
     card: dict[str, Any] = {"format": "urgym-agent-card", "version": 1, "agent": built.spec,
                             "urgym": urgym.__version__, "date": datetime.date.today().isoformat(), "games": games,
-                            "seed": seed, "rule_sets": {}}
+                            "seed": seed, "pieces": pieces, "rule_sets": {}}
     for name in rule_sets:
-        rules = get_rules(name)
+        rules = get_rules(name, pieces)
         try:
             built.check_rules(rules)
         except ValueError as err:

@@ -166,22 +166,21 @@ def _card_main(parser: argparse.ArgumentParser, args: argparse.Namespace, extra:
         parser.error("--card needs --agent SPEC")
     for option, given in (("--tournament", args.tournament), ("--opponent", args.opponent != "perfect"),
                           ("--csv", args.csv), ("--plot", args.plot), ("--save-games", args.save_games),
-                          ("--pieces", args.pieces is not None), ("--backend", args.backend != "process")):
+                          ("--backend", args.backend != "process")):
         if given:
-            parser.error(f"{option} does nothing with --card (a card plays perfect play on each rule set at its own "
-                         "piece count)")
+            parser.error(f"{option} does nothing with --card (a card plays perfect play on each rule set)")
     if args.games < 1 or (args.workers is not None and args.workers < 1) or args.positions < 1:
         parser.error("--games, --workers and --positions must be at least 1 with --card")
     names = tuple(n.strip() for n in (",".join(CARD_RULE_SETS) if args.rules is None else args.rules).split(","))
     try:
-        rule_sets = tuple(get_rules(n).name for n in names if n)
+        rule_sets = tuple(get_rules(n, args.pieces).name for n in names if n)
         spec = _specs(args, extra)[0]
         make_agent(spec)
         _check_outputs(args)
     except ValueError as err:
         parser.error(str(err))
     card = agent_card(spec, rule_sets, args.games, args.seed, args.positions, args.workers, not args.no_solve,
-                      not args.no_progress)
+                      not args.no_progress, args.pieces)
     out = _report_stream(args)
     print(card_header(rule_sets), file=out)
     print(card_row(card), file=out)

@@ -1,6 +1,7 @@
 import csv
 import json
 
+import numpy as np
 import pytest
 
 from evaluation import cli
@@ -158,3 +159,31 @@ def test_options_a_mode_would_ignore_are_refused(finkel3_table, capsys, argv, me
     with pytest.raises(SystemExit):
         cli.main([*argv, "--pieces", "3", "--no-progress"])
     assert message in capsys.readouterr().err
+
+
+def test_a_card_covers_every_rule_set_the_agent_plays(finkel3_table, tmp_path, capsys):
+    assert cli.main(["--agent", "greedy", "--card", "--rules", "finkel,blitz", "--pieces", "2", "--games", "10",
+                     "--positions", "40", "--workers", "1", "--json", str(tmp_path / "card.json"),
+                     "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    card = json.loads((tmp_path / "card.json").read_text())
+    assert card["format"] == "urgym-agent-card" and card["agent"] == "greedy"
+    for name in ("finkel", "blitz"):
+        entry = card["rule_sets"][name]
+        assert entry["positions"] == 40 and len(entry["positions_hash"]) == 12
+        assert entry["regret"] > 0 and entry["vs_perfect"]["games"] == 10
+    assert out.startswith("| agent | finkel: regret | blitz: regret |") and "| `greedy` |" in out
+    assert cli.main(["--agent", "td", "--card", "--rules", "finkel", "--pieces", "2", "--games", "2",
+                     "--positions", "10", "--workers", "1", "--no-progress"]) == 0
+    assert "finkel: skipped (cannot play" in capsys.readouterr().out  # td was trained on 7 pieces
+
+
+def test_the_luck_adjusted_rate_is_never_shown_outside_0_to_100():
+    from evaluation.stats import MeanInterval
+
+    below = MeanInterval.of(np.array([-0.05, -0.02, 0.01, -0.04]))
+    text = str(below)
+    assert text.startswith("0.0% [0.0%, ") and "clipped to 0-100%; the unbiased estimate is -2.5%" in text
+    assert below.to_dict()["shown_mean"] == 0.0 and below.to_dict()["mean"] == pytest.approx(-0.025)
+    inside = MeanInterval.of(np.array([0.4, 0.5, 0.6]))
+    assert "clipped" not in str(inside)

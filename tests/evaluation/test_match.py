@@ -5,7 +5,7 @@ from agents import Agent, make_agent
 from evaluation.match import play_match
 from evaluation.positions import benchmark_positions, score_positions
 from evaluation.tournament import run_tournament
-from urgym import get_rules
+from urgym import Position, get_rules
 
 RULES = get_rules("finkel", 3)
 
@@ -162,3 +162,33 @@ def test_every_builtin_agent_plays_the_same_games_on_every_path(finkel3_table, t
     kernel = moves("kernel", spec, True)
     assert kernel == moves("batch", spec, False)
     assert kernel == moves("single", OneByOne(make_agent(spec)), False)
+
+
+def test_benchmark_arrays_hold_every_move_s_chance(finkel3_table):
+    from evaluation.positions import benchmark_arrays
+
+    arrays = benchmark_arrays(RULES, "validation", 50, table=finkel3_table)
+    assert arrays.observations.shape == (50, 36) and arrays.masks.shape == (50, 15)
+    perfect = np.nanargmax(arrays.values, axis=1)
+    assert np.all(arrays.regrets(perfect) == 0)
+    first = arrays.masks.argmax(axis=1)
+    positions = [(Position(RULES, int(s)), int(r)) for s, r in zip(arrays.states, arrays.rolls, strict=True)]
+    bench = score_positions("first", finkel3_table, positions, workers=1, progress=False)
+    assert np.allclose(arrays.regrets(first), bench.regrets)
+    assert np.array_equal(np.isnan(arrays.values), ~arrays.masks)
+
+
+def test_a_script_without_a_main_guard_gets_one_explanation(tmp_path, finkel3_table):
+    import subprocess
+    import sys
+
+    script = tmp_path / "no_guard.py"
+    script.write_text(
+        "from evaluation.match import play_match\nfrom solver import load_or_solve\nfrom urgym import get_rules\n"
+        "rules = get_rules('finkel', 3)\n"
+        "play_match('heuristic', 'random', rules, games=40, table=load_or_solve(rules, progress=False), workers=2, "
+        "progress=False)\n")
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert result.returncode != 0
+    assert "if __name__ == \"__main__\":" in result.stderr.strip().splitlines()[-1]
+    assert "BrokenProcessPool" not in result.stderr.strip().splitlines()[-1]

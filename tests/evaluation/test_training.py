@@ -142,3 +142,19 @@ def test_train_command(finkel3_table, tmp_path, capsys):
         with pytest.raises(SystemExit):
             train_main([*argv, "--pieces", "2", "--out", str(tmp_path / "bad")])
     assert not (tmp_path / "bad").exists()
+
+
+def test_the_regret_callback_scores_any_sb3_model_while_it_trains(finkel3_table, tmp_path):
+    from stable_baselines3 import PPO
+
+    from evaluation.training import regret_callback
+
+    env = UrEnv(RULES, opponent="random")
+    model = PPO("MlpPolicy", env, n_steps=128, batch_size=64, n_epochs=1, seed=0, device="cpu",
+                policy_kwargs={"net_arch": [16]})
+    callback = regret_callback(RULES, every=128, count=60, csv=tmp_path / "regret.csv", table=finkel3_table)
+    model.learn(384, callback=callback)
+    assert len(callback.rows) >= 2 and all(0 <= row["mean_regret"] < 100 for row in callback.rows)
+    lines = (tmp_path / "regret.csv").read_text().splitlines()
+    assert lines[0] == "timesteps,seconds,mean_regret" and len(lines) == len(callback.rows) + 1
+    assert callback.evaluate() == pytest.approx(callback.rows[-1]["mean_regret"])
