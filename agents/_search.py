@@ -97,7 +97,7 @@ def _order_moves(state, roll, moves, n, geom, scores):
         scores[j + 1] = s
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _last_ply(state, ctx):
     """A chance node one ply above the horizon, without playing any move.
 
