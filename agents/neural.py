@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from agents.base import Agent, legal_moves_or_raise
 from urgym import Position, Rules, core
@@ -31,7 +32,7 @@ from urgym.core import geometry, observation_size
 from urgym.files import loads_json, require_extra
 
 __all__ = ["OnnxAgent", "PolicyAgent", "SB3Agent", "ScoringAgent", "TorchScriptAgent", "card_path",
-           "load_sb3_network", "model_card", "observations"]
+           "load_sb3_network", "model_card", "observations", "sample_legal"]
 
 MAX_ZIP_MEMBER = 1 << 30
 """Largest member of a model's zip urgym reads (a guard against zip bombs)."""
@@ -44,22 +45,53 @@ def observations(rules: Rules, decisions: Decisions) -> np.ndarray:
     return out
 
 
+@njit(cache=True)
+def sample_legal(scores, masks, rngs, out):
+    """For each row, a legal action drawn with probability proportional to ``exp(scores)`` (the softmax of a
+    policy's logits over the legal actions), from the row's own stream ``rngs[i]``."""
+    for i in range(scores.shape[0]):
+        top = -np.inf
+        for a in range(scores.shape[1]):
+            if masks[i, a] and scores[i, a] > top:
+                top = scores[i, a]
+        total = 0.0
+        for a in range(scores.shape[1]):
+            if masks[i, a]:
+                total += np.exp(scores[i, a] - top)
+        u = core.next_uniform(rngs[i]) * total
+        chosen = -1
+        for a in range(scores.shape[1]):
+            if masks[i, a]:
+                chosen = a
+                u -= np.exp(scores[i, a] - top)
+                if u < 0.0:
+                    break
+        out[i] = chosen
+
+
 class ScoringAgent(Agent):
     """An agent that scores every action of a batch of observations (:meth:`scores`, ``[k, L + 1]``) and plays the
-    best legal one. Subclasses give the scores; the observations and masks are those of the Gymnasium environment.
+    best legal one, or with ``sample`` a legal one drawn from the softmax of the scores (a policy's logits: how it
+    acts while it trains, e.g. as its own opponent). Subclasses give the scores; the observations and masks are
+    those of the Gymnasium environment.
 
     Args:
         rules: The rules the network was trained on, when known (checked before any game).
         actions: The network's number of actions; observation size: the length of its input.
+        sample: Draw from the softmax of the legal actions' scores (from each game's own stream) instead of
+            playing the best.
     """
 
     in_process = True
     """Run in the main process: one batched forward pass beats workers that each import the framework."""
 
     def __init__(self, spec: str, rules: Rules | None, actions: int | None, observation: int | None,
-                 seed: int | None = None) -> None:
-        self.spec = spec
+                 seed: int | None = None, sample: bool = False) -> None:
+        if not isinstance(sample, bool):
+            raise ValueError(f"{spec}: sample must be true or false, got {sample!r}")
+        self.spec = spec + (":sample=true" if sample else "")
         self.rules = rules
+        self.sample = sample
         self._actions, self._observation = actions, observation
         super().__init__(seed)
 
@@ -86,8 +118,13 @@ class ScoringAgent(Agent):
         if scores.shape != (len(decisions), rules.length + 1):
             raise ValueError(f"{self.spec}: the network gave scores of shape {scores.shape}, expected "
                              f"{(len(decisions), rules.length + 1)}")
-        masked = np.where(decisions.masks(rules.length + 1), np.nan_to_num(scores, nan=-np.inf), -np.inf)
-        return masked.argmax(axis=1).astype(np.int64)
+        masks = decisions.masks(rules.length + 1)
+        scores = np.nan_to_num(scores, nan=-np.inf)
+        if self.sample:
+            chosen = np.empty(len(decisions), dtype=np.int64)
+            sample_legal(scores, masks, decisions.rngs, chosen)
+            return chosen
+        return np.where(masks, scores, -np.inf).argmax(axis=1).astype(np.int64)
 
     def select_move(self, position: Position, roll: int) -> int:
         moves = legal_moves_or_raise(position, roll)
@@ -288,10 +325,12 @@ class SB3Agent(ScoringAgent):
     Args:
         model: A model's ``.zip`` (read without unpickling, see :func:`load_sb3_network`), or a live model object
             (used during training).
-        seed: Unused (play is deterministic); accepted like every agent's.
+        seed: Unused (the best move is deterministic, and samples come from each game's stream).
+        sample: Draw from the softmax of the legal actions' scores (``sb3:PATH:sample=true``; meant for policies'
+            logits, not Q-values) instead of playing the best.
     """
 
-    def __init__(self, model: Any, seed: int | None = None, spec: str | None = None) -> None:
+    def __init__(self, model: Any, seed: int | None = None, spec: str | None = None, sample: bool = False) -> None:
         if isinstance(model, (str, os.PathLike)):
             path = Path(model)
             if not path.is_file():
@@ -300,11 +339,11 @@ class SB3Agent(ScoringAgent):
             card = model_card(path)
             rules = Rules.from_dict(card["rules"]) if "rules" in card else None
             super().__init__(spec or f"sb3:{path.resolve()}", rules, self.info["actions"], self.info["observation"],
-                             seed)
+                             seed, sample)
         else:
             self.network, self.info = _live_network(model), {"policy": type(model.policy).__name__}
             super().__init__(spec or "sb3:live", None, int(model.action_space.n),
-                             int(model.observation_space.shape[0]), seed)
+                             int(model.observation_space.shape[0]), seed, sample)
 
     def scores(self, observations: np.ndarray) -> np.ndarray:
         return self.network(observations.astype(np.float64))
@@ -352,7 +391,7 @@ class OnnxAgent(ScoringAgent):
     """A network in ONNX (run by onnxruntime, the ``onnx`` extra): one float input ``[batch, obs]``, the first
     output the action scores ``[batch, L + 1]``."""
 
-    def __init__(self, path: str | os.PathLike, seed: int | None = None) -> None:
+    def __init__(self, path: str | os.PathLike, seed: int | None = None, sample: bool = False) -> None:
         path = Path(path)
         if not path.is_file():
             raise FileNotFoundError(f"no ONNX model at {path}")
@@ -373,7 +412,7 @@ class OnnxAgent(ScoringAgent):
         card = model_card(path)
         super().__init__(f"onnx:{path.resolve()}", Rules.from_dict(card["rules"]) if "rules" in card else None,
                          actions if isinstance(actions, int) else None, size if isinstance(size, int) else None,
-                         seed)
+                         seed, sample)
 
     def scores(self, observations: np.ndarray) -> np.ndarray:
         return self._session.run(None, {self._input: observations})[0]
@@ -385,7 +424,7 @@ class TorchScriptAgent(ScoringAgent):
     A TorchScript file is a program: load only files you trust.
     """
 
-    def __init__(self, path: str | os.PathLike, seed: int | None = None) -> None:
+    def __init__(self, path: str | os.PathLike, seed: int | None = None, sample: bool = False) -> None:
         path = Path(path)
         if not path.is_file():
             raise FileNotFoundError(f"no TorchScript model at {path}")
@@ -396,7 +435,7 @@ class TorchScriptAgent(ScoringAgent):
             raise ValueError(f"{path} is not a TorchScript model: {err}") from None
         card = model_card(path)
         super().__init__(f"torchscript:{path.resolve()}", Rules.from_dict(card["rules"]) if "rules" in card else None,
-                         None, None, seed)
+                         None, None, seed, sample)
 
     def scores(self, observations: np.ndarray) -> np.ndarray:
         with self._torch.no_grad():

@@ -12,7 +12,7 @@ from urgym import Position, Rules, core
 from urgym.batch import Decisions
 from urgym.core import geometry
 
-__all__ = ["PerfectAgent", "perfect_choice", "perfect_choices"]
+__all__ = ["PerfectAgent", "perfect_choice", "perfect_choices", "perfect_play_turns"]
 
 
 @njit(cache=True)
@@ -33,6 +33,22 @@ def perfect_choices(decisions, geom, table, epsilon, out):
         moves = decisions.moves[i]
         out[i] = moves[perfect_choice(decisions.states[i], decisions.rolls[i], moves, decisions.counts[i], geom,
                                       table, epsilon, decisions.rngs[i], probabilities)]
+
+
+@njit(cache=True)
+def perfect_play_turns(flows, games, sides, policies, geom, table, epsilon):
+    """In each game ``games[j]`` of ``flows``, play side ``sides[j]``'s decisions perfectly (with slips drawn from
+    the game's policy stream of that side) and advance by :func:`urgym.core.advance` with ``policies[games[j]]``,
+    until the other side must decide or the game ends."""
+    probabilities = np.zeros(core.MAX_MOVES, dtype=np.float64)
+    for j in range(games.shape[0]):
+        i, side = games[j], sides[j]
+        f = flows[i]
+        while f.n > 0 and core.turn_of(f.state) == side:
+            k = perfect_choice(f.state, f.roll, f.moves, f.n, geom, table, epsilon, f.policy_rngs[side],
+                               probabilities)
+            core.play_move(flows, i, f.moves[k], geom)
+            core.advance(flows, i, policies[i], geom)
 
 
 class PerfectAgent(Agent):
@@ -98,3 +114,10 @@ class PerfectAgent(Agent):
         out = np.empty(len(decisions), dtype=np.int64)
         perfect_choices(decisions, geometry(rules), self.table(rules).view, self.epsilon, out)
         return out
+
+    def play_turns(self, rules: Rules, flows: np.ndarray, games: np.ndarray, sides: np.ndarray,
+                   policies: np.ndarray) -> None:
+        """Play this agent's turns inside a kernel, where a batched game loop hands it the games awaiting it
+        (:class:`urgym.vector.UrVectorEnv`): in game ``games[j]`` of ``flows``, while side ``sides[j]`` must move,
+        play the table's move and advance with ``policies[games[j]]``. The same moves as :meth:`select_moves`."""
+        perfect_play_turns(flows, games, sides, policies, geometry(rules), self.table(rules).view, self.epsilon)

@@ -39,7 +39,7 @@ def _register_envs() -> None:
     from gymnasium.envs.registration import register, registry
 
     if "urgym/Ur-v0" not in registry:
-        register(id="urgym/Ur-v0", entry_point="urgym.env:UrEnv")
+        register(id="urgym/Ur-v0", entry_point="urgym.env:UrEnv", vector_entry_point="urgym.vector:UrVectorEnv")
 
 
 _register_envs()

@@ -58,14 +58,16 @@ class Decisions(NamedTuple):
                    np.array([len(legal)], dtype=np.int64), rng.reshape(1, 1))
 
 
-def decisions_of(flows: np.ndarray, games: np.ndarray, stream: int) -> Decisions:
-    """The decisions of ``flows[games]`` (each awaiting a move), with policy stream ``stream`` of each game."""
+def decisions_of(flows: np.ndarray, games: np.ndarray, stream: int | np.ndarray) -> Decisions:
+    """The decisions of ``flows[games]`` (each awaiting a move), with policy stream ``stream`` of each game (one
+    stream for all, or one per game)."""
     rows = flows[games]
-    return Decisions(rows["state"], rows["roll"], rows["moves"], rows["n"],
-                     np.ascontiguousarray(rows["policy_rngs"][:, stream]))
+    streams = rows["policy_rngs"][np.arange(len(rows)), stream] if isinstance(stream, np.ndarray) \
+        else rows["policy_rngs"][:, stream]
+    return Decisions(rows["state"], rows["roll"], rows["moves"], rows["n"], np.ascontiguousarray(streams))
 
 
-def return_streams(flows: np.ndarray, games: np.ndarray, stream: int, decisions: Decisions) -> None:
+def return_streams(flows: np.ndarray, games: np.ndarray, stream: int | np.ndarray, decisions: Decisions) -> None:
     """Store the random streams the agent advanced back into the games' records."""
     flows["policy_rngs"][games, stream] = decisions.rngs
 

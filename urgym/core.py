@@ -96,6 +96,7 @@ __all__ = [
     "POLICY_RANDOM",
     "ROSETTE",
     "SCORED",
+    "SIDE_SALT",
     "TURN_SHIFT",
     "WIN",
     "advance",
@@ -105,9 +106,11 @@ __all__ = [
     "can_move",
     "captured_position",
     "chance_outcomes",
+    "episode_side",
     "feature_count",
     "flow_buffers",
     "geometry",
+    "is_legal",
     "is_over",
     "legal_moves",
     "next_below",
@@ -128,6 +131,7 @@ __all__ = [
     "policy_stream",
     "popcount",
     "positions_mask",
+    "replacement_move",
     "roll_dice",
     "roll_turn",
     "seed_stream",
@@ -494,6 +498,40 @@ def slip(best, n, epsilon, rng):
         other = next_below(rng, n - 1)
         return other + (1 if other >= best else 0)
     return best
+
+
+@njit(cache=True)
+def is_legal(move, moves, n):
+    """Whether ``move`` is one of the ``n`` legal ``moves``."""
+    for k in range(n):  # noqa: SIM110  (numba compiles no generator inside any())
+        if moves[k] == move:
+            return True
+    return False
+
+
+@njit(cache=True)
+def replacement_move(action, moves, n):
+    """The legal move that stands in for an illegal ``action`` (the environments' ``illegal_action="replace"``):
+    the legal source position nearest to ``action``, the lower one on a tie (so out-of-range actions map to the
+    first or last legal move)."""
+    best = moves[0]
+    for k in range(1, n):
+        if abs(moves[k] - action) < abs(best - action):
+            best = moves[k]
+    return best
+
+
+SIDE_SALT = 0x51DE5A17
+"""Mixed into the seed of the stream that draws an agent's side, apart from the dice and the policies."""
+
+
+@njit(cache=True)
+def episode_side(seed, game):
+    """The side (0 light, 1 dark) an environment's agent plays in game ``game`` of ``seed`` when its side is drawn
+    (``agent_side="random"``): a function of (seed, game) alone, so a game is the same alone or in a batch."""
+    rng = np.zeros(1, dtype=np.uint64)
+    seed_stream(rng, np.uint64(seed) ^ np.uint64(SIDE_SALT), np.uint64(game))
+    return np.int64(next_u64(rng) >> np.uint64(63))
 
 
 # --- game flow: one game ------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import numpy as np
 from gymnasium import spaces
 
 from urgym import core
+from urgym.batch import Decisions, check_choices
 from urgym.checks import integer
 from urgym.game import check_seed
 from urgym.position import SIDES, Position
@@ -17,13 +18,15 @@ from urgym.render import RENDER_MODES, check_render_mode, render_frame
 from urgym.rules import Rules, get_rules
 from urgym.specs import resolve_spec
 
-__all__ = ["Opponent", "UrEnv", "action_index"]
+__all__ = ["AGENT_SIDES", "ILLEGAL_ACTION_MODES", "Opponent", "UrEnv", "action_index", "check_illegal_action",
+           "resolve_opponent"]
 
 Opponent = str | Callable[[Position, int], int] | Any
 """A built-in policy name, a callable ``(position, roll) -> move``, or an object with ``select_move``."""
 
-_ILLEGAL_ACTION_MODES = ("loss", "raise")
-_AGENT_SIDES = ("light", "dark", "random")
+ILLEGAL_ACTION_MODES = ("loss", "raise", "replace")
+"""What an environment does with an illegal action: end the episode as a loss, raise, or play a legal move."""
+AGENT_SIDES = ("light", "dark", "random")
 
 
 class UrEnv(gym.Env):
@@ -55,7 +58,10 @@ class UrEnv(gym.Env):
     ## Episode End
     The episode terminates when either side has scored every piece, or (with ``illegal_action="loss"``)
     when the agent plays an illegal action, which counts as a loss with reward -1 and
-    ``info["illegal_action"] = True``. Games end with probability 1, so there is no truncation; wrap
+    ``info["illegal_action"] = True``. With ``illegal_action="replace"`` an illegal action is replaced by the
+    legal move nearest to it (:func:`urgym.core.replacement_move`: the nearest source position, the lower on a
+    tie), ``info["illegal_action"]`` is True and ``illegal_penalty`` is subtracted from that step's reward.
+    Games end with probability 1, so there is no truncation; wrap
     with ``gymnasium.wrappers.TimeLimit`` to cap the length. An episode starts at the agent's first
     decision; with one piece a game can end before that, and such a game is replayed.
 
@@ -65,8 +71,11 @@ class UrEnv(gym.Env):
       inside numba), any other agent spec (``"expectimax:3"``, ``"perfect"``, ``"heuristic"``, ...: built
       by the ``agents`` package through :func:`register_spec_resolver`), a callable
       ``(position, roll) -> move``, or an agent (an object with ``select_move(position, roll)``).
-    - ``agent_side``: ``"light"`` (moves first), ``"dark"``, or ``"random"`` (drawn every episode).
-    - ``illegal_action``: ``"loss"`` (default) or ``"raise"`` (a ``ValueError`` naming the legal moves).
+    - ``agent_side``: ``"light"`` (moves first), ``"dark"``, or ``"random"`` (drawn for every game from its
+      (seed, game) stream, :func:`urgym.core.episode_side`).
+    - ``illegal_action``: ``"loss"`` (default), ``"raise"`` (a ``ValueError`` naming the legal moves) or
+      ``"replace"`` (play the nearest legal move, for algorithms without action masking); ``illegal_penalty``
+      (default 0) is subtracted from the reward of a replaced action.
     - ``render_mode``: ``"ansi"`` (text), ``"rgb_array"`` (an image of the board) or ``"human"``
       (prints the text board after every reset and step).
 
@@ -76,14 +85,19 @@ class UrEnv(gym.Env):
     ## Randomness
     The dice follow the core's game flow (:mod:`urgym.core`): after ``reset(seed=s)`` episode k rolls the
     dice of game k of seed s, the same rolls :class:`urgym.Game` (``Game(rules, s, k)``), the simulator and
-    match play use. Without a seed, s is drawn from ``self.np_random``, which also draws the agent's side
-    (with ``agent_side="random"``) and reseeds an opponent agent (anything with ``reseed``) every episode.
+    match play use; game k also fixes the agent's side when it is drawn, and the opponent agent's random
+    choices: an agent (anything with ``select_moves``) is asked through that method and draws from the game's
+    own policy stream, as it does in a batch. Without a seed, s is drawn from ``self.np_random``, which also
+    reseeds an opponent agent (anything with ``reseed``) every episode. :class:`urgym.vector.UrVectorEnv` plays
+    the same games, many at once.
 
     ## Version History
     - v0: initial version. Since urgym 0.2 the dice of a seed follow the core's (seed, game) streams, and
       an action that is not an integer (``0.7``, ``"1"``) is refused instead of being truncated (a
       ``ValueError`` since urgym 0.3). Since urgym 0.3 a random built-in opponent draws only when it has a
-      choice of moves, so its games for a seed differ from 0.2's.
+      choice of moves, so its games for a seed differ from 0.2's. Since urgym 0.3 a drawn side and an opponent
+      agent's random choices follow the (seed, game) streams (before, ``self.np_random`` and the agent's own
+      generator), and ``illegal_action="replace"`` exists.
     """
 
     metadata = {"render_modes": RENDER_MODES, "render_fps": 4}
@@ -96,17 +110,17 @@ class UrEnv(gym.Env):
         agent_side: str = "light",
         illegal_action: str = "loss",
         render_mode: str | None = None,
+        illegal_penalty: float = 0.0,
     ) -> None:
         self.rules = get_rules(rules, pieces)
-        if agent_side not in _AGENT_SIDES:
-            raise ValueError(f"agent_side must be one of {_AGENT_SIDES}, got {agent_side!r}")
-        if illegal_action not in _ILLEGAL_ACTION_MODES:
-            raise ValueError(f"illegal_action must be one of {_ILLEGAL_ACTION_MODES}, got {illegal_action!r}")
+        if agent_side not in AGENT_SIDES:
+            raise ValueError(f"agent_side must be one of {AGENT_SIDES}, got {agent_side!r}")
+        self.illegal_action, self.illegal_penalty = check_illegal_action(illegal_action, illegal_penalty)
         self.agent_side_option = agent_side
-        self.illegal_action = illegal_action
         self.render_mode = check_render_mode(render_mode)
-        self._opponent_policy, self._opponent_callable = _resolve_opponent(opponent)
+        self._opponent_policy, self._opponent_callable = resolve_opponent(opponent)
         self._opponent_agent = getattr(self._opponent_callable, "__self__", None)
+        self._opponent_batch = getattr(self._opponent_agent, "select_moves", None)
         if hasattr(self._opponent_agent, "check_rules"):  # an agent that cannot play these rules fails here
             self._opponent_agent.check_rules(self.rules)
 
@@ -141,16 +155,11 @@ class UrEnv(gym.Env):
             self._episode = 0
         if hasattr(self._opponent_agent, "reseed"):
             self._opponent_agent.reseed(int(self.np_random.integers(0, 2**63)))
-        if self.agent_side_option == "random":
-            self._agent = int(self.np_random.integers(2))
-        else:
-            self._agent = SIDES.index(self.agent_side_option)
-        self._policies[self._agent] = core.POLICY_EXTERNAL
-        self._policies[1 - self._agent] = self._opponent_policy
         self._illegal = False
         self._started = True
         while True:
             core.start_game(self._flow, 0, self.rules.pieces, np.uint64(self._dice_seed), self._episode)
+            self._set_sides(self._episode)
             self._episode += 1
             self._run_until_agent_decision()
             if self._legal:
@@ -165,18 +174,22 @@ class UrEnv(gym.Env):
         if not self._legal:
             raise RuntimeError("the episode has ended; call reset() to start a new one")
         action = action_index(action)
-        if action not in self._legal:
-            if self.illegal_action == "raise":
-                raise ValueError(f"illegal action {action} for roll {self.roll}; legal actions: {self._legal}")
-            self._illegal = True
-            self._legal = []
-            core.write_observation(self._state, self._agent, 0, self._geom, self._obs)  # the episode ended: no roll
-            return self._observation(), -1.0, True, False, self._info()
-        self._run_until_agent_decision(action)
         reward, terminated = 0.0, False
+        illegal = action not in self._legal
+        if illegal and self.illegal_action == "raise":
+            raise ValueError(f"illegal action {action} for roll {self.roll}; legal actions: {self._legal}")
+        self._illegal = illegal
+        if illegal:
+            if self.illegal_action == "loss":
+                self._legal = []
+                core.write_observation(self._state, self._agent, 0, self._geom, self._obs)  # ended: no roll
+                return self._observation(), -1.0, True, False, self._info()
+            action = int(core.replacement_move(action, self._flow_moves, len(self._legal)))
+            reward = -self.illegal_penalty
+        self._run_until_agent_decision(action)
         if not self._legal:
             terminated = True
-            reward = 1.0 if core.winner_of(self._state) == self._agent else -1.0
+            reward += 1.0 if core.winner_of(self._state) == self._agent else -1.0
         if self.render_mode == "human":
             self.render()
         return self._observation(), reward, terminated, False, self._info()
@@ -226,10 +239,24 @@ class UrEnv(gym.Env):
         self._mask = np.zeros(self.action_space.n, dtype=bool)
         self._mask[self._legal] = True
 
+    def _set_sides(self, game: int) -> None:
+        """The agent's side in game ``game`` of the dice seed, and both sides' policies."""
+        if self.agent_side_option == "random":
+            self._agent = int(core.episode_side(np.uint64(self._dice_seed), game))
+        else:
+            self._agent = SIDES.index(self.agent_side_option)
+        self._policies[self._agent] = core.POLICY_EXTERNAL
+        self._policies[1 - self._agent] = self._opponent_policy
+
     def _ask_opponent(self, n: int) -> int:
-        position = Position(self.rules, self._state)
         legal = self._flow_moves[:n]
-        move = self._opponent_callable(position, self._roll)
+        if self._opponent_batch is not None:  # an agent: it draws from the game's own stream, as in a batch
+            side = 1 - self._agent
+            decisions = Decisions.single(self._state, self._roll, tuple(legal.tolist()),
+                                         self._flow["policy_rngs"][0, side])
+            return int(check_choices(decisions, self._opponent_batch(self.rules, decisions), "the opponent",
+                                     self.rules)[0])
+        move = self._opponent_callable(Position(self.rules, self._state), self._roll)
         if move not in legal:
             raise ValueError(f"the opponent chose illegal move {move!r} for roll {self._roll}; legal moves: "
                              f"{legal.tolist()}")
@@ -247,8 +274,27 @@ class UrEnv(gym.Env):
             "illegal_action": self._illegal,
         }
         if not self._legal:  # the episode has ended
-            info["winner"] = SIDES[1 - self._agent if self._illegal else core.winner_of(self._state)]
+            lost = self._illegal and self.illegal_action == "loss"
+            info["winner"] = SIDES[1 - self._agent if lost else core.winner_of(self._state)]
         return info
+
+
+def check_illegal_action(mode: str, penalty: float) -> tuple[str, float]:
+    """The environments' ``illegal_action`` and ``illegal_penalty`` arguments, checked.
+
+    Raises:
+        ValueError: For an unknown mode, a penalty that is not a finite number >= 0, or a penalty with a mode
+            other than ``"replace"`` (``"loss"`` already scores -1, ``"raise"`` never plays the action).
+    """
+    if mode not in ILLEGAL_ACTION_MODES:
+        raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, got {mode!r}")
+    if isinstance(penalty, bool) or not isinstance(penalty, (int, float, np.integer, np.floating)) \
+            or not 0.0 <= float(penalty) < float("inf"):
+        raise ValueError(f"illegal_penalty must be a finite number >= 0 (subtracted from the reward), got {penalty!r}")
+    if penalty and mode != "replace":
+        raise ValueError(f"illegal_penalty applies to illegal_action='replace' only, not {mode!r} (a 'loss' "
+                         "already scores -1)")
+    return mode, float(penalty)
 
 
 def action_index(action: Any) -> int:
@@ -261,8 +307,12 @@ def action_index(action: Any) -> int:
     return integer(value, "an action (a path position, 0 enters a piece)")
 
 
-def _resolve_opponent(opponent: Opponent) -> tuple[int, Callable[[Position, int], int] | None]:
-    """(kernel policy id, Python callable): a built-in name runs in numba, anything else in Python."""
+def resolve_opponent(opponent: Opponent) -> tuple[int, Callable[[Position, int], int] | None]:
+    """(kernel policy id, Python callable): a built-in name runs in numba, anything else in Python.
+
+    Raises:
+        ValueError: For a spec no resolver knows, or an object that is neither a callable nor an agent.
+    """
     if isinstance(opponent, str):
         if opponent in core.BUILTIN_POLICIES:
             return core.BUILTIN_POLICIES[opponent], None
