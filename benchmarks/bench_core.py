@@ -33,7 +33,7 @@ def simulator_games(games: int, repeats: int) -> None:
           f"(runs: {', '.join(f'{r:,.0f}' for r in rates)})")
 
 
-def env_steps(env, label: str, steps: int, repeats: int) -> None:
+def env_steps(env, label: str, steps: int, repeats: int) -> float:
     """Steps/s with a cheap agent (the first legal action) so the figure measures the environment."""
     def work() -> int:
         _, info = env.reset(seed=work.calls)
@@ -48,6 +48,7 @@ def env_steps(env, label: str, steps: int, repeats: int) -> None:
     median, rates = median_rate(work, repeats)
     print(f"environment ({label}), finkel vs random opponent: {median:,.0f} steps/s "
           f"(runs: {', '.join(f'{r:,.0f}' for r in rates)})")
+    return median
 
 
 def aec_steps(env, label: str, steps: int, repeats: int) -> None:

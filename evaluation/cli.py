@@ -432,14 +432,15 @@ def train_main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timesteps", type=int, default=5_000_000, help="the learner's moves to train for")
     parser.add_argument("--minutes", type=float, help="also stop after this much training time")
     parser.add_argument("--opponent", action="append",
-                        help="an agent spec, or 'self' for frozen snapshots of the learner; repeat for a mixture "
-                        "(each episode draws one). maskable-ppo only; default: self and greedy")
+                        help="an agent spec, or 'self' for the learner's own live policy; repeat for a mixture "
+                        "(dealt to the environments in turn). maskable-ppo only; default: self and greedy")
     parser.add_argument("--out", required=True, help="directory for models, card, curve and logs")
     parser.add_argument("--seed", type=seed, default=0)
-    parser.add_argument("--envs", type=int, default=8, help="environments stepped together (maskable-ppo; default 8)")
-    parser.add_argument("--vec-env", default="dummy", choices=VEC_ENVS,
-                        help="dummy: all environments in this process, policy batched (default, fastest here); "
-                        "subproc: one process each")
+    parser.add_argument("--envs", type=int, default=16,
+                        help="environments stepped together (maskable-ppo; default 16)")
+    parser.add_argument("--vec-env", default="native", choices=VEC_ENVS,
+                        help="native: every game stepped together in numba, opponents batched (default, fastest); "
+                        "dummy: one UrEnv after another in this process; subproc: one process each (no 'self')")
     parser.add_argument("--threads", type=int, default=1, help="torch threads of the learner (default 1)")
     parser.add_argument("--eval-every", type=int, help="timesteps between position-benchmark scorings")
     parser.add_argument("--eval-positions", type=int, default=500,
@@ -475,6 +476,12 @@ def train_main(argv: list[str] | None = None) -> int:
                 make_agent(spec)
     except ValueError as err:
         parser.error(str(err))
+    if args.algo == "maskable-ppo" and len(opponents) > args.envs:
+        parser.error(f"{len(opponents)} opponents are dealt to the environments in turn: give --envs of at least "
+                     f"{len(opponents)}, got {args.envs}")
+    if args.vec_env == "subproc" and "self" in opponents:
+        parser.error("--opponent self plays the live learner, which lives in this process: use --vec-env native "
+                     "(default) or dummy with it")
     if args.algo == "maskable-ppo":
         try:  # before the table, which may take minutes to solve
             require_extra("sb3_contrib", "learn", "train --algo maskable-ppo")

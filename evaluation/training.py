@@ -2,9 +2,9 @@
 
 Two methods:
 
-- ``maskable-ppo``: sb3-contrib's MaskablePPO on ``urgym/Ur-v0`` (masks from ``action_masks()``), vectorized
-  over ``--envs`` environments, against any agent spec, frozen snapshots of itself (``self``), or a mixture
-  (``--opponent`` repeated: each episode draws one).
+- ``maskable-ppo``: sb3-contrib's MaskablePPO on ``urgym/Ur-v0`` (masks from ``action_masks()``), over
+  ``--envs`` games stepped together on the native vector environment, against any agent spec, its own live
+  policy (``self``), or a mixture (``--opponent`` repeated: dealt to the environments in turn).
 - ``td-lambda``: TD(lambda) self-play on after-states with a small network (:mod:`agents.td`), in numba.
 
 Both write to ``--out``: the final and the best model (by mean regret on the validation positions of
@@ -25,17 +25,21 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from agents import Agent, make_agent
+from agents import Agent
 from agents.learned import PPOAgent
+from agents.neural import SB3Agent
 from evaluation.positions import score_positions, validation_positions
 from solver import SolvedTable
 from urgym import Position, Rules
+from urgym.batch import Decisions
 from urgym.files import require_extra, write_atomic
 
-__all__ = ["ALGORITHMS", "VEC_ENVS", "OpponentMix", "plot_curves", "regret_callback", "train_ppo", "train_td"]
+__all__ = ["ALGORITHMS", "VEC_ENVS", "LearnerOpponent", "plot_curves", "regret_callback", "slot_opponents", "train_ppo",
+           "train_td"]
 
 ALGORITHMS = ("maskable-ppo", "td-lambda")
-VEC_ENVS = ("dummy", "subproc")
+VEC_ENVS = ("native", "dummy", "subproc")
+ROLLOUT_STEPS = 8192  # the steps of one PPO rollout over all environments
 
 
 class Curve:
@@ -84,48 +88,39 @@ def _score(agent: Any, table: SolvedTable, positions: list[tuple[Position, int]]
     return score_positions(agent, table, positions, workers=1, progress=False).regret.mean
 
 
-class OpponentMix(Agent):
-    """A training opponent that is, for each episode, one of several: agent specs or the learner's past self.
+class LearnerOpponent(Agent):
+    """The learner as its own opponent (``--opponent self``): the live model's policy, sampled from its legal
+    actions' softmax, so the opponent improves with the learner and stays varied. Set :attr:`model` once the
+    model exists; the environments hold this object from the start."""
 
-    ``"self"`` stands for a frozen snapshot of the learner, drawn uniformly from the ``.zip`` files in
-    ``snapshots`` (a random player until the first snapshot exists). The environment calls :meth:`reseed`
-    on every reset, which draws the episode's opponent.
-    """
+    spec = "self"
 
-    def __init__(self, specs: list[str], snapshots: str | os.PathLike | None = None, seed: int | None = None) -> None:
-        if not specs:
-            raise ValueError("an opponent mix needs at least one opponent")
-        if "self" in specs and snapshots is None:
-            raise ValueError("self-play needs a snapshot directory")
-        self.specs = list(specs)
-        self.snapshots = Path(snapshots) if snapshots else None
-        self._agents = {s: make_agent(s) for s in specs if s != "self"}
-        self._frozen: dict[Path, PPOAgent] = {}
-        self._fallback = make_agent("random")
-        self.spec = "mix:" + ",".join(specs)
-        self.current: Agent = self._fallback
-        super().__init__(seed)
+    def __init__(self) -> None:
+        self._agent: Agent | None = None
+        super().__init__(None)
 
-    def reseed(self, seed: int | None) -> None:
-        super().reseed(seed)
-        choice = self.specs[int(self.rng.integers(len(self.specs)))]
-        if choice == "self":
-            self.current = self._snapshot()
-        else:
-            self.current = self._agents[choice]
-        self.current.reseed(int(self.rng.integers(2**63)))
+    def set_model(self, model: Any) -> None:
+        """Play ``model``'s current policy from now on."""
+        self._agent = SB3Agent(model, spec="self", sample=True)
 
-    def _snapshot(self) -> Agent:
-        files = sorted(self.snapshots.glob("*.zip")) if self.snapshots and self.snapshots.exists() else []
-        if not files:
-            return self._fallback
-        path = files[int(self.rng.integers(len(files)))]
-        if path not in self._frozen:
-            self._frozen[path] = PPOAgent(path)
-        return self._frozen[path]
+    def select_moves(self, rules: Rules, decisions: Decisions) -> np.ndarray:
+        if self._agent is None:
+            raise RuntimeError("the learner opponent has no model yet (call set_model)")
+        return self._agent.select_moves(rules, decisions)
 
     def select_move(self, position: Position, roll: int) -> int:
-        return self.current.select_move(position, roll)
+        if self._agent is None:
+            raise RuntimeError("the learner opponent has no model yet (call set_model)")
+        return self._agent.select_move(position, roll)
+
+
+def slot_opponents(opponents: list[str], envs: int, learner: LearnerOpponent) -> list[Any]:
+    """Each environment's opponent: the specs dealt to the environments in turn (``self`` is the learner)."""
+    if not opponents:
+        raise ValueError("training needs at least one opponent")
+    if len(opponents) > envs:
+        raise ValueError(f"{len(opponents)} opponents need at least as many environments (--envs), got {envs}")
+    return [learner if spec == "self" else spec for spec in (opponents[i % len(opponents)] for i in range(envs))]
 
 
 # --- a callback for any stable-baselines3 training ---------------------------------------------------------------
@@ -223,55 +218,44 @@ def train_td(rules: Rules, table: SolvedTable, out: Path, timesteps: int, minute
 
 # --- MaskablePPO ------------------------------------------------------------------------------------------
 def train_ppo(rules: Rules, table: SolvedTable, out: Path, timesteps: int, minutes: float | None,
-              opponents: list[str], seed: int = 0, envs: int = 8, vec_env: str = "dummy", threads: int = 1,
-              eval_every: int = 200_000, eval_positions: int = 500, snapshot_every: int = 200_000,
-              progress: bool = True) -> dict[str, Any]:
-    """MaskablePPO against a mixture of opponents (``self``: the learner's frozen snapshots).
+              opponents: list[str], seed: int = 0, envs: int = 16, vec_env: str = "native", threads: int = 1,
+              eval_every: int = 200_000, eval_positions: int = 500, progress: bool = True) -> dict[str, Any]:
+    """MaskablePPO against opponents dealt to the environments in turn (``self``: the live learner, sampled).
 
-    ``vec_env="dummy"`` steps the ``envs`` environments in this process and batches the policy over them;
-    ``"subproc"`` gives each its own process. An environment step takes microseconds, so here batching
-    pays and inter-process messages do not (measured: 8 dummy environments ran 5 times faster than 2
-    subprocess ones).
+    ``vec_env="native"`` steps the ``envs`` games together in numba (:class:`urgym.sb3.SB3VecEnv` over
+    :class:`urgym.vector.UrVectorEnv`), with every non-built-in opponent batched over its games; ``"dummy"``
+    steps one ``UrEnv`` after another in this process and ``"subproc"`` gives each its own process (no ``self``
+    there: the learner lives in this process). A rollout is :data:`ROLLOUT_STEPS` steps over all environments.
     """
     torch = require_extra("torch", "learn", "train --algo maskable-ppo")
     MaskablePPO = require_extra("sb3_contrib", "learn", "train --algo maskable-ppo").MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback
-    from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.logger import configure
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
     from agents.learned import write_model_card
-    from urgym.env import UrEnv
 
     torch.set_num_threads(threads)
-    snapshots = out / "snapshots"
-    snapshots.mkdir(parents=True, exist_ok=True)
-    opponent = OpponentMix(opponents, snapshots)
-    if vec_env not in VEC_ENVS:
-        raise ValueError(f"unknown vec_env {vec_env!r}; choose one of {', '.join(VEC_ENVS)}")
-    venv = make_vec_env(UrEnv, n_envs=envs, seed=seed,
-                        vec_env_cls=SubprocVecEnv if vec_env == "subproc" else DummyVecEnv,
-                        env_kwargs={"rules": rules, "opponent": opponent, "agent_side": "random"})
-    model = MaskablePPO("MlpPolicy", venv, seed=seed, n_steps=1024, batch_size=256, n_epochs=4, gamma=1.0,
-                        learning_rate=3e-4, ent_coef=0.01, policy_kwargs={"net_arch": [128, 128]}, device="cpu")
+    learner = LearnerOpponent()
+    venv = _vec_env(rules, opponents, envs, vec_env, seed, learner)
+    model = MaskablePPO("MlpPolicy", venv, seed=seed, n_steps=max(16, ROLLOUT_STEPS // envs), batch_size=256,
+                        n_epochs=4, gamma=1.0, learning_rate=3e-4, ent_coef=0.01,
+                        policy_kwargs={"net_arch": [128, 128]}, device="cpu")
+    learner.set_model(model)
     model.set_logger(configure(str(out / "logs"), ["csv", "tensorboard"]))
     positions = validation_positions(table, eval_positions)
     curve = Curve(out)
     start = time.perf_counter()
+    facts = {"opponents": opponents, "envs": envs, "vec_env": vec_env}
 
     class Progress(BaseCallback):
         def _on_training_start(self) -> None:
             self.bar = tqdm(total=timesteps, desc="maskable-ppo", unit="step", disable=not progress,
                             dynamic_ncols=True)
             self.next_eval = eval_every
-            self.next_snapshot = snapshot_every
 
         def _on_step(self) -> bool:
             self.bar.n = self.num_timesteps
             self.bar.refresh()
-            if self.num_timesteps >= self.next_snapshot:
-                self.next_snapshot += snapshot_every
-                self.model.save(snapshots / f"step_{self.num_timesteps:012d}.zip")
             if self.num_timesteps >= self.next_eval:
                 self.next_eval += eval_every
                 self._evaluate()
@@ -285,7 +269,7 @@ def train_ppo(rules: Rules, table: SolvedTable, out: Path, timesteps: int, minut
             if curve.add(self.num_timesteps, elapsed, regret):
                 self.model.save(out / "best_model.zip")
                 write_model_card(out / "best_model.zip", rules, **_facts(
-                    rules, "maskable-ppo", seed, self.num_timesteps, elapsed, regret, opponents=opponents))
+                    rules, "maskable-ppo", seed, self.num_timesteps, elapsed, regret, **facts))
 
         def _on_training_end(self) -> None:
             self.bar.close()
@@ -296,10 +280,32 @@ def train_ppo(rules: Rules, table: SolvedTable, out: Path, timesteps: int, minut
     elapsed = time.perf_counter() - start
     model.save(out / "model.zip")
     write_model_card(out / "model.zip", rules, **_facts(rules, "maskable-ppo", seed, model.num_timesteps, elapsed,
-                                                        curve.rows[-1]["mean_regret"], opponents=opponents))
+                                                        curve.rows[-1]["mean_regret"], **facts))
     venv.close()
     return {"model": str(out / "model.zip"), "best_model": str(out / "best_model.zip"),
             "timesteps": model.num_timesteps, "seconds": elapsed, "best_regret": curve.best}
+
+
+def _vec_env(rules: Rules, opponents: list[str], envs: int, vec_env: str, seed: int, learner: LearnerOpponent):
+    """The training environments, monitored (episode returns and lengths reach SB3's logger)."""
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
+
+    from urgym.env import UrEnv
+    from urgym.sb3 import SB3VecEnv
+
+    if vec_env not in VEC_ENVS:
+        raise ValueError(f"unknown vec_env {vec_env!r}; choose one of {', '.join(VEC_ENVS)}")
+    if vec_env == "subproc" and "self" in opponents:
+        raise ValueError("opponent 'self' (the live learner) needs the learner's process: use vec_env 'native' "
+                         "or 'dummy'")
+    per_env = slot_opponents(opponents, envs, learner)
+    if vec_env == "native":
+        venv = SB3VecEnv(num_envs=envs, rules=rules, opponent=per_env, agent_side="random")
+    else:
+        factories = [lambda o=o: UrEnv(rules=rules, opponent=o, agent_side="random") for o in per_env]
+        venv = SubprocVecEnv(factories) if vec_env == "subproc" else DummyVecEnv(factories)
+    venv.seed(seed)
+    return VecMonitor(venv)
 
 
 # --- shared -----------------------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ __all__ = [
     "simulate",
 ]
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 
 def _register_envs() -> None:

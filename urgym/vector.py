@@ -125,29 +125,12 @@ def _end(seats, i, settings, out):
         out.final[i, 2] = out.rolls[i]
 
 
-@njit(cache=True)
-def _arrive(flows, seats, i, geom, settings, out):
-    """Environment i stands at a learner decision: write what the learner sees. Returns True when the episode is
-    truncated there (its step count reached the limit); as with ``gymnasium.wrappers.TimeLimit``, the last
-    observation and mask are the decision's own."""
-    f = flows[i]
-    core.write_observation(f.state, seats.side[i], f.roll, geom, out.obs[i])
-    out.masks[i, :] = False
-    for k in range(f.n):
-        out.masks[i, f.moves[k]] = True
-    out.rolls[i] = f.roll
-    seats.status[i] = _PLAYING
-    if settings.max_steps > 0 and seats.elapsed[i] >= settings.max_steps:  # not a new game's first decision
-        _end(seats, i, settings, out)
-        return True
-    return False
-
-
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _advance(flows, seats, i, geom, settings, out):
-    """Advance environment i (its opponent's built-in moves and the dice) to the learner's next decision, ending
-    and, with same-step autoreset, restarting episodes on the way; stop early where an external opponent must
-    move (``out.waiting``)."""
+    """Advance environment i (its opponent's built-in moves and the dice) to the learner's next decision and write
+    what the learner sees there, ending and, with same-step autoreset, restarting episodes on the way; stop early
+    where an external opponent must move (``out.waiting``). Inlined: the hot path of every step, where a call
+    passing the bundles costs more than the work."""
     while True:
         f = flows[i]
         n = f.n if f.n > 0 else core.advance(flows, i, seats.policies[i], geom)  # an opponent's kernel may stop there
@@ -158,7 +141,18 @@ def _advance(flows, seats, i, geom, settings, out):
             elif mover != seats.side[i]:
                 out.waiting[i] = True
                 return
-            if not _arrive(flows, seats, i, geom, settings, out) or not settings.same_step:
+            # the learner's decision: its observation and mask (as with TimeLimit, also where it is truncated)
+            core.write_observation(f.state, seats.side[i], f.roll, geom, out.obs[i])
+            for a in range(out.masks.shape[1]):
+                out.masks[i, a] = False
+            for k in range(n):
+                out.masks[i, f.moves[k]] = True
+            out.rolls[i] = f.roll
+            seats.status[i] = _PLAYING
+            if settings.max_steps == 0 or seats.elapsed[i] < settings.max_steps:  # not truncated here
+                return
+            _end(seats, i, settings, out)
+            if not settings.same_step:
                 return
         elif seats.status[i] == _STARTING:
             pass  # the game ended before the learner's first decision (one piece): play the seed's next game
@@ -261,7 +255,8 @@ class UrVectorEnv(gym.vector.VectorEnv):
     ## Arguments
     ``num_envs`` and every :class:`UrEnv` argument (``rules``, ``pieces``, ``opponent``, ``agent_side``,
     ``illegal_action``, ``illegal_penalty``, ``render_mode``), plus ``autoreset_mode`` and ``max_episode_steps``
-    (truncate after that many learner steps, as ``gymnasium.wrappers.TimeLimit`` does).
+    (truncate after that many learner steps, as ``gymnasium.wrappers.TimeLimit`` does: the last observation and
+    mask are the decision's own).
     """
 
     metadata = {"render_modes": RENDER_MODES, "render_fps": 4, "autoreset_mode": AutoresetMode.NEXT_STEP}

@@ -11,7 +11,7 @@ from agents.learned import PPOAgent, model_card
 from agents.td import TDAgent, TDNetwork, train_chunk
 from evaluation.cli import train_main
 from evaluation.positions import benchmark_positions, score_positions
-from evaluation.training import OpponentMix, train_ppo, train_td
+from evaluation.training import LearnerOpponent, slot_opponents, train_ppo, train_td
 from tests.agents.positions import decision_positions
 from urgym import Position, get_rules
 from urgym.env import UrEnv
@@ -98,13 +98,13 @@ def test_masks_reach_the_learner_under_both_vector_envs(vec_env_cls):
         env.close()
 
 
-def test_ppo_trains_saves_reloads_and_plays_legal_moves(finkel3_table, tmp_path):
+@pytest.mark.parametrize("vec_env", ["native", "dummy"])
+def test_ppo_trains_saves_reloads_and_plays_legal_moves(finkel3_table, tmp_path, vec_env):
     result = train_ppo(RULES, finkel3_table, tmp_path, timesteps=2048, minutes=None, opponents=["self", "random"],
-                       envs=2, vec_env="subproc", eval_every=1024, eval_positions=30, snapshot_every=1024,
-                       progress=False)
+                       envs=4, vec_env=vec_env, eval_every=1024, eval_positions=30, progress=False)
     assert result["timesteps"] >= 2048
-    assert list((tmp_path / "snapshots").glob("*.zip"))
-    assert model_card(tmp_path / "model.zip")["algo"] == "maskable-ppo"
+    card = model_card(tmp_path / "model.zip")
+    assert card["algo"] == "maskable-ppo" and card["vec_env"] == vec_env and card["opponents"] == ["self", "random"]
     agent = make_agent(f"ppo:model={tmp_path / 'model.zip'}")
     again = PPOAgent(tmp_path / "model.zip")
     for position, roll in decision_positions("finkel", 30, seed=3, pieces=3):
@@ -115,15 +115,42 @@ def test_ppo_trains_saves_reloads_and_plays_legal_moves(finkel3_table, tmp_path)
         agent.select_move(*decision_positions("finkel", 1, seed=1)[0])
 
 
-def test_opponent_mix_draws_per_episode(tmp_path):
-    mix = OpponentMix(["greedy", "first", "self"], tmp_path)
-    drawn = set()
-    for seed in range(30):
-        mix.reseed(seed)
-        drawn.add(mix.current.spec)
-    assert drawn == {"greedy", "first", "random"}  # no snapshot yet: self plays randomly
-    with pytest.raises(ValueError, match="snapshot directory"):
-        OpponentMix(["self"])
+def test_ppo_on_subprocesses_refuses_the_live_learner(finkel3_table, tmp_path):
+    with pytest.raises(ValueError, match="learner's process"):
+        train_ppo(RULES, finkel3_table, tmp_path, timesteps=64, minutes=None, opponents=["self"], envs=2,
+                  vec_env="subproc", progress=False)
+    result = train_ppo(RULES, finkel3_table, tmp_path, timesteps=512, minutes=None, opponents=["greedy"], envs=2,
+                       vec_env="subproc", eval_every=512, eval_positions=10, progress=False)
+    assert result["timesteps"] >= 512
+
+
+def test_opponents_are_dealt_to_the_environments_and_self_is_the_live_learner():
+    learner = LearnerOpponent()
+    dealt = slot_opponents(["self", "greedy", "expectimax:1"], 7, learner)
+    assert dealt == [learner, "greedy", "expectimax:1", learner, "greedy", "expectimax:1", learner]
+    with pytest.raises(ValueError, match="at least as many environments"):
+        slot_opponents(["a", "b", "c"], 2, learner)
+    position, roll = decision_positions("finkel", 1, seed=1, pieces=3)[0]
+    with pytest.raises(RuntimeError, match="no model yet"):
+        learner.select_move(position, roll)
+
+
+def test_the_live_learner_samples_its_policy_in_the_native_env():
+    from sb3_contrib import MaskablePPO
+
+    from urgym.sb3 import SB3VecEnv
+
+    learner = LearnerOpponent()
+    env = SB3VecEnv(num_envs=4, rules=RULES, opponent=[learner, learner, "random", learner], agent_side="random")
+    model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=64, seed=0, device="cpu")
+    learner.set_model(model)
+    env.seed(0)
+    env.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(200):  # the learner's games: its opponent's moves come from the live policy, all legal
+        masks = env.action_masks()
+        _, _, _, infos = env.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
+        assert not any(info.get("illegal_action") for info in infos)
 
 
 def test_shipped_models_play_finkel():
