@@ -170,3 +170,31 @@ def test_ctrl_c_while_a_command_starts_gives_one_line(delay, tmp_path):
     assert process.returncode == 130, stderr
     assert "Traceback" not in stderr
     assert stderr.replace("\r", "\n").strip().splitlines()[-1] == "evaluate: interrupted"
+
+
+def test_ctrl_c_that_python_swallows_in_a_ctypes_callback_still_stops_the_command(tmp_path):
+    """numba's cache calls back into Python through ctypes, where a KeyboardInterrupt can only be ignored: the
+    command must still stop at once with one line and status 130 (it used to finish its work as if Ctrl-C never
+    came)."""
+    import time
+
+    script = tmp_path / "demo.py"
+    script.write_text(
+        "from urgym.cli import command\n"
+        "import ctypes, os, signal, sys, time\n"
+        "@command('demo')\n"
+        "def main(argv):\n"
+        "    def inside_c():\n"
+        "        os.kill(os.getpid(), signal.SIGINT)\n"
+        "        time.sleep(0.2)  # the KeyboardInterrupt is raised here, inside the callback\n"
+        "    ctypes.CFUNCTYPE(None)(inside_c)()\n"
+        "    time.sleep(10)\n"
+        "    print('finished as if not interrupted')\n"
+        "sys.exit(main())\n")
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    elapsed = time.monotonic() - started
+    assert result.returncode == 130, result.stdout + result.stderr
+    assert result.stderr.strip().splitlines()[-1] == "demo: interrupted"
+    assert "Traceback" not in result.stderr and "finished" not in result.stdout
+    assert elapsed < 8, "the interrupt waited for the work to finish"

@@ -17,7 +17,7 @@ from urgym.core import geometry, positions_mask
 from urgym.render import board_text
 from urgym.rules import Rules, get_rules
 
-__all__ = ["SIDES", "Decision", "MoveResult", "Position"]
+__all__ = ["SIDES", "Decision", "MoveResult", "Position", "check_codes"]
 
 SIDES = ("light", "dark")
 
@@ -293,6 +293,39 @@ def _code_problem(rules: Rules, code: int) -> str | None:
         if ((code >> home_shift) & core.HOME_MASK) + mask.bit_count() > pieces:
             return f"gives a side more than the {pieces} pieces of {rules.name!r}"
     return None
+
+
+def check_codes(rules: Rules, codes: np.ndarray) -> None:
+    """Validate many packed positions at once, as :meth:`Position.from_code` validates one.
+
+    A vectorised screen over the codes (ranges, piece counts, two pieces on one tile, both sides finished); the
+    first code it flags is rebuilt by :meth:`Position.from_code`, whose message says what is wrong with it.
+
+    Raises:
+        ValueError: For the first code that is no position of ``rules``.
+    """
+    codes = np.asarray(codes, dtype=np.int64).reshape(-1)
+    length, pieces = rules.length, rules.pieces
+    g = geometry(rules)[0]
+    own, opp = codes & core.FIELD_MASK, (codes >> core.OPP_SHIFT) & core.FIELD_MASK
+    own_h, opp_h = (codes >> core.OWN_HOME_SHIFT) & core.HOME_MASK, (codes >> core.OPP_HOME_SHIFT) & core.HOME_MASK
+    bad = (codes < 0) | ((own | opp) >> length != 0)
+    bad |= (own_h + _bit_counts(own) > pieces) | (opp_h + _bit_counts(opp) > pieces)
+    bad |= ((own == 0) & (own_h == 0)) & ((opp == 0) & (opp_h == 0))
+    for p in range(1, length + 1):
+        at_p = (own >> (p - 1)) & 1 == 1
+        others = int(g["own_same_tile"][p]) & ~(1 << (p - 1))
+        bad |= at_p & (((own & others) != 0) | ((opp & int(g["opp_same_tile"][p])) != 0))
+        at_p_opp = (opp >> (p - 1)) & 1 == 1
+        bad |= at_p_opp & ((opp & others) != 0)  # the paths mirror each other: the same tiles for the opponent
+    flagged = np.flatnonzero(bad)
+    if len(flagged):
+        Position.from_code(rules, int(codes[flagged[0]]))
+        raise ValueError(f"position code {int(codes[flagged[0]])} is no position of {rules.name!r}")
+
+
+def _bit_counts(masks: np.ndarray) -> np.ndarray:
+    return np.unpackbits(masks.astype("<u8").view(np.uint8).reshape(-1, 8), axis=1).sum(axis=1)
 
 
 def _check_side(side: str) -> str:

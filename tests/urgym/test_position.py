@@ -232,3 +232,34 @@ def test_a_code_that_is_no_position_is_refused_even_by_the_plain_constructor(cod
 def test_the_plain_constructor_needs_rules():
     with pytest.raises(ValueError, match="rules must be a Rules"):
         Position("finkel", 0)
+
+
+@pytest.mark.parametrize("name", ["finkel", "murray", "masters"])
+def test_check_codes_agrees_with_from_code_on_every_code(name):
+    """The vectorised screen accepts exactly the codes Position.from_code accepts."""
+    import numpy as np
+
+    from urgym import core
+    from urgym.position import check_codes
+
+    rules = get_rules(name, 3)
+    rng = np.random.default_rng(4)
+    def random_mask():
+        return core.positions_mask(rng.choice(rules.length, int(rng.integers(5)), replace=False) + 1)
+
+    near_valid = [core.pack(random_mask(), random_mask(), int(rng.integers(4)), int(rng.integers(4)),
+                            int(rng.integers(2))) for _ in range(3000)]
+    accepted = 0
+    for code in near_valid:
+        try:
+            Position.from_code(rules, code)
+            valid = True
+        except ValueError:
+            valid = False
+        accepted += valid
+        if valid:
+            check_codes(rules, np.array([code]))
+        else:
+            with pytest.raises(ValueError):
+                check_codes(rules, np.array([code]))
+    assert 20 < accepted < 2980  # both kinds were tried
