@@ -10,23 +10,30 @@ import numpy as np
 from agents.base import Agent
 from solver import SolvedTable, is_cached, table_for
 from urgym import Game, GameRecord, Position, Rules
+from urgym.notation import move_text
 from urgym.render import board_text
 
 __all__ = ["cached_table", "describe_move", "play_game"]
 
-HELP = "type a move's number, h for a hint (the perfect move and every move's winning chance), q to quit"
+HELP = ("type a move's number or its notation (a5a1+), h for a hint (the perfect move and every move's winning "
+        "chance), q to quit")
 
 
 def describe_move(position: Position, roll: int, source: int) -> str:
-    """A move in words: where the piece goes and what happens there."""
+    """A move for people: its RGN notation (the one notation of ``play``, ``review``, RGN files and the pages:
+    source and destination tile of the mover's own path, ``x`` a capture, ``+`` a rosette), then in words."""
     result = position.move_result(roll, source)
-    length = position.rules.length
-    start = "enter a piece" if source == 0 else f"piece on {position.rules.path[source - 1]} ({source})"
+    path = position.rules.path if position.turn == "light" else position.rules.dark_path
     dest = source + roll
-    where = "bear off" if dest == length + 1 else f"{position.rules.path[dest - 1]} ({dest})"
+    if source == 0:
+        words = f"enter a piece onto {path[dest - 1]}"
+    elif dest == position.rules.length + 1:
+        words = f"bear off from {path[source - 1]}"
+    else:
+        words = f"{path[source - 1]} to {path[dest - 1]}"
     notes = [note for flag, note in ((result.captured, "captures"), (result.landed_on_rosette, "rosette"),
                                      (result.extra_roll, "rolls again"), (result.won, "wins")) if flag]
-    return f"{start} -> {where}" + (f"  [{', '.join(notes)}]" if notes else "")
+    return f"{move_text(position, roll, source)}: {words}" + (f" [{', '.join(notes)}]" if notes else "")
 
 
 def cached_table(rules: Rules) -> SolvedTable | None:
@@ -69,7 +76,13 @@ def _play(game: Game, agent: Agent, human_side: str, read: Callable[[str], str],
             game.play(move)
             shown += 1
             continue
+        if len(moves) == 1:
+            write(f"You rolled {roll}; your only move, played: {describe_move(position, roll, moves[0])}.")
+            game.play(moves[0])
+            shown += 1
+            continue
         write(f"You rolled {roll}. Your moves:")
+        notations = [move_text(position, roll, m).rstrip("x+#") for m in moves]
         for i, m in enumerate(moves, 1):
             write(f"  {i}) {describe_move(position, roll, m)}")
         while True:
@@ -79,11 +92,12 @@ def _play(game: Game, agent: Agent, human_side: str, read: Callable[[str], str],
                 return None
             if answer in ("h", "hint"):
                 if table is False:
-                    table = cached_table(rules)
+                    table = _load_hint_table(rules, write)
                 write(_hint(table, rules, position, roll, moves))
                 continue
-            if answer.isdigit() and 1 <= int(answer) <= len(moves):
-                game.play(moves[int(answer) - 1])
+            choice = _chosen(answer, notations)
+            if choice is not None:
+                game.play(moves[choice])
                 shown += 1
                 break
             write(f"{answer!r} is not a move: {HELP} (moves 1 to {len(moves)}).")
@@ -91,6 +105,20 @@ def _play(game: Game, agent: Agent, human_side: str, read: Callable[[str], str],
     winner = game.winner
     write("You won!" if winner == human_side else f"{agent.spec} won.")
     return winner
+
+
+def _chosen(answer: str, notations: list[str]) -> int | None:
+    """The index of the move ``answer`` names: its number in the list, or its notation (``x``/``+`` optional)."""
+    if answer.isdigit() and 1 <= int(answer) <= len(notations):
+        return int(answer) - 1
+    bare = answer.rstrip("x+#")
+    return notations.index(bare) if bare in notations else None
+
+
+def _load_hint_table(rules: Rules, write: Callable[[str], None]) -> SolvedTable | None:
+    if is_cached(rules):
+        write(f"Loading the solved table of {rules.describe()} for hints (the first hint only)...")
+    return cached_table(rules)
 
 
 def _tell_passes(game: Game, shown: int, human_side: str, agent: Agent, write: Callable[[str], None]) -> int:

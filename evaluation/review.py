@@ -5,9 +5,12 @@ regret (best chance minus the chance of the move played, in probability), its ca
 (see :mod:`evaluation.luck`). Per player: accuracy, mean regret, moves per category, total luck and the
 luck-adjusted result. The key moves are the largest errors and the largest swings of luck.
 
-Categories, by regret in percentage points of winning chance (only rolls with a choice of moves):
+Categories, by regret in percentage points of winning chance (only rolls with a choice of moves), and for the
+best move by how much every other move would have given away (its margin over the second-best move):
 
 ================  ===========================
+``brilliant``     the best move, and every other move would have been a blunder (margin above 5 points)
+``great``         the best move, and every other move would have been a mistake or worse (margin 2.5 points+)
 ``best``          at most 1e-10 points (ties with the best move count as best)
 ``good``          up to 1 point
 ``inaccuracy``    up to 2.5 points
@@ -41,13 +44,19 @@ from urgym.notation import move_text
 from urgym.position import SIDES, Position
 from urgym.records import GameRecord
 
-__all__ = ["CATEGORIES", "CATEGORY_LIMITS", "GameReview", "MoveReview", "PlayerReview", "accuracy_of",
-           "category_of", "review_game"]
+__all__ = ["CATEGORIES", "CATEGORY_LIMITS", "GRADED", "GREAT_MARGIN", "GameReview", "MoveReview", "PlayerReview",
+           "accuracy_of", "category_of", "review_game"]
 
 CATEGORY_LIMITS = (("best", 1e-12), ("good", 0.01), ("inaccuracy", 0.025), ("mistake", BLUNDER))
 """Upper regret limits (probability) of the categories; a larger regret is a ``blunder``."""
 
-CATEGORIES = ("best", "good", "inaccuracy", "mistake", "blunder", "forced", "pass")
+CATEGORIES = ("brilliant", "great", "best", "good", "inaccuracy", "mistake", "blunder", "forced", "pass")
+
+GRADED = CATEGORIES[:7]
+"""The categories of rolls with a choice of moves, from the best grade to the worst."""
+
+GREAT_MARGIN = 0.025
+"""A best move is ``great`` when every other move loses at least this much (each would be a mistake or worse)."""
 
 ACCURACY_HALF_POINTS = 5.0
 """Regret, in percentage points, that halves a move's accuracy."""
@@ -56,12 +65,17 @@ KEY_MOVES = 3
 """How many of the largest errors and of the largest swings of luck are key moves."""
 
 
-def category_of(regret: float, legal_moves: int) -> str:
-    """The category of a move with ``regret`` (probability) among ``legal_moves`` legal moves."""
+def category_of(regret: float, legal_moves: int, margin: float = 0.0) -> str:
+    """The category of a move with ``regret`` (probability) among ``legal_moves`` legal moves; ``margin`` is the
+    best move's lead over the second-best (probability), which grades a best move ``great`` or ``brilliant``."""
     if legal_moves == 0:
         return "pass"
     if legal_moves == 1:
         return "forced"
+    if regret <= CATEGORY_LIMITS[0][1]:
+        if margin > BLUNDER:
+            return "brilliant"
+        return "great" if margin >= GREAT_MARGIN else "best"
     for name, limit in CATEGORY_LIMITS:
         if regret <= limit:
             return name
@@ -155,6 +169,8 @@ class GameReview:
                 "winner": self.winner, "key_errors": list(self.key_errors), "key_luck": list(self.key_luck),
                 "moves": [m.to_dict() for m in self.moves], "record": self.record.to_dict(),
                 "definitions": {"categories": {n: limit for n, limit in CATEGORY_LIMITS},
+                                "best-move grades": {"great": f"every other move loses >= {GREAT_MARGIN}",
+                                                     "brilliant": f"every other move loses > {BLUNDER}"},
                                 "accuracy": "100 * 2 ** (-regret_points / 5), mean over moves with a choice"}}
 
     def csv_rows(self) -> list[dict[str, Any]]:
@@ -169,10 +185,10 @@ class GameReview:
         """The review as a terminal table: every roll, then each player's summary and the key moves."""
         lines = []
         if moves:
-            lines.append(f"{'step':>4}  {'side':5} {'roll':>4}  {'move':9} {'best':9} {'chance':>7} {'regret':>7} "
+            lines.append(f"{'#':>4}  {'side':5} {'roll':>4}  {'move':9} {'best':9} {'chance':>7} {'regret':>7} "
                          f"{'luck':>7}  category")
             for m in self.moves:
-                lines.append(f"{m.step:>4}  {m.side:5} {m.roll:>4}  {m.notation:9} {m.best or '':9} "
+                lines.append(f"{m.step + 1:>4}  {m.side:5} {m.roll:>4}  {m.notation:9} {m.best or '':9} "
                              f"{100 * m.chosen:6.1f}% {100 * m.regret:6.2f}  {100 * m.luck:+6.1f}  {m.category}")
             lines.append("")
         rules = self.record.rules
@@ -180,13 +196,13 @@ class GameReview:
         lines.append(f"{rules.describe()}: {result} after {len(self.moves)} rolls; light's chance at the start "
                      f"{100 * self.start_chance:.1f}%")
         lines.append(f"{'':6} {'player':16} {'accuracy':>8} {'mean regret':>11} {'luck':>7} {'adjusted':>8}  "
-                     + " ".join(f"{c:>5}" for c in CATEGORIES[1:5]))
+                     + " ".join(f"{_ABBREVIATIONS[c]:>5}" for c in GRADED))
         for p in self.players:
             lines.append(f"{p.side:6} {p.player[:16]:16} {p.accuracy:7.1f}% {100 * p.mean_regret:10.2f}p "
                          f"{100 * p.luck:+6.1f}p {100 * p.luck_adjusted:7.1f}%  "
-                         + " ".join(f"{p.counts[c]:>5}" for c in CATEGORIES[1:5]))
+                         + " ".join(f"{p.counts[c]:>5}" for c in GRADED))
         lines.append("(p: percentage points of winning chance; adjusted: the result with both sides' luck "
-                     "taken out)")
+                     "taken out; moves per grade: " + ", ".join(f"{_ABBREVIATIONS[c]} {c}" for c in GRADED) + ")")
         for label, steps in (("largest errors", self.key_errors), ("largest luck", self.key_luck)):
             lines.append(f"{label}: " + "; ".join(_describe(self.moves[s], label) for s in steps))
         return "\n".join(lines)
@@ -209,9 +225,13 @@ class GameReview:
         return write_atomic(path, lambda tmp: tmp.write_text(page, encoding="utf-8"))
 
 
+_ABBREVIATIONS = {"brilliant": "!!", "great": "!", "best": "best", "good": "good", "inaccuracy": "?!",
+                  "mistake": "?", "blunder": "??"}
+
+
 def _describe(move: MoveReview, label: str) -> str:
     what = f"{100 * move.regret:.1f}p" if label == "largest errors" else f"{100 * move.luck:+.1f}p"
-    return f"step {move.step} {move.side} {move.roll}:{move.notation} {what}"
+    return f"roll {move.step + 1} {move.side} {move.roll}:{move.notation} {what}"
 
 
 def review_game(record: GameRecord, table: SolvedTable, analysis: GameAnalysis | None = None) -> GameReview:
@@ -234,9 +254,11 @@ def _move_review(roll: RollAnalysis, position: Position) -> MoveReview:
     texts = {m: move_text(position, roll.roll, m) for m in roll.values}
     best = max(roll.values, key=lambda m: (roll.values[m], -m)) if roll.values else None
     regret = max(roll.error, 0.0)
+    ranked = sorted(roll.values.values(), reverse=True)
+    margin = ranked[0] - ranked[1] if len(ranked) > 1 else 0.0
     return MoveReview(roll.index, roll.side, roll.roll, roll.move, move_text(position, roll.roll, roll.move),
                       {texts[m]: v for m, v in roll.values.items()}, None if best is None else texts[best],
-                      roll.before, roll.chosen, regret, roll.luck, category_of(regret, len(roll.values)),
+                      roll.before, roll.chosen, regret, roll.luck, category_of(regret, len(roll.values), margin),
                       roll.after)
 
 
@@ -294,7 +316,8 @@ def _page_data(review: GameReview) -> dict[str, Any]:
     return {"rules": rules.describe(), "pieces": rules.pieces, "columns": columns, "board": board,
             "positions": positions, "moves": [m.to_dict() for m in review.moves],
             "start": review.start_chance, "players": {p.side: p.to_dict() for p in review.players},
-            "names": review.record.players, "winner": review.winner}
+            "names": review.record.players, "winner": review.winner, "grades": list(GRADED),
+            "key_errors": list(review.key_errors), "key_luck": list(review.key_luck)}
 
 
 def _html(review: GameReview) -> str:

@@ -40,8 +40,46 @@ def test_describes_moves():
     from urgym import Position
 
     position = Position.from_pieces("finkel", light=[1, 3], dark=[6], light_home=5, dark_home=6)
-    assert play.describe_move(position, 3, 3) == "piece on A2 (3) -> B2 (6)  [captures]"
-    assert "rosette, rolls again" in play.describe_move(position, 3, 1)
+    assert play.describe_move(position, 3, 3) == "a2b2x: A2 to B2 [captures]"
+    assert play.describe_move(position, 3, 1) == "a4a1+: A4 to A1 [rosette, rolls again]"
+    assert play.describe_move(position, 2, 0) == "a5a3: enter a piece onto A3"
+
+
+def test_dark_moves_are_named_with_dark_tiles_as_review_and_rgn_name_them():
+    """`play --side dark` used to name dark's moves with light's tiles ("A1" for a piece landing on C1)."""
+    from urgym import Position
+    from urgym.notation import move_text
+
+    position = Position.from_pieces("finkel", light=[], dark=[2, 13], light_home=7, dark_home=5, turn="dark")
+    assert play.describe_move(position, 4, 0) == "c5c1+: enter a piece onto C1 [rosette, rolls again]"
+    assert play.describe_move(position, 2, 13) == "c8c6: bear off from C8"
+    for roll, source in ((4, 0), (2, 13), (2, 2)):
+        assert play.describe_move(position, roll, source).split(":")[0] == move_text(position, roll, source)
+
+
+def test_a_move_can_be_typed_as_its_notation_and_a_single_legal_move_plays_itself(tmp_path):
+    from urgym import GameRecord
+
+    out: list[str] = []
+    typed: list[str] = []
+
+    def read(prompt):
+        listed = [line for line in out if line.startswith("  2) ")]
+        if listed and not typed:  # the first choice of two or more moves: type the second one's notation
+            typed.append(listed[-1][5:].split(":")[0])
+            return typed[-1]
+        return "1"
+
+    path = tmp_path / "game.json"
+    play_cli.main(["--pieces", "2", "--agent", "first", "--seed", "5", "--side", "dark", "--save", str(path)],
+                  read=read, write=out.append)
+    text = "\n".join(out)
+    assert typed and "is not a move" not in text
+    record = GameRecord.load(path)
+    played = [step for step in record.steps if step.side == "dark" and step.move is not None]
+    assert record.replay().is_over and "your only move, played" in text
+    notations = [line for line in out if line.startswith("You rolled") and "only move" in line]
+    assert all(":" in line for line in notations) and len(played) > 0
 
 
 def test_play_saves_a_record_that_replays(tmp_path):

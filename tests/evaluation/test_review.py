@@ -2,6 +2,7 @@
 
 import csv
 import json
+import re
 import shutil
 
 import pytest
@@ -33,6 +34,10 @@ def test_categories_and_accuracy_follow_their_documented_limits():
     assert category_of(0.0, 0) == "pass" and category_of(0.3, 1) == "forced"
     assert [category_of(r, 2) for r in (0.0, 1e-13, 0.005, 0.01, 0.02, 0.05, 0.0500001, 0.4)] == [
         "best", "best", "good", "good", "inaccuracy", "mistake", "blunder", "blunder"]
+    # a best move is great when every other move would have been a mistake, brilliant when each a blunder
+    assert [category_of(0.0, 3, margin) for margin in (0.0, 0.0249, 0.025, 0.05, 0.0500001, 0.3)] == [
+        "best", "best", "great", "great", "brilliant", "brilliant"]
+    assert category_of(0.01, 3, 0.3) == "good"  # the margin grades only the best move
     assert accuracy_of(0.0) == 100.0
     assert accuracy_of(0.05) == pytest.approx(50.0)
     assert accuracy_of(0.10) == pytest.approx(25.0)
@@ -50,7 +55,8 @@ def test_every_move_is_judged_against_the_table(finkel3_table, reviewed):
             best = max(values.values())
             assert move.values[move.best] == best
             assert move.regret == pytest.approx(best - values[step.move], abs=1e-15)
-        expected = category_of(move.regret, len(values))
+        ranked = sorted(values.values(), reverse=True)
+        expected = category_of(move.regret, len(values), ranked[0] - ranked[1] if len(ranked) > 1 else 0.0)
         assert move.category == expected
         light_after = finkel3_table.win_probability(positions[move.step + 1], "light")
         assert move.light_chance == pytest.approx(light_after, abs=1e-15)
@@ -77,7 +83,7 @@ def test_player_summaries_and_key_moves(finkel3_table, reviewed):
 
 def test_perfect_play_is_all_best(finkel3_table):
     review = review_game(play(finkel3_table, "perfect", "perfect", 2), finkel3_table)
-    assert {m.category for m in review.moves} <= {"best", "forced", "pass"}
+    assert {m.category for m in review.moves} <= {"brilliant", "great", "best", "forced", "pass"}
     assert [p.accuracy for p in review.players] == [100.0, 100.0]
 
 
@@ -170,6 +176,41 @@ def test_html_page_in_a_headless_browser(finkel3_table, reviewed, tmp_path):
         page.click(f"#row{n // 2} td")
         expect_position(n // 2)
         assert page.locator("#moves tr.current").count() == 1
+        # numbering: position k is before roll k + 1, the row numbered k + 1 (as the terminal numbers it)
+        assert page.text_content("#counter") == f"roll {n // 2 + 1} of {n}"
+        assert page.text_content(f"#row{n // 2} td") == str(n // 2 + 1)
+        # the graph's axes are text: percentages and roll numbers
+        assert page.eval_on_selector_all("#graph text.ylabel", "els => els.map(e => e.textContent)") == [
+            "0%", "25%", "50%", "75%", "100%"]
+        assert page.eval_on_selector_all("#graph text.xlabel", "els => els.map(e => e.textContent)")[0] == "0"
+        # every grade counted for each player
+        for player in review.players:
+            for grade, count in player.counts.items():
+                if grade in ("forced", "pass"):
+                    continue
+                cell = page.text_content(f'#grades td[data-grade="{grade}"][data-side="{player.side}"]')
+                assert cell == str(count), (player.side, grade)
+        # key moves are listed and clickable
+        keys = page.locator("#keys button.key")
+        assert keys.count() == len(review.key_errors) + len(review.key_luck)
+        keys.first.click()
+        expect_position(review.key_errors[0])
+        # the best move is drawn on the board where another move was played
+        error = review.moves[review.key_errors[0]]
+        on_board = set(record.rules.board)
+        best_tiles = [t.upper() for t in re.findall(r"[a-z]\d+", error.best)]
+        for cls, tile in (("best-from", best_tiles[0]), ("best-to", best_tiles[1])):
+            drawn = page.eval_on_selector_all(f"#board .tile.{cls}", "els => els.map(e => e.dataset.tile)")
+            assert drawn == ([tile] if tile in on_board else []), cls  # entering or bearing off: off the board
+        status = page.locator("#status div").all_text_contents()
+        assert status[0].startswith("Light's winning chance") and status[2].startswith(
+            f"{error.side.capitalize()}'s winning chance after each move")
+        # a phone-sized window: nothing wider than the screen but the tables, which scroll in their own boxes
+        page.set_viewport_size({"width": 390, "height": 844})
+        widest = page.evaluate("""() => [...document.querySelectorAll('body *')]
+            .filter(e => !e.closest('.scroll table'))
+            .map(e => [e.getBoundingClientRect().right, e.tagName + '#' + e.id]).sort((a, b) => b[0] - a[0])[0]""")
+        assert widest[0] <= 390, widest
         browser.close()
     assert errors == [] and requests == []
 
