@@ -103,7 +103,11 @@ def main(argv: list[str] | None = None) -> int:
     if not args.tournament and not args.agent:
         parser.error("give --agent SPEC (for example --agent expectimax --depth 7) or --tournament SPEC,SPEC,...")
     if extra and not args.agent:
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        hint = ""
+        if args.tournament and not extra[0].startswith("-"):
+            hint = (f"; the agents of --tournament are one comma-separated list: --tournament "
+                    f"{','.join([args.tournament, *(e for e in extra if not e.startswith('-'))])}")
+        parser.error(f"unrecognized arguments: {' '.join(extra)}{hint}")
     for name, value in (("games", args.games), ("workers", 1 if args.workers is None else args.workers)):
         if value < 1:
             parser.error(f"--{name} must be at least 1, got {value}")

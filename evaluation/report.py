@@ -94,13 +94,15 @@ def match_rows(match: MatchResult, benchmarks: dict[str, PositionBenchmark]) -> 
 
 def tournament_rows(result: TournamentResult) -> list[dict[str, Any]]:
     """One CSV row per ordered pair (agent, opponent)."""
-    matrix = result.win_matrix
+    matrix, adjusted = result.win_matrix, result.adjusted_matrix
     rows = []
     for i, spec in enumerate(result.specs):
         bench = result.benchmarks[i].regret.mean if result.benchmarks else ""
         for j, other in enumerate(result.specs):
             if i != j:
+                mean, low, high = adjusted[i, j] if adjusted is not None else ("", "", "")
                 rows.append({"agent": spec, "opponent": other, "win_rate": matrix[i, j],
+                             "luck_adjusted_win_rate": mean, "luck_adjusted_low": low, "luck_adjusted_high": high,
                              "match_regret_mean": result.match_regret(i), "positions_regret_mean": bench})
     return rows
 
@@ -156,20 +158,34 @@ def format_match(match: MatchResult, benchmarks: dict[str, PositionBenchmark]) -
 
 
 def format_tournament(result: TournamentResult) -> str:
-    """The win matrix (row's win rate against column) and each agent's regret."""
+    """The luck-adjusted win matrix with its intervals (the figure to quote), the raw one, and each agent's
+    regret."""
     names = result.specs
-    width = max(12, *(len(n) for n in names)) + 2
+    width = max(19, *(len(n) for n in names)) + 2
+    lines = [result.describe()]
+    adjusted = result.adjusted_matrix
+    if adjusted is not None:
+        lines.append("luck-adjusted win rate of row against column [95% interval] (the dice taken out: quote this):")
+        lines += _matrix_lines(names, width, lambda i, j: f"{adjusted[i, j, 0]:.1%} [{100 * adjusted[i, j, 1]:.1f}, "
+                                                          f"{100 * adjusted[i, j, 2]:.1f}]")
+        lines.append("")
     matrix = result.win_matrix
-    lines = ["win rate of row against column:", " " * width + "".join(f"{n:>{width}}" for n in names)]
-    for i, name in enumerate(names):
-        cells = "".join(f"{'-':>{width}}" if i == j else f"{matrix[i, j]:>{width}.1%}" for j in range(len(names)))
-        lines.append(f"{name:<{width}}{cells}")
+    lines.append("raw win rate of row against column:")
+    lines += _matrix_lines(names, width, lambda i, j: f"{matrix[i, j]:.1%}")
     lines += ["", f"{'agent':<{width}}{'mean regret, positions':>24}{'mean regret, matches':>24}"]
     for i, name in enumerate(names):
         bench = _pp(result.benchmarks[i].regret.mean) if result.benchmarks else "-"
         lines.append(f"{name:<{width}}{bench:>24}{_pp(result.match_regret(i)):>24}")
     lines.append("(regret in win-% points per decision with a choice)")
     return "\n".join(lines)
+
+
+def _matrix_lines(names: tuple[str, ...], width: int, cell) -> list[str]:
+    lines = [" " * width + "".join(f"{n:>{width}}" for n in names)]
+    for i, name in enumerate(names):
+        cells = (f"{'-' if i == j else cell(i, j):>{width}}" for j in range(len(names)))
+        lines.append(f"{name:<{width}}" + "".join(cells))
+    return lines
 
 
 # --- plots ----------------------------------------------------------------------------------------------
@@ -221,8 +237,9 @@ def plot_match(path: str | os.PathLike, match: MatchResult, benchmarks: dict[str
 def plot_tournament(path: str | os.PathLike, result: TournamentResult) -> Path:
     """The win matrix as a heat map, and each agent's mean regret."""
     plt = _pyplot()
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 5), layout="constrained")
-    matrix = result.win_matrix
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 5.4), layout="constrained")
+    adjusted = result.adjusted_matrix
+    matrix = result.win_matrix if adjusted is None else adjusted[:, :, 0]
     image = left.imshow(matrix, vmin=0, vmax=1, cmap="RdBu")
     n = len(result.specs)
     names = [plain_text(spec) for spec in result.specs]
@@ -231,8 +248,12 @@ def plot_tournament(path: str | os.PathLike, result: TournamentResult) -> Path:
     for i in range(n):
         for j in range(n):
             if i != j:
-                left.text(j, i, f"{matrix[i, j]:.0%}", ha="center", va="center", fontsize=7)
-    left.set_title("win rate of row against column")
+                text = f"{matrix[i, j]:.0%}" if adjusted is None else \
+                    f"{matrix[i, j]:.0%}\n[{100 * adjusted[i, j, 1]:.0f}, {100 * adjusted[i, j, 2]:.0f}]"
+                left.text(j, i, text, ha="center", va="center", fontsize=7)
+    left.set_title("win rate of row against column" if adjusted is None else
+                   "luck-adjusted win rate of row against column [95% interval]", fontsize=10)
+    fig.suptitle(plain_text(f"tournament: {result.describe()}"))
     fig.colorbar(image, ax=left)
     regrets = [b.regret.mean for b in result.benchmarks] if result.benchmarks else \
         [result.match_regret(i) for i in range(n)]

@@ -39,6 +39,25 @@ class TournamentResult:
             matrix[j, i] = match.agents[1].wins.rate
         return matrix
 
+    @property
+    def adjusted_matrix(self) -> np.ndarray | None:
+        """Row agent's luck-adjusted win rate against the column agent, ``[n, n, 3]``: (mean, low, high) of its 95%
+        interval (NaN on the diagonal); None when the matches were played without the solved table."""
+        n = len(self.specs)
+        matrix = np.full((n, n, 3), np.nan)
+        for (i, j), match in self.matches.items():
+            for row, col, side in ((i, j, match.agents[0]), (j, i, match.agents[1])):
+                if side.luck_adjusted is None:
+                    return None
+                adjusted = side.luck_adjusted
+                matrix[row, col] = (adjusted.mean, adjusted.low, adjusted.high)
+        return matrix
+
+    def describe(self) -> str:
+        """The rules and the games per pair, for titles."""
+        match = next(iter(self.matches.values()))
+        return f"{match.rules.name}, {match.rules.pieces} pieces, {match.games:,} games per pair"
+
     def match_regret(self, i: int) -> float:
         """Agent i's mean regret (win-% points) over its decisions in all its matches."""
         total, count = 0.0, 0
@@ -53,6 +72,9 @@ class TournamentResult:
         return {
             "agents": list(self.specs),
             "win_matrix": [[None if np.isnan(x) else float(x) for x in row] for row in self.win_matrix],
+            "luck_adjusted_matrix": None if self.adjusted_matrix is None else [
+                [None if np.isnan(cell[0]) else dict(zip(("mean", "low", "high"), map(float, cell), strict=True))
+                 for cell in row] for row in self.adjusted_matrix],
             "matches": [m.to_dict() for m in self.matches.values()],
             "position_benchmark": [b.to_dict() for b in self.benchmarks] if self.benchmarks else None,
         }

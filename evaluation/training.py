@@ -170,7 +170,10 @@ def regret_callback(rules: Rules | str, every: int = 10_000, split: str = "valid
 
 
 def _write_rows(path: Path, rows: list[dict[str, float]]) -> None:
+    if not rows:
+        return
     text = ",".join(rows[0]) + "\n" + "".join(",".join(str(v) for v in row.values()) + "\n" for row in rows)
+    path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(path, lambda tmp: tmp.write_text(text))
 
 
@@ -179,11 +182,13 @@ def train_td(rules: Rules, table: SolvedTable, out: Path, timesteps: int, minute
              hidden: int = 80, alpha: float = 0.1, lam: float = 0.7, eval_every: int = 1_000_000,
              eval_positions: int = 500, progress: bool = True) -> dict[str, Any]:
     """Self-play TD(lambda); ``alpha`` decays linearly to a tenth of itself over the run."""
+    from agents.learned import write_model_card
     from agents.td import TDAgent, TDNetwork, train_chunk
 
     network = TDNetwork.initial(rules, hidden, seed)
     positions = validation_positions(table, eval_positions)
     curve, writer = Curve(out), _tensorboard(out)
+    log: list[dict[str, float]] = []  # logs/progress.csv, as SB3's logger writes it for PPO
     start, done, games = time.perf_counter(), 0, 0
     bar = tqdm(total=timesteps, desc="td-lambda", unit="step", disable=not progress, dynamic_ncols=True)
     while done < timesteps and not _out_of_time(start, minutes):
@@ -194,10 +199,14 @@ def train_td(rules: Rules, table: SolvedTable, out: Path, timesteps: int, minute
         games += chunk_games
         done += moves
         bar.update(moves)
+        log.append({"timesteps": done, "games": games, "seconds": round(time.perf_counter() - start, 2),
+                    "alpha": step_alpha, "eval/mean_regret": ""})
         if done // eval_every != (done - moves) // eval_every or done >= timesteps:
             regret = _score(TDAgent(network), table, positions)
             elapsed = time.perf_counter() - start
             bar.set_postfix_str(f"regret {regret:.3f}")
+            log[-1]["eval/mean_regret"] = regret
+            _write_rows(out / "logs" / "progress.csv", log)
             if writer:
                 writer.add_scalar("eval/mean_regret", regret, done)
             if curve.add(done, elapsed, regret):
@@ -205,6 +214,7 @@ def train_td(rules: Rules, table: SolvedTable, out: Path, timesteps: int, minute
                 best.info = _facts(rules, "td-lambda", seed, done, elapsed, regret, games=games, hidden=hidden,
                                    alpha=alpha, lam=lam)
                 best.save(out / "best_model.npz")
+                write_model_card(out / "best_model.npz", rules, **best.info)
     bar.close()
     if not curve.rows or curve.rows[-1]["timesteps"] != done:
         curve.add(done, time.perf_counter() - start, _score(TDAgent(network), table, positions))
@@ -212,6 +222,8 @@ def train_td(rules: Rules, table: SolvedTable, out: Path, timesteps: int, minute
     network.info = _facts(rules, "td-lambda", seed, done, elapsed, curve.rows[-1]["mean_regret"], games=games,
                           hidden=hidden, alpha=alpha, lam=lam)
     network.save(out / "model.npz")
+    write_model_card(out / "model.npz", rules, **network.info)
+    _write_rows(out / "logs" / "progress.csv", log)
     return {"model": str(out / "model.npz"), "best_model": str(out / "best_model.npz"), "timesteps": done,
             "seconds": elapsed, "best_regret": curve.best}
 

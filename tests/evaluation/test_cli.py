@@ -1,5 +1,6 @@
 import csv
 import json
+import re
 
 import numpy as np
 import pytest
@@ -43,9 +44,16 @@ def test_tournament(finkel3_table, tmp_path, capsys):
     cli.main(["--tournament", "random,greedy,perfect", "--pieces", "3", "--games", "20", "--positions", "20",
               "--workers", "1", "--no-progress", "--csv", str(tmp_path / "t.csv"), "--plot", str(tmp_path / "t.svg")])
     text = capsys.readouterr().out
-    assert "win rate of row against column" in text
-    assert len(list(csv.DictReader((tmp_path / "t.csv").open()))) == 6
-    assert (tmp_path / "t.svg").read_text().lstrip().startswith("<?xml")
+    assert text.startswith("finkel, 3 pieces, 20 games per pair")
+    assert "luck-adjusted win rate of row against column [95% interval]" in text
+    assert "raw win rate of row against column" in text
+    perfect_row = next(line for line in text.split("raw")[0].splitlines() if line.startswith("perfect"))
+    assert len(re.findall(r"\d+\.\d% \[[\d.-]+, [\d.-]+\]", perfect_row)) == 2  # a rate and its interval
+    rows = list(csv.DictReader((tmp_path / "t.csv").open()))
+    assert len(rows) == 6 and all(float(r["luck_adjusted_low"]) <= float(r["luck_adjusted_win_rate"]) for r in rows)
+    svg = (tmp_path / "t.svg").read_text()
+    assert svg.lstrip().startswith("<?xml") and "luck-adjusted win rate" in svg
+    assert "tournament: finkel, 3 pieces, 20 games per pair" in svg
 
 
 def test_missing_table_with_no_solve_gives_the_command(capsys):
@@ -187,3 +195,10 @@ def test_the_luck_adjusted_rate_is_never_shown_outside_0_to_100():
     assert below.to_dict()["shown_mean"] == 0.0 and below.to_dict()["mean"] == pytest.approx(-0.025)
     inside = MeanInterval.of(np.array([0.4, 0.5, 0.6]))
     assert "clipped" not in str(inside)
+
+
+def test_tournament_names_given_with_spaces_get_a_hint(capsys):
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["--tournament", "random", "greedy", "heuristic", "--pieces", "2"])
+    assert stop.value.code == 2
+    assert "comma-separated list: --tournament random,greedy,heuristic" in capsys.readouterr().err

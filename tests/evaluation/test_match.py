@@ -109,6 +109,15 @@ def test_tournament_win_matrix_and_regrets(finkel3_table):
     assert result.benchmarks[2].regret.mean == 0.0
     assert result.benchmarks[0].regret.mean > result.benchmarks[2].regret.mean
     assert result.match_regret(2) == 0.0
+    # the luck-adjusted matrix: each pair's two cells are the same match seen from both sides
+    adjusted = result.adjusted_matrix
+    for (i, j), match in result.matches.items():
+        for row, col, side in ((i, j, match.agents[0]), (j, i, match.agents[1])):
+            assert tuple(adjusted[row, col]) == (side.luck_adjusted.mean, side.luck_adjusted.low,
+                                                 side.luck_adjusted.high)
+        assert adjusted[i, j, 0] + adjusted[j, i, 0] == pytest.approx(1.0)
+    assert adjusted[2, 0, 1] < adjusted[2, 0, 0] < adjusted[2, 0, 2] and np.isnan(adjusted[1, 1]).all()
+    assert result.to_dict()["luck_adjusted_matrix"][2][0]["mean"] == adjusted[2, 0, 0]
 
 
 def test_validation_positions_are_drawn_apart_from_the_test_set(finkel3_table):

@@ -1,4 +1,8 @@
+
 """Learned agents and their training: TD(lambda) and MaskablePPO train, save, reload and play legal moves only."""
+
+import csv
+import json
 
 import numpy as np
 import pytest
@@ -74,6 +78,14 @@ def test_train_td_writes_models_card_and_curve(finkel3_table, tmp_path):
         assert (tmp_path / name).exists()
     best = TDNetwork.load(tmp_path / "best_model.npz")
     assert best.info["algo"] == "td-lambda" and best.info["position_benchmark_regret"] == result["best_regret"]
+    # the model cards beside both models, and the CSV log the help promises
+    for name, network in (("best_model", best), ("model", TDNetwork.load(tmp_path / "model.npz"))):
+        card = json.loads((tmp_path / f"{name}.json").read_text())
+        assert card["algo"] == "td-lambda" and card["rules"]["pieces"] == 3
+        assert card["position_benchmark_regret"] == network.info["position_benchmark_regret"]
+    with (tmp_path / "logs" / "progress.csv").open() as f:
+        log = list(csv.DictReader(f))
+    assert int(log[-1]["timesteps"]) == result["timesteps"] and sum(row["eval/mean_regret"] != "" for row in log) >= 2
     agent = make_agent(f"td:model={tmp_path / 'model.npz'}")
     for position, roll in decision_positions("finkel", 20, seed=2, pieces=3):
         assert agent.select_move(position, roll) in position.legal_moves(roll)
