@@ -11,7 +11,7 @@ import numpy as np
 
 from agents.engine import DEFAULT_MOVE_TIME, EngineAgent, EngineError
 from agents.perfect import PerfectAgent
-from agents.play import play_game
+from agents.play import cached_table, play_game
 from agents.registry import agent_help, make_agent
 from urgym import RULE_SET_NAMES, SIDES, Game, Position, Rules, get_rules
 from urgym.cli import ArgumentParser, command, seed
@@ -22,7 +22,9 @@ __all__ = ["check_positions", "engine_check_main", "main"]
 
 @command("play")
 def main(argv: list[str] | None = None, read: Callable[[str], str] = input,
-         write: Callable[[str], None] = print) -> int:
+         write: Callable[[str], None] = print, web: Callable[..., None] | None = None) -> int:
+    """``play``: a human against an agent in the terminal, or with ``--web`` in the browser, through ``web`` (the
+    server of :mod:`evaluation.web`, which the ``play`` command passes in: it lives in a higher layer)."""
     parser = ArgumentParser(
         prog="play", description="Play the Royal Game of Ur against an agent in the terminal.",
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog="agents:\n" + agent_help())
@@ -32,7 +34,17 @@ def main(argv: list[str] | None = None, read: Callable[[str], str] = input,
     parser.add_argument("--side", default="light", choices=[*SIDES, "random"], help="your side (light moves first)")
     parser.add_argument("--seed", type=seed, default=None, help="seed of the dice and the agent")
     parser.add_argument("--save", help="write the game's record (JSON, see urgym.GameRecord) to this file")
+    parser.add_argument("--web", action="store_true", help="play in the browser: a page served on 127.0.0.1 "
+                        "(the 'web' extra), guarded by a token in the URL it prints")
+    parser.add_argument("--port", type=int, default=0, help="with --web: the port (default: a free one)")
+    parser.add_argument("--no-browser", action="store_true", help="with --web: print the URL, open no browser")
     args = parser.parse_args(argv)
+    if (args.port or args.no_browser) and not args.web:
+        parser.error("--port and --no-browser go with --web")
+    if not 0 <= args.port <= 65535:
+        parser.error(f"--port is 0 (a free port) to 65535, got {args.port}")
+    if args.web and web is None:
+        parser.error("--web is served by the play command (evaluation.cli.play_main)")
     try:
         rules = get_rules(args.rules, args.pieces)
         agent = make_agent(args.agent, seed=args.seed)
@@ -48,6 +60,10 @@ def main(argv: list[str] | None = None, read: Callable[[str], str] = input,
         missing = "it is solved and cached first if missing" if agent.solve else "it must be cached already"
         write(f"Loading the solved table of {rules.describe()} ({missing}).")
         agent.table(rules)
+    if args.web:
+        web(rules, agent, cached_table(rules), port=args.port, open_browser=not args.no_browser, write=write,
+            side=args.side, seed=args.seed)
+        return 0
     side = args.side
     if side == "random":
         side = SIDES[int(np.random.default_rng(args.seed).integers(2))]

@@ -38,7 +38,7 @@ from urgym import RULE_SET_NAMES, Rules, get_rules
 from urgym.cli import ArgumentParser, command, seed
 from urgym.files import PLOT_FORMATS, STDOUT, check_distinct, check_output, require_extra
 
-__all__ = ["main", "review_main", "stats_main", "train_main"]
+__all__ = ["main", "play_main", "review_main", "stats_main", "train_main"]
 
 DEFAULT_GAMES = 150
 SOLVE_RATE = 200_000
@@ -512,3 +512,10 @@ def train_main(argv: list[str] | None = None) -> int:
           f"{result['best_regret']:.3f} win-% points; models in {out}")
     return 0
 
+
+def play_main(argv: list[str] | None = None) -> int:
+    """``play``: the terminal game of :mod:`agents.cli`, with ``--web`` served by :mod:`evaluation.web`."""
+    from agents.cli import main
+    from evaluation.web import serve
+
+    return main(argv, web=serve)

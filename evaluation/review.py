@@ -43,9 +43,10 @@ from urgym.files import PLOT_FORMATS, check_output, write_atomic
 from urgym.notation import move_text
 from urgym.position import SIDES, Position
 from urgym.records import GameRecord
+from urgym.rules import Rules
 
 __all__ = ["CATEGORIES", "CATEGORY_LIMITS", "GRADED", "GREAT_MARGIN", "GameReview", "MoveReview", "PlayerReview",
-           "accuracy_of", "category_of", "review_game"]
+           "accuracy_of", "board_data", "category_of", "position_data", "render_page", "review_game"]
 
 CATEGORY_LIMITS = (("best", 1e-12), ("good", 0.01), ("inaccuracy", 0.025), ("mistake", BLUNDER))
 """Upper regret limits (probability) of the categories; a larger regret is a ``blunder``."""
@@ -221,8 +222,12 @@ class GameReview:
     def save_html(self, path: str | os.PathLike) -> Path:
         """One self-contained HTML page (no network): the board at each roll, stepped with buttons or the
         arrow keys, the graph, the move table and the players' summaries."""
-        page = _html(self)
+        page = self.to_html()
         return write_atomic(path, lambda tmp: tmp.write_text(page, encoding="utf-8"))
+
+    def to_html(self) -> str:
+        """The page :meth:`save_html` writes, as a string."""
+        return _html(self)
 
 
 _ABBREVIATIONS = {"brilliant": "!!", "great": "!", "best": "best", "good": "good", "inaccuracy": "?!",
@@ -307,26 +312,45 @@ def _plot(review: GameReview, path: Path, fmt: str) -> None:
 def _page_data(review: GameReview) -> dict[str, Any]:
     """Everything the page's script draws, as plain JSON."""
     rules = review.record.rules
-    columns = max(int(t[1:]) for t in rules.board)
-    board = [{"tile": t, "row": "ABC".index(t[0]), "col": int(t[1:]) - 1, "rosette": t in rules.rosettes}
-             for t in sorted(rules.board)]
-    positions = [{"light": list(p.tiles("light")), "dark": list(p.tiles("dark")),
-                  "home": {s: p.home(s) for s in SIDES}, "scored": {s: p.scored(s) for s in SIDES},
-                  "turn": p.turn, "winner": p.winner} for p in review.positions]
-    return {"rules": rules.describe(), "pieces": rules.pieces, "columns": columns, "board": board,
-            "positions": positions, "moves": [m.to_dict() for m in review.moves],
+    return {"rules": rules.describe(), "pieces": rules.pieces, **board_data(rules),
+            "positions": [position_data(p) for p in review.positions], "moves": [m.to_dict() for m in review.moves],
             "start": review.start_chance, "players": {p.side: p.to_dict() for p in review.players},
             "names": review.record.players, "winner": review.winner, "grades": list(GRADED),
             "key_errors": list(review.key_errors), "key_luck": list(review.key_luck)}
 
 
 def _html(review: GameReview) -> str:
-    """The page template (review_page.html beside this module) with its __TITLE__ and __DATA__ filled in."""
+    """The review page of ``review`` (one self-contained HTML file)."""
     players = review.record.players
-    title = html.escape(f"{players.get('light') or 'light'} vs {players.get('dark') or 'dark'} - "
-                        f"{review.record.rules.name} game review")
-    page = (Path(__file__).with_name("review_page.html")).read_text(encoding="utf-8")
-    return fill_template(page, {"TITLE": title, "DATA": script_json(_page_data(review))})
+    title = (f"{players.get('light') or 'light'} vs {players.get('dark') or 'dark'} - {review.record.rules.name} "
+             "game review")
+    return render_page("review", title, _page_data(review))
+
+
+PAGES = Path(__file__).with_name("pages")
+"""The pages' templates (``review.html``, ``play.html``) and the board they share (``board.css``, ``board.js``)."""
+
+
+def render_page(name: str, title: str, data: Any) -> str:
+    """Page ``name`` with its title (escaped), its data (JSON in a script element) and the shared board filled in."""
+    page = (PAGES / f"{name}.html").read_text(encoding="utf-8")
+    return fill_template(page, {"TITLE": html.escape(title), "DATA": script_json(data),
+                                "BOARD_CSS": (PAGES / "board.css").read_text(encoding="utf-8"),
+                                "BOARD_JS": (PAGES / "board.js").read_text(encoding="utf-8")})
+
+
+def board_data(rules: Rules) -> dict[str, Any]:
+    """The board's tiles as the pages draw them: each tile's name, row, column and whether it is a rosette."""
+    return {"columns": max(int(t[1:]) for t in rules.board),
+            "board": [{"tile": t, "row": "ABC".index(t[0]), "col": int(t[1:]) - 1, "rosette": t in rules.rosettes}
+                      for t in sorted(rules.board)]}
+
+
+def position_data(position: Position) -> dict[str, Any]:
+    """A position as the pages draw it: each side's tiles, pieces at home and scored, the side to move."""
+    return {"light": list(position.tiles("light")), "dark": list(position.tiles("dark")),
+            "home": {s: position.home(s) for s in SIDES}, "scored": {s: position.scored(s) for s in SIDES},
+            "turn": position.turn, "winner": position.winner}
 
 
 def script_json(data: Any) -> str:
@@ -338,4 +362,4 @@ def script_json(data: Any) -> str:
 
 def fill_template(page: str, values: dict[str, str]) -> str:
     """Replace each ``__NAME__`` of ``page`` in one pass, so a value that holds ``__DATA__`` stays as it is."""
-    return re.sub(r"__([A-Z]+)__", lambda m: values.get(m.group(1), m.group(0)), page)
+    return re.sub(r"__([A-Z]+(?:_[A-Z]+)*)__", lambda m: values.get(m.group(1), m.group(0)), page)

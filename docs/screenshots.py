@@ -1,0 +1,58 @@
+"""Screenshots of the play and review pages for the README (desktop and phone width), in headless Chromium.
+
+Run: ``python docs/screenshots.py`` (needs the web extra, playwright and Chromium: ``apt-get install -y chromium``).
+It serves a finkel game with 3 pieces against ``greedy`` with a fixed seed, clicks the first movable piece a few
+times, takes a hint, and saves ``docs/play-desktop.png``, ``docs/play-phone.png``, ``docs/review-desktop.png``
+and ``docs/review-phone.png``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+from werkzeug.serving import make_server
+
+from agents import make_agent
+from evaluation.web import WebGame, create_app
+from solver.cache import load_or_solve
+from urgym import get_rules
+
+HERE = Path(__file__).parent
+TOKEN = "screenshots"
+
+
+def main() -> None:
+    rules = get_rules("finkel", 3)
+    game = WebGame(rules, make_agent("greedy", seed=0), load_or_solve(rules, progress=False), "light", 11)
+    httpd = make_server("127.0.0.1", 0, create_app(game, TOKEN), threaded=True)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{httpd.server_port}/?token={TOKEN}"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=shutil.which("chromium"), args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1000, "height": 900})
+        page.goto(url)
+        for _ in range(12):
+            page.wait_for_selector("#board .tile.movable")
+            page.locator("#board .tile.movable").first.click()
+            page.wait_for_timeout(150)
+        page.click("#hint-button")
+        page.wait_for_timeout(300)
+        page.screenshot(path=str(HERE / "play-desktop.png"))
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.screenshot(path=str(HERE / "play-phone.png"))
+        review = browser.new_page(viewport={"width": 1000, "height": 900})
+        review.goto(url.replace("/?", "/review?"))
+        for _ in range(9):
+            review.keyboard.press("ArrowRight")
+        review.screenshot(path=str(HERE / "review-desktop.png"))
+        review.set_viewport_size({"width": 390, "height": 844})
+        review.screenshot(path=str(HERE / "review-phone.png"))
+        browser.close()
+    httpd.shutdown()
+
+
+if __name__ == "__main__":
+    main()
