@@ -2,8 +2,8 @@
 
 Run: ``python docs/screenshots.py`` (needs the web extra, playwright and Chromium: ``apt-get install -y chromium``).
 It serves a finkel game with 3 pieces against ``greedy`` with a fixed seed, clicks the first movable piece a few
-times, takes a hint, and saves ``docs/play-desktop.png``, ``docs/play-phone.png``, ``docs/review-desktop.png``
-and ``docs/review-phone.png``.
+times, takes a hint, opens the review at the game's largest error, and saves ``docs/play-desktop.png``,
+``docs/play-phone.png``, ``docs/review-desktop.png`` and ``docs/review-phone.png``.
 """
 
 from __future__ import annotations
@@ -45,8 +45,7 @@ def main() -> None:
         page.screenshot(path=str(HERE / "play-phone.png"))
         review = browser.new_page(viewport={"width": 1000, "height": 900})
         review.goto(url.replace("/?", "/review?"))
-        for _ in range(9):
-            review.keyboard.press("ArrowRight")
+        review.locator("#keys button.key").first.click()  # the largest error: played and best move drawn
         review.screenshot(path=str(HERE / "review-desktop.png"))
         review.set_viewport_size({"width": 390, "height": 844})
         review.screenshot(path=str(HERE / "review-phone.png"))
