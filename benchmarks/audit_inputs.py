@@ -53,7 +53,7 @@ class Outcome:
 NUMBER_OPTIONS = {  # command -> (option, bad values, what else the command needs)
     "ur-simulate": [("--games", ["0", "-5", "abc", "1.5", "nan", ""]), ("--seed", ["-1", "abc", "1.5"])],
     "solve": [("--tol", ["0", "1", "-1", "abc", "nan", "inf"]), ("--threads", ["0", "-3", "999", "abc", "1.5"])],
-    "play": [("--seed", ["-1", "abc"])],
+    "play": [("--seed", ["-1", "abc"]), ("--port", ["-1", "70000", "abc", "1.5"])],
     "evaluate": [("--games", ["0", "-1", "abc", "1.5", "nan"]), ("--positions", ["-1", "abc", "1.5"]),
                  ("--workers", ["-2", "abc", "1.5"]), ("--seed", ["-1", "abc"])],
     "stats": [("--games", ["0", "-1", "abc"]), ("--workers", ["-2", "abc"]), ("--seed", ["-1", "abc"])],
@@ -143,6 +143,9 @@ def command_cases() -> Iterator[tuple[list[str], str | tuple[str, ...], dict[str
                        (["evaluate", "--agent", "greedy", *SMALL, "--positions", "10", "--pieces", "1"], "pieces"),
                        (["play", "--agent", "td", *SMALL], "trained on"),
                        (["play", "--side", "purple"], "purple"),
+                       (["play", "--no-browser", *SMALL], "--web"),
+                       (["play", "--port", "8000", *SMALL], "--web"),
+                       (["evaluate", *SMALL, "--tournament", "greedy", "random"], "comma-separated"),
                        (["train", "--algo", "dqn", *SMALL, "--out", "runs"], "dqn"),
                        (["train", "--vec-env", "gpu", *SMALL, "--out", "runs"], "gpu"),
                        (["train", "--algo", "td-lambda", "--rules", "murray", *SMALL, "--timesteps", "50",

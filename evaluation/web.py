@@ -181,22 +181,26 @@ def create_app(game: WebGame, token: str, port_of: Any = None):
     def state():
         return jsonify(game.state())
 
+    def body() -> dict[str, Any]:
+        data = request.get_json(silent=True)
+        if not isinstance(data, dict):
+            raise ValueError('the request body must be a JSON object, e.g. {"move": 0} or {"side": "dark"}')
+        return data
+
     @app.post("/api/new")
     def new():
-        body = request.get_json(silent=True) or {}
         with game.lock:
             try:
-                game.new(str(body.get("side", "light")), None)
+                game.new(str(body().get("side", "light")), None)
             except ValueError as err:
                 return jsonify({"error": str(err)}), 400
             return jsonify(game.state())
 
     @app.post("/api/move")
     def move():
-        body = request.get_json(silent=True) or {}
         with game.lock:
             try:
-                game.move(body.get("move"))
+                game.move(body().get("move"))
             except ValueError as err:
                 return jsonify({"error": str(err)}), 400
             return jsonify(game.state())

@@ -38,8 +38,9 @@ def server(private_cache):
     httpd.shutdown()
 
 
-def fetch(url, data=None, headers=None):
-    request = urllib.request.Request(url, data=None if data is None else json.dumps(data).encode(),
+def fetch(url, data=None, headers=None, raw=None):
+    request = urllib.request.Request(url, data=raw if raw is not None else None if data is None else
+                                     json.dumps(data).encode(),
                                      headers={"Content-Type": "application/json", **(headers or {})})
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
@@ -75,6 +76,10 @@ def test_illegal_moves_and_sides_get_a_clear_error_and_change_nothing(server):
         assert status == 400 and "is not a legal move" in json.loads(body)["error"], bad
     status, body = fetch(base + "/api/new", {"side": "purple"}, {TOKEN_HEADER: TOKEN})
     assert status == 400 and "side must be light, dark or random" in json.loads(body)["error"]
+    for path in ("/api/move", "/api/new"):
+        for hostile in (b"[0]", b'"dark"', b"3", b"null", b"{not json", b""):
+            status, body = fetch(base + path, headers={TOKEN_HEADER: TOKEN}, raw=hostile)
+            assert status == 400 and "must be a JSON object" in json.loads(body)["error"], (path, hostile)
     assert json.loads(fetch(base + "/api/state", headers={TOKEN_HEADER: TOKEN})[1]) == state
 
 
