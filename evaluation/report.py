@@ -10,6 +10,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from evaluation.match import MatchResult
 from evaluation.positions import PositionBenchmark
 from evaluation.stats import RegretSummary
@@ -166,8 +168,9 @@ def format_tournament(result: TournamentResult) -> str:
     adjusted = result.adjusted_matrix
     if adjusted is not None:
         lines.append("luck-adjusted win rate of row against column [95% interval] (the dice taken out: quote this):")
-        lines += _matrix_lines(names, width, lambda i, j: f"{adjusted[i, j, 0]:.1%} [{100 * adjusted[i, j, 1]:.1f}, "
-                                                          f"{100 * adjusted[i, j, 2]:.1f}]")
+        lines += _matrix_lines(names, width, lambda i, j: _adjusted_cell(adjusted[i, j]))
+        if ((adjusted[:, :, 1] < 0) | (adjusted[:, :, 2] > 1)).any():
+            lines.append("* clipped to 0-100%: near an edge the unbiased estimate can leave it (--json has both)")
         lines.append("")
     matrix = result.win_matrix
     lines.append("raw win rate of row against column:")
@@ -178,6 +181,13 @@ def format_tournament(result: TournamentResult) -> str:
         lines.append(f"{name:<{width}}{bench:>24}{_pp(result.match_regret(i)):>24}")
     lines.append("(regret in win-% points per decision with a choice)")
     return "\n".join(lines)
+
+
+def _adjusted_cell(cell: np.ndarray, digits: int = 1) -> str:
+    """A luck-adjusted rate and its interval as shown: clipped to 0-100%, marked ``*`` where that clipped it."""
+    mean, low, high = np.clip(cell, 0.0, 1.0)
+    mark = "*" if cell[1] < 0 or cell[2] > 1 else ""
+    return f"{100 * mean:.{digits}f}% [{100 * low:.{digits}f}, {100 * high:.{digits}f}]{mark}"
 
 
 def _matrix_lines(names: tuple[str, ...], width: int, cell) -> list[str]:
@@ -249,10 +259,11 @@ def plot_tournament(path: str | os.PathLike, result: TournamentResult) -> Path:
         for j in range(n):
             if i != j:
                 text = f"{matrix[i, j]:.0%}" if adjusted is None else \
-                    f"{matrix[i, j]:.0%}\n[{100 * adjusted[i, j, 1]:.0f}, {100 * adjusted[i, j, 2]:.0f}]"
-                left.text(j, i, text, ha="center", va="center", fontsize=7)
+                    _adjusted_cell(adjusted[i, j], digits=0).replace(" [", "\n[")
+                ink = "white" if abs(matrix[i, j] - 0.5) > 0.3 else "black"  # readable on the darkest cells
+                left.text(j, i, text, ha="center", va="center", fontsize=7, color=ink)
     left.set_title("win rate of row against column" if adjusted is None else
-                   "luck-adjusted win rate of row against column [95% interval]", fontsize=10)
+                   "luck-adjusted win rate of row against column [95% interval]\n(* clipped to 0-100%)", fontsize=10)
     fig.suptitle(plain_text(f"tournament: {result.describe()}"))
     fig.colorbar(image, ax=left)
     regrets = [b.regret.mean for b in result.benchmarks] if result.benchmarks else \

@@ -53,6 +53,17 @@ class TournamentResult:
                 matrix[row, col] = (adjusted.mean, adjusted.low, adjusted.high)
         return matrix
 
+    def _adjusted_dicts(self) -> list[list[dict[str, Any] | None]] | None:
+        """The luck-adjusted matrix for JSON: per cell the unbiased estimate and interval, and the shown (clipped)."""
+        if self.adjusted_matrix is None:
+            return None
+        n = len(self.specs)
+        cells: list[list[dict[str, Any] | None]] = [[None] * n for _ in range(n)]
+        for (i, j), match in self.matches.items():
+            cells[i][j] = match.agents[0].luck_adjusted.to_dict()
+            cells[j][i] = match.agents[1].luck_adjusted.to_dict()
+        return cells
+
     def describe(self) -> str:
         """The rules and the games per pair, for titles."""
         match = next(iter(self.matches.values()))
@@ -72,9 +83,7 @@ class TournamentResult:
         return {
             "agents": list(self.specs),
             "win_matrix": [[None if np.isnan(x) else float(x) for x in row] for row in self.win_matrix],
-            "luck_adjusted_matrix": None if self.adjusted_matrix is None else [
-                [None if np.isnan(cell[0]) else dict(zip(("mean", "low", "high"), map(float, cell), strict=True))
-                 for cell in row] for row in self.adjusted_matrix],
+            "luck_adjusted_matrix": self._adjusted_dicts(),
             "matches": [m.to_dict() for m in self.matches.values()],
             "position_benchmark": [b.to_dict() for b in self.benchmarks] if self.benchmarks else None,
         }

@@ -48,7 +48,8 @@ def test_tournament(finkel3_table, tmp_path, capsys):
     assert "luck-adjusted win rate of row against column [95% interval]" in text
     assert "raw win rate of row against column" in text
     perfect_row = next(line for line in text.split("raw")[0].splitlines() if line.startswith("perfect"))
-    assert len(re.findall(r"\d+\.\d% \[[\d.-]+, [\d.-]+\]", perfect_row)) == 2  # a rate and its interval
+    cells = re.findall(r"(\d+\.\d)% \[([\d.]+), ([\d.]+)\]", perfect_row)  # a rate and its interval per column
+    assert len(cells) == 2 and all(0 <= float(x) <= 100 for cell in cells for x in cell)  # shown within 0-100%
     rows = list(csv.DictReader((tmp_path / "t.csv").open()))
     assert len(rows) == 6 and all(float(r["luck_adjusted_low"]) <= float(r["luck_adjusted_win_rate"]) for r in rows)
     svg = (tmp_path / "t.svg").read_text()
@@ -202,3 +203,11 @@ def test_tournament_names_given_with_spaces_get_a_hint(capsys):
         cli.main(["--tournament", "random", "greedy", "heuristic", "--pieces", "2"])
     assert stop.value.code == 2
     assert "comma-separated list: --tournament random,greedy,heuristic" in capsys.readouterr().err
+
+
+def test_luck_adjusted_cells_are_shown_within_0_100_and_marked_when_clipped():
+    from evaluation.report import _adjusted_cell
+
+    assert _adjusted_cell(np.array([0.652, 0.640, 0.663])) == "65.2% [64.0, 66.3]"
+    assert _adjusted_cell(np.array([1.004, 0.966, 1.042])) == "100.0% [96.6, 100.0]*"
+    assert _adjusted_cell(np.array([-0.004, -0.042, 0.034]), digits=0) == "0% [0, 3]*"
