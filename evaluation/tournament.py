@@ -55,7 +55,7 @@ class TournamentResult:
 
     def _adjusted_dicts(self) -> list[list[dict[str, Any] | None]] | None:
         """The luck-adjusted matrix for JSON: per cell the unbiased estimate and interval, and the shown (clipped)."""
-        if self.adjusted_matrix is None:
+        if any(side.luck_adjusted is None for match in self.matches.values() for side in match.agents):
             return None
         n = len(self.specs)
         cells: list[list[dict[str, Any] | None]] = [[None] * n for _ in range(n)]

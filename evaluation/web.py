@@ -24,7 +24,7 @@ from agents import Agent, make_agent
 from agents.play import describe_move
 from evaluation.review import board_data, position_data, render_page, review_game
 from solver import SolvedTable
-from urgym import SIDES, Game, GameRecord, Rules
+from urgym import SIDES, Game, GameRecord, Position, Rules
 from urgym.files import require_extra
 from urgym.notation import move_text
 
@@ -54,6 +54,8 @@ class WebGame:
         if hasattr(self.agent, "reseed"):
             self.agent.reseed(seed)
         self.events: list[dict[str, Any]] = []
+        self._after = self.game.position  # the position after the last event
+        self.chances = [] if self.table is None else [self.table.win_probability(self._after, "light")]
         self._agent_moves()
 
     def move(self, move: Any) -> None:
@@ -107,34 +109,37 @@ class WebGame:
                 moves.append({"move": m, "notation": text, "text": describe_move(position, game.roll, m)})
         return {"position": position_data(position), "human": self.human, "agent": self.agent.spec,
                 "roll": game.roll if deciding else None, "moves": moves, "events": self.events,
-                "chances": self._chances(), "over": game.is_over, "winner": game.winner, "seed": self.seed,
+                "chances": self.chances, "over": game.is_over, "winner": game.winner, "seed": self.seed,
                 "hints": self.table is not None}
 
     # --- internals ---------------------------------------------------------------------------------------------
     def _play(self, move: int) -> None:
         game = self.game
-        position, roll, side = game.position, game.roll, game.turn
-        text = describe_move(position, roll, move)
-        passes_before = len(game.history)
+        position, roll = game.position, game.roll
+        self._tell(game.turn, roll, move_text(position, roll, move), describe_move(position, roll, move),
+                   position.play(roll, move))
         game.play(move)
-        self.events.append({"side": side, "roll": roll, "notation": move_text(position, roll, move), "text": text})
-        for step in game.history[passes_before + 1:]:  # the rolls that passed after this move
-            self.events.append({"side": step.side, "roll": step.roll, "notation": f"{step.roll}-",
-                                "text": "no legal move: the turn passes"})
+        self._tell_passes()
 
     def _agent_moves(self) -> None:
         game = self.game
-        for step in game.history[len(self.events):]:  # passes before the first decision
-            self.events.append({"side": step.side, "roll": step.roll, "notation": f"{step.roll}-",
-                                "text": "no legal move: the turn passes"})
+        self._tell_passes()  # before the first decision
         while not game.is_over and game.turn != self.human:
             self._play(self.agent.select_move(game.position, game.roll))
 
-    def _chances(self) -> list[float]:
-        if self.table is None:
-            return []
-        return [self.table.win_probability(p, "light") for p in self.record().positions()]
+    def _tell_passes(self) -> None:
+        """Add the rolls that passed since the last event (every step of the game's history is one event)."""
+        for step in self.game.history[len(self.events):]:
+            self._tell(step.side, step.roll, f"{step.roll}-", "no legal move: the turn passes",
+                       self._after.play(step.roll, None))
 
+    def _tell(self, side: str, roll: int, notation: str, text: str, after: Position) -> None:
+        """Add one event, and light's winning chance after it (with the table): kept as the game goes, not
+        replayed from the record at every request."""
+        self.events.append({"side": side, "roll": roll, "notation": notation, "text": text})
+        self._after = after
+        if self.table is not None:
+            self.chances.append(self.table.win_probability(after, "light"))
 
 def _other(side: str) -> str:
     return "dark" if side == "light" else "light"

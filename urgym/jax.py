@@ -326,8 +326,8 @@ def from_code(rules: Rules | str, code: Any, roll: Any = None, light_player: int
         ValueError: For a code that is no position of ``rules`` (:func:`urgym.position.check_codes`) or a roll
             the rules cannot roll.
     """
-    env = _conversion_env(get_rules(rules))
-    rules = env.rules
+    rules = get_rules(rules)
+    observed, rolled = _batched_conversions(rules)
     codes = np.asarray(code, dtype=np.int64)
     batched = codes.ndim == 1
     codes = np.atleast_1d(codes)
@@ -351,7 +351,7 @@ def from_code(rules: Rules | str, code: Any, roll: Any = None, light_player: int
         _rules=rules,
     )
     if roll is None:
-        state = env.observed(state)
+        state = observed(state)
     else:
         rolls = np.broadcast_to(np.asarray(roll, dtype=np.int64), codes.shape)
         bad = [int(r) for r in np.unique(rolls) if not 0 <= r <= rules.max_roll or rules.roll_probabilities[r] == 0]
@@ -359,17 +359,16 @@ def from_code(rules: Rules | str, code: Any, roll: Any = None, light_player: int
             raise ValueError(f"roll {bad[0]} cannot be rolled under {rules.name!r}; the rolls are {rules.rolls}")
         if over.any():
             raise ValueError("a finished game has no roll to play; pass roll=None")
-        state = env.rolled(state, jnp.asarray(rolls, dtype=jnp.int32))
+        state = rolled(state, jnp.asarray(rolls, dtype=jnp.int32))
     return state if batched else jax.tree_util.tree_map(lambda x: x[0], state)
 
 
 @functools.cache
-def _conversion_env(rules: Rules) -> UrJaxEnv:
-    """An environment of ``rules`` with the batched functions :func:`from_code` uses, compiled once."""
+def _batched_conversions(rules: Rules) -> tuple[Any, Any]:
+    """The batched, compiled halves of :func:`from_code` for ``rules``: observe a chance node; apply a roll."""
     env = UrJaxEnv(rules)
-    env.observed = jax.jit(jax.vmap(lambda s: s.replace(observation=env._observe(s, s.current_player))))
-    env.rolled = jax.jit(jax.vmap(env.chance_step))
-    return env
+    observed = jax.jit(jax.vmap(lambda s: s.replace(observation=env.observe(s))))
+    return observed, jax.jit(jax.vmap(env.chance_step))
 
 
 def to_code(state: State) -> int | np.ndarray:

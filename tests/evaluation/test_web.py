@@ -184,3 +184,18 @@ def test_play_web_prints_a_tokened_url_serves_it_and_stops_on_ctrl_c(private_cac
         out, err = process.communicate(timeout=30)
     assert process.returncode == 0 and out.strip().splitlines()[-1] == "Server stopped.", (out, err)
     assert "Traceback" not in err
+
+
+def test_the_live_chances_are_the_tables_chances_of_the_records_positions(private_cache):
+    """The page's graph, kept as the game goes, equals light's chance at every position of the game's record."""
+    table = load_or_solve(RULES, progress=False)
+    passes = 0
+    for seed in range(12, 20):
+        game = WebGame(RULES, make_agent("greedy", seed=3), table, ("dark", "light")[seed % 2], seed)
+        while not game.game.is_over:
+            game.move(game.game.legal_moves[-1])
+        positions = game.record().positions()
+        assert len(game.events) == len(game.record().steps) == len(positions) - 1
+        assert game.chances == [table.win_probability(p, "light") for p in positions]
+        passes += sum(e["notation"].endswith("-") for e in game.events)
+    assert passes > 0  # passes were told, and their positions counted
