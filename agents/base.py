@@ -16,7 +16,7 @@ class Agent(ABC):
     """Chooses a move for a position and a roll.
 
     Agents are deterministic for a seed: :meth:`reseed` restarts their random stream (only agents that
-    randomize use it). ``spec`` is the registry spec that rebuilds the agent (see :func:`agents.make_agent`).
+    randomize use it). ``spec`` is the registry spec that rebuilds the agent (see :func:`urgym.agents.make_agent`).
     """
 
     spec: str = "agent"

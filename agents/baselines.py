@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
+from urgym.agents.base import Agent, legal_moves_or_raise
 
-from agents.base import Agent, legal_moves_or_raise
 from urgym import Position, Rules, core
 from urgym.batch import Decisions
 from urgym.core import geometry

@@ -30,15 +30,17 @@ import json
 import os
 import selectors
 import shlex
+import shutil
 import subprocess
 import time
 import weakref
 from pathlib import Path
 
-from agents.base import Agent, legal_moves_or_raise
+from urgym.agents.base import Agent, legal_moves_or_raise
+
 from urgym import SIDES, Position, Rules
 
-__all__ = ["DEFAULT_MOVE_TIME", "EngineAgent", "EngineError", "position_line"]
+__all__ = ["DEFAULT_MOVE_TIME", "EngineAgent", "EngineError", "missing_program", "position_line"]
 
 DEFAULT_MOVE_TIME = 10.0
 """Seconds an engine may think about one move (and take for the handshake)."""
@@ -48,6 +50,22 @@ MAX_LINE = 65_536
 
 class EngineError(ValueError):
     """An engine broke the protocol: it crashed, hung, answered out of turn or played an illegal move."""
+
+
+STDERR_KEPT = 4096
+"""Bytes of an engine's stderr kept (the end), to quote when it fails."""
+
+
+def missing_program(argv: list[str]) -> str | None:
+    """Why ``argv`` cannot start, when that is plain before starting it: a program that is not found, or a script
+    an interpreter is given that does not exist (``python3 missing.py`` would only exit with status 2)."""
+    program = argv[0]
+    if ("/" in program and not Path(program).exists()) or ("/" not in program and shutil.which(program) is None):
+        return f"no such program: {program}"
+    script = argv[1] if len(argv) > 1 and Path(program).name.startswith(("python", "pypy")) else "-"
+    if not script.startswith("-") and not Path(script).exists():
+        return f"no such file: {script} (the script {Path(program).name} is given)"
+    return None
 
 
 def position_line(position: Position, roll: int, moves: tuple[int, ...]) -> str:
@@ -96,21 +114,26 @@ class EngineAgent(Agent):
         self.ids: dict[str, str] = {}
         self._process: subprocess.Popen | None = None
         self._buffer = b""
+        self._stderr = b""  # the end of what the engine wrote on stderr, quoted when it fails
         self._rules: Rules | None = None
         super().__init__(seed)
         self._start()
 
     # --- the process -------------------------------------------------------------------------------------
     def _start(self) -> None:
+        missing = missing_program(self.argv)
+        if missing:
+            raise EngineError(f"engine {self.spec!r} does not start: {missing}")
         try:
             self._process = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                             stderr=subprocess.DEVNULL, start_new_session=True)
+                                             stderr=subprocess.PIPE, start_new_session=True)
         except OSError as err:
             raise EngineError(f"engine {self.spec!r} does not start: {err.strerror or err}") from None
         _LIVE.add(self)
-        os.set_blocking(self._process.stdout.fileno(), False)
         self._selector = selectors.DefaultSelector()
-        self._selector.register(self._process.stdout, selectors.EVENT_READ)
+        for stream in (self._process.stdout, self._process.stderr):
+            os.set_blocking(stream.fileno(), False)
+            self._selector.register(stream, selectors.EVENT_READ)
         self._send("uei")
         while True:
             line = self._read("the handshake (uei)")
@@ -136,7 +159,7 @@ class EngineAgent(Agent):
         if process.poll() is None:
             process.kill()
             process.wait()
-        for stream in (process.stdin, process.stdout):
+        for stream in (process.stdin, process.stdout, process.stderr):
             with contextlib.suppress(OSError):
                 stream.close()
         self._selector.close()
@@ -175,17 +198,42 @@ class EngineAgent(Agent):
             left = deadline - time.monotonic()
             if left <= 0:
                 self._fail(f"did not answer within {self.move_time:g} s during {waiting_for}")
-            if self._selector.select(timeout=left):
-                chunk = os.read(self._process.stdout.fileno(), 65_536)
+            for key, _ in self._selector.select(timeout=left):
+                chunk = os.read(key.fd, 65_536)
+                if key.fileobj is self._process.stderr:
+                    if not chunk:  # closed: nothing more to quote
+                        self._selector.unregister(key.fileobj)
+                    self._stderr = (self._stderr + chunk)[-STDERR_KEPT:]
+                    continue
                 if not chunk:
                     status = self._process.wait(timeout=1.0) if self._process.poll() is None else self._process.poll()
                     self._fail(f"exited (status {status}) during {waiting_for}")
                 self._buffer += chunk
 
+    def _drain_stderr(self) -> None:
+        """Read what is left on the engine's stderr (it may come after its stdout closed), briefly."""
+        stream = self._process.stderr if self._process is not None else None
+        deadline = time.monotonic() + 0.5
+        while stream is not None and not stream.closed and time.monotonic() < deadline:
+            try:
+                chunk = os.read(stream.fileno(), 65_536)
+            except BlockingIOError:
+                if self._process.poll() is not None and time.monotonic() > deadline - 0.4:
+                    return
+                time.sleep(0.01)
+                continue
+            if not chunk:
+                return
+            self._stderr = (self._stderr + chunk)[-STDERR_KEPT:]
+
     def _fail(self, what: str) -> None:
         spec = self.spec
+        with contextlib.suppress(OSError, ValueError):
+            self._drain_stderr()
+        last = [line for line in self._stderr.decode("utf-8", "replace").splitlines() if line.strip()][-1:]
         self.close()
-        raise EngineError(f"engine {spec!r} {what}")
+        said = f"; its last line on stderr: {last[0].strip()[:200]!r}" if last else ""
+        raise EngineError(f"engine {spec!r} {what}{said}")
 
     # --- the agent ---------------------------------------------------------------------------------------
     def check_rules(self, rules: Rules) -> None:

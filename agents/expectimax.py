@@ -1,4 +1,4 @@
-"""Expectiminimax search to a fixed depth (the search itself is in :mod:`agents._search`)."""
+"""Expectiminimax search to a fixed depth (the search itself is in :mod:`urgym.agents._search`)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import time
 from typing import NamedTuple
 
 import numpy as np
+from urgym.agents import _search
+from urgym.agents.base import Agent, legal_moves_or_raise
 
-from agents import _search
-from agents.base import Agent, legal_moves_or_raise
 from urgym import Position, Rules, core
 from urgym.checks import integer
 from urgym.core import geometry

@@ -27,7 +27,8 @@ from __future__ import annotations
 import string
 from dataclasses import dataclass
 
-from agents.base import Agent, legal_moves_or_raise
+from urgym.agents.base import Agent, legal_moves_or_raise
+
 from urgym import Position
 from urgym.checks import integer
 

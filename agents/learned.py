@@ -1,8 +1,8 @@
 """Learned agents' models: the shipped PPO model and model cards (the JSON beside a model: its rules, how it was
 trained, its measured regret).
 
-The agent of a stable-baselines3 model is :class:`agents.neural.SB3Agent` (``PPOAgent`` here is the same class); it
-needs torch, from the ``learn`` extra (``pip install torch==2.13.0`` first for the CPU build).
+The agent of a stable-baselines3 model is :class:`urgym.agents.neural.SB3Agent` (``PPOAgent`` here is the same
+class); it plays with numpy alone (the weights are read without torch, which only training needs).
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from agents.neural import SB3Agent, card_path, model_card
+from urgym.agents.neural import SB3Agent, card_path, model_card
+
 from urgym import Rules
 from urgym.files import write_atomic
 
@@ -28,4 +29,4 @@ def write_model_card(model_path: str | os.PathLike, rules: Rules, **facts: Any) 
 
 
 PPOAgent = SB3Agent
-"""The shipped PPO model's agent: any stable-baselines3 model (see :class:`agents.neural.SB3Agent`)."""
+"""The shipped PPO model's agent: any stable-baselines3 model (see :class:`urgym.agents.neural.SB3Agent`)."""

@@ -7,14 +7,14 @@ scores of illegal actions are masked, and the best legal action is played (the l
 in the main process by default (``in_process``), where a batch of a thousand games is one forward pass.
 
 Loading is safe for files from strangers where the format allows it: ``sb3:`` reads the model's zip without
-unpickling anything (the JSON of its settings, and the weights with ``torch.load(weights_only=True)``) and
-rebuilds the network from the weights' names and shapes; ``onnx:`` hands a protobuf to onnxruntime. A
+unpickling anything (the JSON of its settings, and the weights with :func:`urgym.agents.weights.read_state_dict`,
+which needs no torch) and rebuilds the network from the weights' names and shapes, so a saved model plays with numpy
+alone; ``onnx:`` hands a protobuf to onnxruntime. A
 TorchScript file is a program, so ``torchscript:`` runs only files you trust, like a plug-in ``.py`` file.
 """
 
 from __future__ import annotations
 
-import io
 import os
 import re
 import zipfile
@@ -24,8 +24,9 @@ from typing import Any
 
 import numpy as np
 from numba import njit
+from urgym.agents.base import Agent, legal_moves_or_raise
+from urgym.agents.weights import read_state_dict
 
-from agents.base import Agent, legal_moves_or_raise
 from urgym import Position, Rules, core
 from urgym.batch import Decisions
 from urgym.core import geometry, observation_size
@@ -209,7 +210,6 @@ def load_sb3_network(path: str | os.PathLike) -> tuple[Callable[[np.ndarray], np
     Raises:
         ValueError: For a file that is not such a zip, a policy urgym cannot rebuild (a custom feature extractor,
             recurrent or continuous policies), or an activation outside :data:`ACTIVATIONS`, naming the file.
-        MissingExtraError: Without torch (the ``learn`` extra), which reads the weights.
     """
     path = Path(path)
     try:
@@ -221,13 +221,12 @@ def load_sb3_network(path: str | os.PathLike) -> tuple[Callable[[np.ndarray], np
             from None
     except ValueError as err:
         raise ValueError(f"{path}: {err}") from None
-    torch = require_extra("torch", "learn", "sb3: agents")
     try:
-        state = torch.load(io.BytesIO(weights), map_location="cpu", weights_only=True)
-    except Exception as err:  # any failure to read weights from a stranger's file is that file's fault
+        state = read_state_dict(weights)
+    except ValueError as err:  # any failure to read weights from a stranger's file is that file's fault
         raise ValueError(f"{path}: its weights (policy.pth) cannot be read safely: {err}") from None
     try:
-        return _rebuild(data, {k: v.detach().numpy().astype(np.float64) for k, v in state.items()})
+        return _rebuild(data, {k: v.astype(np.float64) for k, v in state.items()})
     except (KeyError, TypeError, AttributeError) as err:
         raise ValueError(f"{path}: not a model urgym can rebuild ({type(err).__name__}: {err})") from None
     except ValueError as err:
@@ -319,7 +318,7 @@ def _linear_layers(state: dict[str, np.ndarray], prefix: str) -> list[tuple[np.n
 
 class SB3Agent(ScoringAgent):
     """A stable-baselines3 or sb3-contrib model (PPO, A2C, DQN, QR-DQN, MaskablePPO, TRPO, ...) trained on
-    ``urgym/Ur-v0``'s observation: it plays the legal action its network scores best (logits or Q-values masked
+    ``urgym/Ur-v1``'s observation: it plays the legal action its network scores best (logits or Q-values masked
     at inference, so a model trained without masks plays legal moves too).
 
     Args:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from urgym.agents.base import Agent, legal_moves_or_raise
+from urgym.solver import SolvedTable, table_for
+from urgym.solver.lookup import best_of
 
-from agents.base import Agent, legal_moves_or_raise
-from solver import SolvedTable, table_for
-from solver.lookup import best_of
 from urgym import Position, Rules, core
 from urgym.batch import Decisions
 from urgym.core import geometry

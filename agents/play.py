@@ -6,9 +6,9 @@ import os
 from collections.abc import Callable
 
 import numpy as np
+from urgym.agents.base import Agent
+from urgym.solver import SolvedTable, is_cached, table_for
 
-from agents.base import Agent
-from solver import SolvedTable, is_cached, table_for
 from urgym import Game, GameRecord, Position, Rules
 from urgym.notation import move_text
 from urgym.render import board_text

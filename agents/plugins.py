@@ -8,10 +8,10 @@ spec                            the agent
                                 batch policy), or an agent instance; ``:key=value`` parameters follow
 ``package.module:NAME``         the same, from an importable module
 ``NAME`` (an entry point)       what an installed package registers in the ``urgym.agents`` entry-point group
-``sb3:PATH``                    a stable-baselines3 / sb3-contrib model (:class:`agents.neural.SB3Agent`)
-``onnx:PATH``                   an ONNX network (:class:`agents.neural.OnnxAgent`)
-``torchscript:PATH``            a TorchScript network (:class:`agents.neural.TorchScriptAgent`)
-``engine:COMMAND``              a program speaking UEI 1 (:class:`agents.engine.EngineAgent`);
+``sb3:PATH``                    a stable-baselines3 / sb3-contrib model (:class:`urgym.agents.neural.SB3Agent`)
+``onnx:PATH``                   an ONNX network (:class:`urgym.agents.neural.OnnxAgent`)
+``torchscript:PATH``            a TorchScript network (:class:`urgym.agents.neural.TorchScriptAgent`)
+``engine:COMMAND``              a program speaking UEI 1 (:class:`urgym.agents.engine.EngineAgent`);
                                 ``engine:move_time=5:COMMAND`` sets its time per move
 ==============================  ==============================================================================
 
@@ -32,7 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agents.base import Agent
+from urgym.agents.base import Agent
 
 __all__ = ["ENTRY_POINT_GROUP", "PLUGIN_PREFIXES", "build_plugin", "entry_point_names", "is_plugin_spec"]
 
@@ -77,8 +77,8 @@ def build_plugin(spec: str, seed: int | None = None, **kwargs: Any) -> Agent:
         ValueError: For a missing file, module or attribute, an object that is not an agent, or bad parameters,
             naming the spec.
     """
-    from agents.engine import EngineAgent
-    from agents.neural import OnnxAgent, SB3Agent, TorchScriptAgent
+    from urgym.agents.engine import EngineAgent
+    from urgym.agents.neural import OnnxAgent, SB3Agent, TorchScriptAgent
 
     head, _, rest = spec.partition(":")
     head = head.strip()
@@ -203,7 +203,7 @@ def _attribute(module: Any, name: str, spec: str) -> Any:
 def _instantiate(obj: Any, label: str, params: dict[str, str], seed: int | None, kwargs: dict[str, Any],
                  spec: str) -> Agent:
     """An agent from what a plug-in names: an Agent subclass, a factory, or an instance."""
-    from agents.neural import PolicyAgent
+    from urgym.agents.neural import PolicyAgent
 
     values = {**_literal(params, spec), **kwargs}
     if isinstance(obj, Agent):

@@ -8,7 +8,7 @@ A spec names an agent and optionally sets its parameters, in any of these forms:
     expectimax --depth 7         command-line style (also --depth=7)
     perfect:epsilon=0.05
 
-Agents from outside the package have specs of their own (:mod:`agents.plugins`): ``path/to/file.py:NAME``,
+Agents from outside the package have specs of their own (:mod:`urgym.agents.plugins`): ``path/to/file.py:NAME``,
 ``package.module:NAME``, an installed entry point's name, ``sb3:PATH``, ``onnx:PATH``, ``torchscript:PATH`` and
 ``engine:COMMAND``. In Python, :func:`make_agent` also takes an :class:`Agent` and a batch policy
 ``policy(observations, masks) -> actions``.
@@ -21,8 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents.base import Agent
-from agents.plugins import build_plugin, entry_point_names, is_plugin_spec
+from urgym.agents.base import Agent
+from urgym.agents.plugins import build_plugin, entry_point_names, is_plugin_spec
+
 from urgym.specs import register_spec_resolver
 
 __all__ = ["AGENTS", "AgentInfo", "Param", "agent_help", "builtin_name", "make_agent", "parse_spec",
@@ -134,7 +135,7 @@ def builtin_name(spec: str | Agent) -> str | None:
 
 def make_agent(spec: str | Agent | Callable, seed: int | None = None, **kwargs: Any) -> Agent:
     """Build an agent from a spec (an :class:`Agent` is returned as it is, reseeded if ``seed`` is given; a batch
-    policy ``policy(observations, masks) -> actions`` becomes a :class:`~agents.neural.PolicyAgent`).
+    policy ``policy(observations, masks) -> actions`` becomes a :class:`~urgym.agents.neural.PolicyAgent`).
 
     Args:
         spec: An agent spec (see the module docstring).
@@ -150,7 +151,7 @@ def make_agent(spec: str | Agent | Callable, seed: int | None = None, **kwargs: 
             spec.reseed(seed)
         return spec
     if callable(spec) and not isinstance(spec, str):
-        from agents.neural import PolicyAgent
+        from urgym.agents.neural import PolicyAgent
 
         return PolicyAgent(spec, seed=seed)
     if isinstance(spec, str) and spec.strip() and is_plugin_spec(spec.strip(), set(AGENTS)):
@@ -211,10 +212,10 @@ def agent_help() -> str:
 
 
 def _register_builtins() -> None:
-    from agents.baselines import BASELINE_DESCRIPTIONS, BaselineAgent
-    from agents.expectimax import ExpectimaxAgent
-    from agents.heuristic import THREAT_MODELS, GainAgent
-    from agents.perfect import PerfectAgent
+    from urgym.agents.baselines import BASELINE_DESCRIPTIONS, BaselineAgent
+    from urgym.agents.expectimax import ExpectimaxAgent
+    from urgym.agents.heuristic import THREAT_MODELS, GainAgent
+    from urgym.agents.perfect import PerfectAgent
 
     for policy, description in BASELINE_DESCRIPTIONS.items():
         register_agent(AgentInfo(policy, lambda seed, _p=policy: BaselineAgent(_p, seed=seed), description))
@@ -239,20 +240,20 @@ def _register_builtins() -> None:
         (Param("model", str, "", "a .npz written by `train --algo td-lambda` (default: the shipped finkel model)"),),
         main_param="model"))
     register_agent(AgentInfo(
-        "ppo", _ppo_agent, "the shipped MaskablePPO policy, or another sb3 model (needs the learn extra)",
+        "ppo", _ppo_agent, "the shipped MaskablePPO policy, or another sb3 model (numpy alone plays it)",
         (Param("model", str, "", "a .zip written by `train` (default: the shipped finkel model)"),),
         main_param="model"))
 
 
 def _td_agent(model: Any = "", seed: int | None = None) -> Agent:
-    from agents.td import TDAgent
+    from urgym.agents.td import TDAgent
 
     return TDAgent(model or None, seed=seed)
 
 
 def _ppo_agent(model: Any = "", seed: int | None = None) -> Agent:
-    from agents.learned import DEFAULT_PPO_MODEL
-    from agents.neural import SB3Agent
+    from urgym.agents.learned import DEFAULT_PPO_MODEL
+    from urgym.agents.neural import SB3Agent
 
     return SB3Agent(model or DEFAULT_PPO_MODEL, seed=seed, spec=f"ppo:model={model}" if model else "ppo")
 

@@ -23,8 +23,8 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit
+from urgym.agents.base import Agent, legal_moves_or_raise
 
-from agents.base import Agent, legal_moves_or_raise
 from urgym import Position, Rules, core
 from urgym.batch import Decisions
 from urgym.core import feature_count, geometry

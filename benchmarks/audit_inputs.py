@@ -53,7 +53,7 @@ class Outcome:
 NUMBER_OPTIONS = {  # command -> (option, bad values, what else the command needs)
     "ur-simulate": [("--games", ["0", "-5", "abc", "1.5", "nan", ""]), ("--seed", ["-1", "abc", "1.5"])],
     "solve": [("--tol", ["0", "1", "-1", "abc", "nan", "inf"]), ("--threads", ["0", "-3", "999", "abc", "1.5"])],
-    "play": [("--seed", ["-1", "abc"]), ("--port", ["-1", "70000", "abc", "1.5"])],
+    "ur-play": [("--seed", ["-1", "abc"]), ("--port", ["-1", "70000", "abc", "1.5"])],
     "evaluate": [("--games", ["0", "-1", "abc", "1.5", "nan"]), ("--positions", ["-1", "abc", "1.5"]),
                  ("--workers", ["-2", "abc", "1.5"]), ("--seed", ["-1", "abc"])],
     "stats": [("--games", ["0", "-1", "abc"]), ("--workers", ["-2", "abc"]), ("--seed", ["-1", "abc"])],
@@ -64,7 +64,7 @@ NUMBER_OPTIONS = {  # command -> (option, bad values, what else the command need
               ("--lam", ["-0.5", "1.5", "abc", "nan"]), ("--seed", ["-1", "abc"])],
 }
 NEEDS = {  # what a command needs besides the option under test, so only that option is wrong
-    "ur-simulate": [*SMALL, "--games", "2"], "solve": ["--pieces", "1"], "play": [*SMALL],
+    "ur-simulate": [*SMALL, "--games", "2"], "solve": ["--pieces", "1"], "ur-play": [*SMALL],
     "evaluate": ["--agent", "greedy", *SMALL, "--games", "2", "--positions", "10"],
     "stats": [*SMALL, "--games", "2"],
     "train": ["--algo", "td-lambda", *SMALL, "--timesteps", "50", "--out", "runs"],
@@ -76,18 +76,18 @@ BAD_SPECS = ["nosuch", "", ":", "expectimax:depth=0", "expectimax:depth=-1", "ex
              "expectimax:depth=2.5", "expectimax:foo=1", "expectimax:depth=7:depth=3", "expectimax:=3",
              "random:3", "greedy:depth=2", "heuristic:max_moves=abc", "perfect:epsilon=2", "perfect:epsilon=-0.1",
              "td:model=/nope.npz", "td:model=/etc/passwd", "ppo:model=/nope.zip", "perfect:solve=maybe"]
-AGENT_OPTIONS = {"evaluate": ["--agent", "--opponent"], "play": ["--agent"], "stats": ["--agent"],
+AGENT_OPTIONS = {"evaluate": ["--agent", "--opponent"], "ur-play": ["--agent"], "stats": ["--agent"],
                  "ur-simulate": ["--light", "--dark"], "train": ["--opponent"]}
 OUTPUT_OPTIONS = {"evaluate": ["--json", "--csv", "--plot", "--save-games"],
                   "review": ["--json", "--csv", "--plot", "--html"], "stats": ["--json", "--save-games"],
-                  "solve": ["--out"], "play": ["--save"], "train": ["--out"]}
+                  "solve": ["--out"], "ur-play": ["--save"], "train": ["--out"]}
 BAD_OUTPUTS = ["/proc/x/out", "/etc/passwd/x", ".", "/proc"]  # (missing folders are created, so not here)
 FOLDER_OUTPUTS = ("--save-games", "--out")  # these take a folder (except solve's --out): "." is fine
 
 
 def command_cases() -> Iterator[tuple[list[str], str | tuple[str, ...], dict[str, str]]]:
     """(argv, text the error must name, extra environment) for every bad command line."""
-    for cmd in ("ur-simulate", "solve", "play", "evaluate", "stats", "train", "review"):
+    for cmd in ("ur-simulate", "solve", "ur-play", "evaluate", "stats", "train", "review"):
         base = NEEDS[cmd]
         for rules in BAD_RULES:
             yield [cmd, *_without(base, "--rules"), "--rules", rules], "rule", {}
@@ -141,10 +141,10 @@ def command_cases() -> Iterator[tuple[list[str], str | tuple[str, ...], dict[str
                        (["evaluate", *SMALL, "--tournament", "greedy,nosuch"], "nosuch"),
                        (["evaluate", "--agent", "greedy", *SMALL, "--tournament", "greedy,random"], "tournament"),
                        (["evaluate", "--agent", "greedy", *SMALL, "--positions", "10", "--pieces", "1"], "pieces"),
-                       (["play", "--agent", "td", *SMALL], "trained on"),
-                       (["play", "--side", "purple"], "purple"),
-                       (["play", "--no-browser", *SMALL], "--web"),
-                       (["play", "--port", "8000", *SMALL], "--web"),
+                       (["ur-play", "--agent", "td", *SMALL], "trained on"),
+                       (["ur-play", "--side", "purple"], "purple"),
+                       (["ur-play", "--no-browser", *SMALL], "--web"),
+                       (["ur-play", "--port", "8000", *SMALL], "--web"),
                        (["evaluate", *SMALL, "--tournament", "greedy", "random"], "comma-separated"),
                        (["train", "--algo", "dqn", *SMALL, "--out", "runs"], "dqn"),
                        (["train", "--vec-env", "gpu", *SMALL, "--out", "runs"], "gpu"),
@@ -278,9 +278,9 @@ def _is_progress(line: str) -> bool:
 
 def library_cases(folder: Path) -> Iterator[tuple[str, Callable[[], object], str]]:
     """(description, call, text the error must name) for every bad library call."""
-    import solver
-    from agents import make_agent
-    from urgym import GameRecord, Position, Rules, get_rules
+    from urgym.agents import make_agent
+
+    from urgym import GameRecord, Position, Rules, get_rules, solver
     from urgym.env import UrEnv
     from urgym.multiagent import env as ma_env
 
@@ -366,8 +366,7 @@ def library_cases(folder: Path) -> Iterator[tuple[str, Callable[[], object], str
 
 def _table_cases(folder: Path, finkel: object) -> Iterator[tuple[str, Callable[[], object], str]]:
     """Damaged solved tables and RoyalUr tables: each must be a TableError naming the file."""
-    import solver
-    from urgym import get_rules
+    from urgym import get_rules, solver
 
     one = get_rules("finkel", 1)
     good = folder / "good.urtable"
@@ -399,7 +398,7 @@ class _TimeLimitError(Exception):
 
 
 def run_library_case(description: str, call: Callable[[], object], what: str) -> Outcome:
-    import solver
+    from urgym import solver
 
     def expire(*_: object) -> None:
         raise _TimeLimitError

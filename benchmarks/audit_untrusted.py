@@ -130,7 +130,7 @@ RULES_FILE_CASES = [(f, v, w) for f, v, w in RECORD_FIELDS if f.startswith("rule
 
 def _rgu_cases() -> list[tuple[str, bytes, str]]:
     """Hostile RoyalUr tables built from RoyalUr's own 2-piece table."""
-    from solver import read_rgu
+    from urgym.solver import read_rgu
 
     theirs = read_rgu(RGU)
     keys = theirs.keys.copy()
@@ -289,7 +289,7 @@ def _rules_file_cases(work, record, run_command) -> list:
 
 
 def _rgu_command_cases(work, run_command, run_library_case) -> list:
-    import solver
+    from urgym import solver
 
     good = work / "good.urtable"
     solver.solve(solver.read_rgu(RGU).rules, progress=False).save(good)
@@ -308,7 +308,8 @@ def _rgu_command_cases(work, run_command, run_library_case) -> list:
 
 def _output_cases(work, run_command, Outcome) -> list:
     """Outputs aimed at inputs, each other, special files and used folders: refused, and nothing changed."""
-    from solver import cache_slots, load_or_solve
+    from urgym.solver import cache_slots, load_or_solve
+
     from urgym import get_rules
 
     out = work / "outputs"
@@ -357,8 +358,8 @@ def _output_cases(work, run_command, Outcome) -> list:
         (["solve", "--rules-file", "rec.json", "--out", "./rec.json", "--tol", "0.001"], "would replace"),
         (["solve", "--pieces", "1", "--out", "fifo.json"], "FIFO"),
         (["solve", "--pieces", "1", "--out", "link.json"], "symbolic link"),
-        (["play", "--save", "fifo.json", "--pieces", "2"], "FIFO"),
-        (["play", "--save", "folder", "--pieces", "2"], "directory"),
+        (["ur-play", "--save", "fifo.json", "--pieces", "2"], "FIFO"),
+        (["ur-play", "--save", "folder", "--pieces", "2"], "directory"),
         (["train", "--algo", "td-lambda", *small, "--out", "rec.json", "--timesteps", "10"], "rec.json"),
     ]
     if RGU.exists():
@@ -462,11 +463,10 @@ def _plot_problems(svg: str, name: str) -> list[str]:
 
 def _library_cases(work: Path, Outcome) -> Iterator[tuple[str, Callable[[], object], str]]:
     import pyspiel
+    from urgym.agents import make_agent
 
-    import solver
     import urgym.openspiel  # noqa: F401
-    from agents import make_agent
-    from urgym import Game, GameRecord, Position, Rules, get_rules, simulate
+    from urgym import Game, GameRecord, Position, Rules, get_rules, simulate, solver
     from urgym.env import UrEnv
     from urgym.multiagent import env as ma_env
     from urgym.multiagent import raw_env

@@ -18,8 +18,8 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 import statistics
 
 import numpy as np
+from urgym.agents import ExpectimaxAgent, make_agent
 
-from agents import ExpectimaxAgent, make_agent
 from benchmarks.common import machine
 from urgym import Game, Position
 

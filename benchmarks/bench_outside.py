@@ -17,13 +17,15 @@ import tempfile
 import time
 from pathlib import Path
 
+from urgym.evaluation.match import play_match
+from urgym.evaluation.positions import benchmark_positions, score_positions
+from urgym.evaluation.runner import RunOptions
+from urgym.solver import table_for
+
 from benchmarks.common import machine
-from evaluation.match import play_match
-from evaluation.positions import benchmark_positions, score_positions
-from solver import table_for
 from urgym import get_rules
 
-ENGINE = f"engine:{sys.executable} {Path(__file__).resolve().parents[1] / 'examples' / 'uei_engine.py'}"
+ENGINE = f"engine:{sys.executable} -m urgym.examples.uei_engine"
 
 
 def ppo_2x64(folder: Path) -> str:
@@ -39,11 +41,11 @@ def ppo_2x64(folder: Path) -> str:
 
 
 def decisions_per_second(spec: str, rules, table, games: int, repeats: int) -> None:
-    play_match(spec, "perfect", rules, 50, seed=99, table=table, progress=False)  # warm-up
+    play_match(spec, "perfect", rules, 50, seed=99, table=table, run=RunOptions(progress=False))  # warm-up
     end_to_end, own = [], []
     for run in range(repeats):
         began = time.perf_counter()
-        match = play_match(spec, "perfect", rules, games, seed=run, table=table, progress=False)
+        match = play_match(spec, "perfect", rules, games, seed=run, table=table, run=RunOptions(progress=False))
         seconds = time.perf_counter() - began
         regret = match.agents[0].regret
         end_to_end.append(regret.decisions / seconds)
@@ -52,7 +54,7 @@ def decisions_per_second(spec: str, rules, table, games: int, repeats: int) -> N
     times = []
     for _ in range(repeats):
         began = time.perf_counter()
-        score_positions(spec, table, positions, progress=False)
+        score_positions(spec, table, positions, run=RunOptions(progress=False))
         times.append(time.perf_counter() - began)
     print(f"{spec.split('/')[-1]}: {regret.decisions:,} decisions with a choice in {games:,} games vs perfect; "
           f"end to end median {statistics.median(end_to_end):,.0f} decisions/s "
@@ -63,7 +65,7 @@ def decisions_per_second(spec: str, rules, table, games: int, repeats: int) -> N
 
 def engine_speed(rules, table, games: int) -> None:
     began = time.perf_counter()
-    match = play_match(ENGINE, "greedy", rules, games, seed=0, table=table, workers=1, progress=False)
+    match = play_match(ENGINE, "greedy", rules, games, seed=0, table=table, run=RunOptions(workers=1, progress=False))
     seconds = time.perf_counter() - began
     regret = match.agents[0].regret
     print(f"reference UEI engine (Python, one process): {regret.decisions / seconds:,.0f} decisions/s end to end, "
@@ -72,7 +74,7 @@ def engine_speed(rules, table, games: int) -> None:
 
 def unbiased(rules, table, games: int) -> None:
     """Random against perfect: the raw win rate and the luck-adjusted one estimate the same thing."""
-    match = play_match("random", "perfect", rules, games, seed=0, table=table, progress=False)
+    match = play_match("random", "perfect", rules, games, seed=0, table=table, run=RunOptions(progress=False))
     side = match.agents[0]
     adjusted, raw = side.luck_adjusted, side.wins
     low, high = raw.interval

@@ -19,10 +19,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from agents import make_agent
+from urgym.agents import make_agent
+from urgym.evaluation.review import review_game
+from urgym.solver import table_for
+
 from benchmarks.common import machine
-from evaluation.review import review_game
-from solver import table_for
 from urgym import Game, GameRecord, get_rules
 
 

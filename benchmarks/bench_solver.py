@@ -14,9 +14,8 @@ import tempfile
 import time
 from pathlib import Path
 
-import solver
 from benchmarks.common import machine
-from urgym import Position, get_rules
+from urgym import Position, get_rules, solver
 
 
 def main() -> None:

@@ -48,7 +48,8 @@ def single_steps(steps: int, repeats: int) -> float:
 
 
 def have_finkel_table() -> bool:
-    from solver.cache import is_cached
+    from urgym.solver.cache import is_cached
+
     from urgym import get_rules
 
     return is_cached(get_rules("finkel"))
@@ -97,13 +98,13 @@ def main() -> None:
     vector_steps(UrVectorEnv(args.envs, opponent="self"), f"UrVectorEnv, {args.envs} envs, self-play",
                  args.steps, args.repeats)
     if have_finkel_table():
-        import agents  # noqa: F401  (registers perfect)
+        from urgym import agents  # noqa: F401  (registers perfect)
 
         vector_steps(UrVectorEnv(args.envs, opponent="perfect"), f"UrVectorEnv, {args.envs} envs vs perfect",
                      args.steps, args.repeats)
     else:
         print("UrVectorEnv vs perfect: skipped (no solved finkel table; run `solve`)")
-    sync = gym.make_vec("urgym/Ur-v0", num_envs=64, vectorization_mode="sync")
+    sync = gym.make_vec("urgym/Ur-v1", num_envs=64, vectorization_mode="sync")
     vector_steps(sync, "Gymnasium SyncVectorEnv of UrEnv, 64 envs vs random", args.steps * 4,
                  args.repeats)
     if args.ppo_steps:

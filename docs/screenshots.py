@@ -13,11 +13,11 @@ import threading
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
+from urgym.agents import make_agent
+from urgym.evaluation.web import WebGame, create_app
+from urgym.solver.cache import load_or_solve
 from werkzeug.serving import make_server
 
-from agents import make_agent
-from evaluation.web import WebGame, create_app
-from solver.cache import load_or_solve
 from urgym import get_rules
 
 HERE = Path(__file__).parent

@@ -19,9 +19,9 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit
+from urgym.agents.perfect import perfect_choice
+from urgym.solver.lookup import best_of
 
-from agents.perfect import perfect_choice
-from solver.lookup import best_of
 from urgym import core
 
 REGRET_BINS = 100_000

@@ -14,12 +14,13 @@ import hashlib
 from typing import Any
 
 import numpy as np
+from urgym.agents import Agent, make_agent
+from urgym.evaluation.match import play_match
+from urgym.evaluation.positions import DEFAULT_POSITIONS, benchmark_positions, score_positions
+from urgym.evaluation.runner import RunOptions
+from urgym.solver import TableMissingError, table_for
 
 import urgym
-from agents import Agent, make_agent
-from evaluation.match import play_match
-from evaluation.positions import DEFAULT_POSITIONS, benchmark_positions, score_positions
-from solver import TableMissingError, table_for
 from urgym import get_rules
 
 __all__ = ["CARD_RULE_SETS", "agent_card", "card_header", "card_row", "positions_hash"]
@@ -35,8 +36,8 @@ def positions_hash(positions: list) -> str:
 
 
 def agent_card(agent: str | Agent, rule_sets: tuple[str, ...] = CARD_RULE_SETS, games: int = 150, seed: int = 0,
-               positions: int = DEFAULT_POSITIONS, workers: int | None = None, solve: bool = True,
-               progress: bool = True, pieces: int | None = None) -> dict[str, Any]:
+               positions: int = DEFAULT_POSITIONS, run: RunOptions = RunOptions(), solve: bool = True,
+               pieces: int | None = None) -> dict[str, Any]:
     """The card of ``agent`` (see the module docstring) as a dict, ready for JSON.
 
     ``pieces`` plays every rule set with that many pieces (default: each one's own). A rule set the agent cannot
@@ -54,13 +55,13 @@ def agent_card(agent: str | Agent, rule_sets: tuple[str, ...] = CARD_RULE_SETS, 
             card["rule_sets"][name] = {"skipped": f"cannot play: {err}"}
             continue
         try:
-            table = table_for(rules, solve=solve, progress=progress)
+            table = table_for(rules, solve=solve, progress=run.progress)
         except TableMissingError as err:
             card["rule_sets"][name] = {"skipped": str(err)}
             continue
         chosen = benchmark_positions(table, positions)
-        bench = score_positions(agent, table, chosen, workers=workers, progress=progress)
-        match = play_match(agent, "perfect", rules, games, seed, table, workers=workers, progress=progress)
+        bench = score_positions(agent, table, chosen, run)
+        match = play_match(agent, "perfect", rules, games, seed, table, run)
         side = match.agents[0]
         card["rule_sets"][name] = {
             "rules": rules.describe(), "positions": len(chosen), "positions_hash": positions_hash(chosen),

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from solver import SolvedTable
+from urgym.solver import SolvedTable
+
 from urgym.position import SIDES, Position
 from urgym.records import GameRecord
 

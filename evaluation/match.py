@@ -2,9 +2,9 @@
 
 Game g of a match uses the dice stream (seed, g), and agent 0 plays light in the even games, so each agent
 plays light in half the games and a seed fixes every roll. A task's games run in lockstep on the core's batched
-game flow (:func:`evaluation._kernels.advance_match`): the agents that run in numba (the baselines and
+game flow (:func:`urgym.evaluation._kernels.advance_match`): the agents that run in numba (the baselines and
 ``perfect``) choose inside the kernel, and each Python agent is asked once per step for every game awaiting its
-move (:meth:`agents.Agent.select_moves`). One loop plays every kind of agent, with the same dice and the same
+move (:meth:`urgym.agents.Agent.select_moves`). One loop plays every kind of agent, with the same dice and the same
 table lookups.
 """
 
@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from urgym.agents import Agent, BaselineAgent, PerfectAgent, make_agent
+from urgym.evaluation import _kernels as EK
+from urgym.evaluation.runner import RunOptions, run_tasks, table_key, worker_agent, worker_table
+from urgym.evaluation.stats import MeanInterval, RegretSummary, WinRate
+from urgym.solver import IndexTables, SolvedTable
+from urgym.solver.lookup import TableView
 
-from agents import Agent, BaselineAgent, PerfectAgent, make_agent
-from evaluation import _kernels as EK
-from evaluation.runner import default_workers, run_tasks, table_key, worker_agent, worker_table
-from evaluation.stats import MeanInterval, RegretSummary, WinRate
-from solver import IndexTables, SolvedTable
-from solver.lookup import TableView
 from urgym import Game, GameRecord, Position, Rules, core
 from urgym.batch import check_choices, decisions_of, return_streams
 from urgym.core import geometry
@@ -166,7 +166,7 @@ class AgentMatchStats:
     as_dark: WinRate
     regret: RegretSummary | None
     luck_adjusted: MeanInterval | None = None
-    """The win rate with the dice taken out (see :mod:`evaluation.luck`); needs the table."""
+    """The win rate with the dice taken out (see :mod:`urgym.evaluation.luck`); needs the table."""
     luck_adjusted_as_light: MeanInterval | None = None
     luck_adjusted_as_dark: MeanInterval | None = None
 
@@ -209,9 +209,7 @@ class MatchResult:
 
 
 def play_match(agent: str | Agent, opponent: str | Agent, rules: Rules, games: int = 1000, seed: int = 0,
-               table: SolvedTable | None = None, workers: int | None = None, backend: str = "process",
-               ray_address: str | None = None, progress: bool = True, use_numba: bool = True,
-               save_games: str | os.PathLike | None = None, replace_games: bool = False) -> MatchResult:
+               table: SolvedTable | None = None, run: RunOptions = RunOptions(), use_numba: bool = True) -> MatchResult:
     """Play ``games`` games between two agents, alternating sides, and score every decision.
 
     Args:
@@ -220,35 +218,30 @@ def play_match(agent: str | Agent, opponent: str | Agent, rules: Rules, games: i
         games: Games to play (sides alternate, so an even number gives each agent light equally often).
         seed: Fixes the dice and the agents' randomness: the same seed gives the same numbers.
         table: The solved table of ``rules`` for regrets (None: no regret figures).
-        workers: Worker processes (default: all cores, or this process alone when an agent runs best in the main
-            process: a neural network answering a thousand games in one forward pass).
-        backend: ``"process"`` or ``"ray"``.
-        ray_address: The Ray cluster for ``backend="ray"``.
-        progress: Show a progress bar.
+        run: How the games run (workers, backend, progress bar, saving the games' records): a
+            :class:`~urgym.evaluation.runner.RunOptions`.
         use_numba: Let the agents that can choose inside the numba kernel do so (False asks every agent through
-            :meth:`~agents.Agent.select_moves`, one decision at a time for those without a batch method; the games
+            :meth:`~urgym.agents.Agent.select_moves`, one decision at a time for those without a batch method; the games
             are the same).
-        save_games: A directory to write every game's record to (``game-000012.json``, see
-            :mod:`urgym.records`); created if missing, checked before any game is played. A folder that already
-            holds records is refused, unless ``replace_games`` (which deletes them first).
     """
     if games < 1:
         raise ValueError(f"games must be at least 1, got {games}")
-    directory = records_directory(save_games, replace_games) if save_games is not None else None
+    directory = records_directory(run.save_games, run.replace_games) if run.save_games is not None else None
     specs = (agent, opponent)
     built = [make_agent(s) for s in specs]  # validates both specs before any work starts
     for built_agent in built:
         built_agent.check_rules(rules)
     python_agents = not use_numba or any(numba_kind(a) is None for a in built)
     in_process = any(getattr(a, "in_process", False) for a in built)
-    workers = workers or (1 if in_process else default_workers())
+    workers = run.worker_count(in_process)
     per_task = IN_PROCESS_TASK if in_process else _games_per_task(games, workers, python_agents)
-    key = table_key(table, in_process=workers <= 1 and backend == "process")
+    key = table_key(table, in_process=workers <= 1 and run.backend == "process")
     tasks = [GamesTask(specs, rules, key, seed, first, min(per_task, games - first), use_numba, directory is not None)
              for first in range(0, games, per_task)]
     start = time.perf_counter()
-    label = f"{built[0].spec} vs {built[1].spec}" if progress else None
-    chunks = run_tasks(play_games_task, tasks, [t.n_games for t in tasks], workers, backend, ray_address, label)
+    label = run.label(f"{built[0].spec} vs {built[1].spec}")
+    chunks = run_tasks(play_games_task, tasks, [t.n_games for t in tasks], workers, run.backend, run.ray_address,
+                       label)
     seconds = time.perf_counter() - start
     if directory is not None:
         _save_records(directory, chunks, tasks, [a.spec for a in built])

@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
+from urgym.agents import Agent, make_agent
+from urgym.evaluation import _kernels as EK
+from urgym.evaluation.runner import RunOptions, run_tasks, table_key, worker_agent, worker_table
+from urgym.evaluation.stats import RegretSummary
+from urgym.solver import SolvedTable
 
-from agents import Agent, make_agent
-from evaluation import _kernels as EK
-from evaluation.runner import default_workers, run_tasks, table_key, worker_agent, worker_table
-from evaluation.stats import RegretSummary
-from solver import SolvedTable
 from urgym import Position, Rules, core, get_rules
 from urgym.batch import Decisions, check_choices
 from urgym.core import geometry
@@ -100,7 +100,7 @@ POSITIONS_SALT = 0xBE7C4
 
 def score_positions_task(task: PositionsTask) -> tuple[np.ndarray, np.ndarray]:
     """Regret of each position of a task, and the seconds per decision (runs in a worker). The agent answers
-    all the task's positions at once (:meth:`agents.Agent.select_moves`); position i draws from its own stream."""
+    all the task's positions at once (:meth:`urgym.agents.Agent.select_moves`); position i draws from its own stream."""
     table = worker_table(task.table_key, task.rules)
     agent = worker_agent(task.spec, 0, task.rules, table)
     agent.reseed(task.first)  # its own stream, fixed by the task
@@ -135,23 +135,23 @@ class PositionBenchmark:
 
 
 def score_positions(agent: str | Agent, table: SolvedTable, positions: list[tuple[Position, int]],
-                    workers: int | None = None, backend: str = "process", ray_address: str | None = None,
-                    progress: bool = True) -> PositionBenchmark:
-    """Score an agent on benchmark positions: for each, the regret of the move it picks."""
+                    run: RunOptions = RunOptions()) -> PositionBenchmark:
+    """Score an agent on benchmark positions: for each, the regret of the move it picks (``run``: workers,
+    backend and progress bar, see :class:`~urgym.evaluation.runner.RunOptions`)."""
     spec_agent = make_agent(agent)
     spec_agent.check_rules(table.rules)
     in_process = getattr(spec_agent, "in_process", False)
-    workers = workers or (1 if in_process else default_workers())
-    key = table_key(table, in_process=workers <= 1 and backend == "process")
+    workers = run.worker_count(in_process)
+    key = table_key(table, in_process=workers <= 1 and run.backend == "process")
     # The same cut for any number of workers, so the same numbers; an agent that prefers the main process answers
     # every position in one batch.
     per_task = max(len(positions), 1) if in_process else POSITIONS_PER_TASK
     tasks = [PositionsTask(agent, table.rules, key, [p.code for p, _ in positions[i:i + per_task]],
                            [r for _, r in positions[i:i + per_task]], i)
              for i in range(0, len(positions), per_task)]
-    label = f"{spec_agent.spec} on {len(positions)} positions" if progress else None
-    parts = run_tasks(score_positions_task, tasks, [len(t.codes) for t in tasks], workers, backend, ray_address,
-                      label)
+    label = run.label(f"{spec_agent.spec} on {len(positions)} positions")
+    parts = run_tasks(score_positions_task, tasks, [len(t.codes) for t in tasks], workers, run.backend,
+                      run.ray_address, label)
     regrets = np.concatenate([p[0] for p in parts])
     seconds = np.concatenate([p[1] for p in parts])
     return PositionBenchmark(spec_agent.spec, _summary(regrets, seconds), regrets)
@@ -203,7 +203,7 @@ def benchmark_arrays(rules: Rules | str, split: str = "test", count: int | None 
         raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
     rules = get_rules(rules)
     if table is None:
-        from solver import table_for
+        from urgym.solver import table_for
 
         table = table_for(rules, progress=False)
     if split == "test":

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from urgym.evaluation.match import MatchResult
+from urgym.evaluation.positions import PositionBenchmark
+from urgym.evaluation.stats import RegretSummary
+from urgym.evaluation.tournament import TournamentResult
 
-from evaluation.match import MatchResult
-from evaluation.positions import PositionBenchmark
-from evaluation.stats import RegretSummary
-from evaluation.tournament import TournamentResult
 from urgym.files import write_atomic
 
 __all__ = ["csv_cell", "format_match", "format_tournament", "match_rows", "plain_text", "plot_match",

@@ -2,7 +2,7 @@
 
 For each roll: every legal move's winning chance for the roller, the best move, the move played and its
 regret (best chance minus the chance of the move played, in probability), its category, and the roll's luck
-(see :mod:`evaluation.luck`). Per player: accuracy, mean regret, moves per category, total luck and the
+(see :mod:`urgym.evaluation.luck`). Per player: accuracy, mean regret, moves per category, total luck and the
 luck-adjusted result. The key moves are the largest errors and the largest swings of luck.
 
 Categories, by regret in percentage points of winning chance (only rolls with a choice of moves), and for the
@@ -15,7 +15,7 @@ best move by how much every other move would have given away (its margin over th
 ``good``          up to 1 point
 ``inaccuracy``    up to 2.5 points
 ``mistake``       up to 5 points
-``blunder``       above 5 points (the blunder line of :mod:`evaluation.match`)
+``blunder``       above 5 points (the blunder line of :mod:`urgym.evaluation.match`)
 ================  ===========================
 
 A roll with one legal move is ``forced`` and one with none ``pass``; neither counts toward accuracy.
@@ -35,10 +35,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evaluation._kernels import BLUNDER
-from evaluation.luck import GameAnalysis, RollAnalysis, analyse_game
-from evaluation.report import plain_text, write_csv, write_json
-from solver import SolvedTable
+from urgym.evaluation._kernels import BLUNDER
+from urgym.evaluation.luck import GameAnalysis, RollAnalysis, analyse_game
+from urgym.evaluation.report import plain_text, write_csv, write_json
+from urgym.solver import SolvedTable
+
 from urgym.files import PLOT_FORMATS, check_output, write_atomic
 from urgym.notation import move_text
 from urgym.position import SIDES, Position

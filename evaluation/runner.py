@@ -16,20 +16,63 @@ import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from tqdm.auto import tqdm
+from urgym.agents import Agent, builtin_name, make_agent
+from urgym.solver import SolvedTable
 
-from agents import Agent, builtin_name, make_agent
-from solver import SolvedTable
 from urgym import Position, Rules
 from urgym.files import require_extra
 
-__all__ = ["BACKENDS", "default_workers", "require_ray", "run_tasks", "shutdown_pool", "table_key", "worker_agent",
-           "worker_table"]
+__all__ = ["BACKENDS", "RunOptions", "default_workers", "require_ray", "run_tasks", "shutdown_pool", "table_key",
+           "worker_agent", "worker_table"]
 
 BACKENDS = ("process", "ray")
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How an evaluation runs, one bundle for every function that plays or scores (matches, position benchmarks,
+    tournaments, cards); none of it changes the numbers, which depend only on the seed.
+
+    Attributes:
+        workers: Worker processes (None: all cores, or this process alone when an agent runs best in the main
+            process, as a neural network answering a thousand games in one forward pass does).
+        backend: ``"process"`` (local worker processes) or ``"ray"`` (Ray tasks).
+        ray_address: The Ray cluster for ``backend="ray"`` (None starts or joins a local one).
+        progress: Show progress bars.
+        save_games: A folder to write every game's record to (``game-000012.json``); created if missing and checked
+            before any game is played. A folder that already holds records is refused unless ``replace_games``.
+        replace_games: With ``save_games``: delete the records already in the folder first.
+    """
+
+    workers: int | None = None
+    backend: str = "process"
+    ray_address: str | None = None
+    progress: bool = True
+    save_games: str | os.PathLike | None = None
+    replace_games: bool = False
+
+    def __post_init__(self) -> None:
+        if self.backend not in BACKENDS:
+            raise ValueError(f"unknown backend {self.backend!r}; backends: {', '.join(BACKENDS)}")
+        if self.workers is not None and self.workers < 1:
+            raise ValueError(f"workers must be at least 1, got {self.workers}")
+        if self.ray_address is not None and self.backend != "ray":
+            raise ValueError("ray_address names a Ray cluster for backend='ray'")
+        if self.replace_games and self.save_games is None:
+            raise ValueError("replace_games goes with save_games")
+
+    def worker_count(self, in_process: bool) -> int:
+        """The worker processes to use: ``workers``, or by default all cores (one for an in-process agent)."""
+        return self.workers or (1 if in_process else default_workers())
+
+    def label(self, text: str) -> str | None:
+        """The progress bar's label, or None when progress bars are hidden."""
+        return text if self.progress else None
 
 T = TypeVar("T")
 

@@ -6,8 +6,7 @@ import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
-
-from evaluation._kernels import ACC_BLUNDERS, ACC_CHOICES, ACC_PERFECT, ACC_REGRET_SUM, ACC_SECONDS, REGRET_BINS
+from urgym.evaluation._kernels import ACC_BLUNDERS, ACC_CHOICES, ACC_PERFECT, ACC_REGRET_SUM, ACC_SECONDS, REGRET_BINS
 
 __all__ = ["MeanInterval", "RegretSummary", "WinRate", "wilson_interval"]
 
@@ -118,7 +117,7 @@ class RegretSummary:
 
     @classmethod
     def from_accumulators(cls, acc: np.ndarray, hist: np.ndarray) -> RegretSummary:
-        """Build from one agent's accumulator row and regret histogram (see :mod:`evaluation._kernels`)."""
+        """Build from one agent's accumulator row and regret histogram (see :mod:`urgym.evaluation._kernels`)."""
         n = int(acc[ACC_CHOICES])
         if n == 0:
             return cls(0, float("nan"), float("nan"), float("nan"), float("nan"), 0, float("nan"), float("nan"))

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from urgym.agents import Agent, make_agent
+from urgym.evaluation.match import MatchResult, play_match, records_directory
+from urgym.evaluation.positions import PositionBenchmark, benchmark_positions, score_positions
+from urgym.evaluation.runner import RunOptions
+from urgym.solver import SolvedTable
 
-from agents import Agent, make_agent
-from evaluation.match import MatchResult, play_match, records_directory
-from evaluation.positions import PositionBenchmark, benchmark_positions, score_positions
-from solver import SolvedTable
 from urgym import Rules
 
 __all__ = ["TournamentResult", "pair_folders", "run_tournament", "tournament_specs"]
@@ -90,29 +91,29 @@ class TournamentResult:
 
 
 def run_tournament(agents: list[str | Agent], rules: Rules, games: int, seed: int = 0,
-                   table: SolvedTable | None = None, positions: int = 1000, workers: int | None = None,
-                   backend: str = "process", ray_address: str | None = None, progress: bool = True,
-                   save_games: str | os.PathLike | None = None, replace_games: bool = False) -> TournamentResult:
+                   table: SolvedTable | None = None, positions: int = 1000,
+                   run: RunOptions = RunOptions()) -> TournamentResult:
     """Play every pair ``games`` games (same seed, so every pair sees the same dice) and benchmark each agent.
 
-    ``save_games``: a directory for the games' records, one folder per pair (``expectimax_3-vs-greedy``); a pair's
-    folder that already holds records is refused unless ``replace_games``.
+    ``run.save_games``: a directory for the games' records, one folder per pair (``expectimax_3-vs-greedy``); a
+    pair's folder that already holds records is refused unless ``run.replace_games``.
 
     Raises:
         ValueError: For fewer than two agents, or an agent given twice (the same spec, however written).
     """
     specs = tournament_specs(agents)
-    folders = pair_folders(specs, save_games) if save_games is not None else {}
+    folders = pair_folders(specs, run.save_games) if run.save_games is not None else {}
     for folder in folders.values():
-        records_directory(folder, replace_games)  # every pair's folder is checked before the first game
+        records_directory(folder, run.replace_games)  # every pair's folder is checked before the first game
     matches = {}
     for i, j in combinations(range(len(agents)), 2):
-        matches[(i, j)] = play_match(agents[i], agents[j], rules, games, seed, table, workers, backend, ray_address,
-                                     progress, save_games=folders.get((i, j)), replace_games=replace_games)
+        pair_run = replace(run, save_games=folders.get((i, j)), replace_games=run.replace_games and (i, j) in folders)
+        matches[(i, j)] = play_match(agents[i], agents[j], rules, games, seed, table, pair_run)
     benchmarks = None
     if table is not None and positions:
         chosen = benchmark_positions(table, positions)
-        benchmarks = tuple(score_positions(a, table, chosen, workers, backend, ray_address, progress) for a in agents)
+        scoring = replace(run, save_games=None, replace_games=False)
+        benchmarks = tuple(score_positions(a, table, chosen, scoring) for a in agents)
     return TournamentResult(specs, matches, benchmarks)
 
 

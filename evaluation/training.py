@@ -2,13 +2,13 @@
 
 Two methods:
 
-- ``maskable-ppo``: sb3-contrib's MaskablePPO on ``urgym/Ur-v0`` (masks from ``action_masks()``), over
+- ``maskable-ppo``: sb3-contrib's MaskablePPO on ``urgym/Ur-v1`` (masks from ``action_masks()``), over
   ``--envs`` games stepped together on the native vector environment, against any agent spec, its own live
   policy (``self``), or a mixture (``--opponent`` repeated: dealt to the environments in turn).
-- ``td-lambda``: TD(lambda) self-play on after-states with a small network (:mod:`agents.td`), in numba.
+- ``td-lambda``: TD(lambda) self-play on after-states with a small network (:mod:`urgym.agents.td`), in numba.
 
 Both write to ``--out``: the final and the best model (by mean regret on the validation positions of
-:func:`evaluation.positions.validation_positions`, disjoint from the test set that ``evaluate`` reports), a model
+:func:`urgym.evaluation.positions.validation_positions`, disjoint from the test set that ``evaluate`` reports), a model
 card (``.json``), the learning curve (``curve.csv``, ``curve.png``) and logs (CSV and TensorBoard in
 ``logs/``).
 """
@@ -24,12 +24,13 @@ from typing import Any
 
 import numpy as np
 from tqdm.auto import tqdm
+from urgym.agents import Agent
+from urgym.agents.learned import PPOAgent
+from urgym.agents.neural import SB3Agent
+from urgym.evaluation.positions import score_positions, validation_positions
+from urgym.evaluation.runner import RunOptions
+from urgym.solver import SolvedTable
 
-from agents import Agent
-from agents.learned import PPOAgent
-from agents.neural import SB3Agent
-from evaluation.positions import score_positions, validation_positions
-from solver import SolvedTable
 from urgym import Position, Rules
 from urgym.batch import Decisions
 from urgym.files import require_extra, write_atomic
@@ -85,7 +86,7 @@ def plot_curves(curves: dict[str, str | Path], path: str | Path) -> Path:
 
 
 def _score(agent: Any, table: SolvedTable, positions: list[tuple[Position, int]]) -> float:
-    return score_positions(agent, table, positions, workers=1, progress=False).regret.mean
+    return score_positions(agent, table, positions, RunOptions(workers=1, progress=False)).regret.mean
 
 
 class LearnerOpponent(Agent):
@@ -130,14 +131,13 @@ def regret_callback(rules: Rules | str, every: int = 10_000, split: str = "valid
     mean regret (win-% points) goes to SB3's logger as ``eval/regret`` (TensorBoard and CSV, as configured) and,
     with ``csv``, to a file of its own (timesteps, seconds, mean regret).
 
-    The model plays the best legal action by its own scores (masked, like :class:`agents.neural.SB3Agent`), so a
+    The model plays the best legal action by its own scores (masked, like :class:`urgym.agents.neural.SB3Agent`), so a
     model trained without action masks is scored fairly. Score on the ``validation`` split while training and
     report the ``test`` split (``evaluate``) at the end.
     """
     from stable_baselines3.common.callbacks import BaseCallback
-
-    from agents.neural import SB3Agent
-    from evaluation.positions import benchmark_arrays
+    from urgym.agents.neural import SB3Agent
+    from urgym.evaluation.positions import benchmark_arrays
 
     arrays = benchmark_arrays(rules, split, count, table)
     if every < 1:
@@ -182,8 +182,8 @@ def train_td(rules: Rules, table: SolvedTable, out: Path, timesteps: int, minute
              hidden: int = 80, alpha: float = 0.1, lam: float = 0.7, eval_every: int = 1_000_000,
              eval_positions: int = 500, progress: bool = True) -> dict[str, Any]:
     """Self-play TD(lambda); ``alpha`` decays linearly to a tenth of itself over the run."""
-    from agents.learned import write_model_card
-    from agents.td import TDAgent, TDNetwork, train_chunk
+    from urgym.agents.learned import write_model_card
+    from urgym.agents.td import TDAgent, TDNetwork, train_chunk
 
     network = TDNetwork.initial(rules, hidden, seed)
     positions = validation_positions(table, eval_positions)
@@ -243,8 +243,7 @@ def train_ppo(rules: Rules, table: SolvedTable, out: Path, timesteps: int, minut
     MaskablePPO = require_extra("sb3_contrib", "learn", "train --algo maskable-ppo").MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.logger import configure
-
-    from agents.learned import write_model_card
+    from urgym.agents.learned import write_model_card
 
     torch.set_num_threads(threads)
     learner = LearnerOpponent()

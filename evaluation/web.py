@@ -1,4 +1,4 @@
-"""``play --web``: play an agent in the browser, served from this machine only (the ``web`` extra, Flask).
+"""``ur-play --web``: play an agent in the browser, served from this machine only (the ``web`` extra, Flask).
 
 The server listens on 127.0.0.1 and answers only requests that carry its token (a random string in the URL it
 prints, as Jupyter does: ``?token=`` for pages and downloads, the ``X-Urgym-Token`` header for the page's calls)
@@ -19,11 +19,11 @@ import threading
 from typing import Any
 
 import numpy as np
+from urgym.agents import Agent, make_agent
+from urgym.agents.play import describe_move
+from urgym.evaluation.review import board_data, position_data, render_page, review_game
+from urgym.solver import SolvedTable
 
-from agents import Agent, make_agent
-from agents.play import describe_move
-from evaluation.review import board_data, position_data, render_page, review_game
-from solver import SolvedTable
 from urgym import SIDES, Game, GameRecord, Position, Rules
 from urgym.files import require_extra
 from urgym.notation import move_text
@@ -150,7 +150,7 @@ def create_app(game: WebGame, token: str, port_of: Any = None):
 
     ``port_of`` returns the server's port (known once it listens), for the check of the ``Host`` header.
     """
-    flask = require_extra("flask", "web", "play --web")
+    flask = require_extra("flask", "web", "ur-play --web")
     app = flask.Flask(__name__)
     request, jsonify, Response = flask.request, flask.jsonify, flask.Response
     data = {"rules": game.rules.describe(), "pieces": game.rules.pieces, **board_data(game.rules)}
@@ -247,7 +247,7 @@ def serve(rules: Rules, agent: str | Agent, table: SolvedTable | None, port: int
 
     The first game has the human on ``side`` with the dice of ``seed``; the page starts the next ones.
     """
-    require_extra("flask", "web", "play --web")
+    require_extra("flask", "web", "ur-play --web")
     from werkzeug.serving import make_server
 
     token = secrets.token_urlsafe(24)

@@ -26,10 +26,10 @@ import jax.numpy as jnp
 import mctx
 import numpy as np
 import optax
+from urgym.agents.registry import make_agent
+from urgym.evaluation.positions import benchmark_arrays
+from urgym.solver.cache import load_or_solve
 
-from agents.registry import make_agent
-from evaluation.positions import benchmark_arrays
-from solver.cache import load_or_solve
 from urgym import Position
 from urgym.jax import UrJaxEnv, from_code
 

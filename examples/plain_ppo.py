@@ -16,9 +16,9 @@ import torch
 from stable_baselines3 import PPO
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList
 from stable_baselines3.common.vec_env import VecMonitor
+from urgym.evaluation.training import regret_callback
+from urgym.solver.cache import load_or_solve
 
-from evaluation.training import regret_callback
-from solver.cache import load_or_solve
 from urgym.sb3 import SB3VecEnv
 
 

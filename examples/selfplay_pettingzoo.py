@@ -5,7 +5,7 @@ The policy is a masked softmax over actions with linear logits (numpy only): bot
 per agent with that agent's return (+1 or -1) against a running baseline. Everything it uses is
 PettingZoo's API: ``agent_iter``, ``last``, the observation's ``action_mask`` and the rewards.
 
-Run: ``python -m examples.selfplay_pettingzoo --games 3000 --pieces 3`` (prints its win rate against a
+Run: ``python -m urgym.examples.selfplay_pettingzoo --games 3000 --pieces 3`` (prints its win rate against a
 random player before and after training).
 """
 

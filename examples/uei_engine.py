@@ -2,8 +2,8 @@
 """A reference engine for UEI 1, the Ur Engine Interface, written from the protocol alone (it imports nothing of
 urgym): capture if it can, else land on a rosette, else move its most advanced piece.
 
-Run it under urgym:  evaluate --agent "engine:python3 examples/uei_engine.py"
-Check it:            engine-check python3 examples/uei_engine.py
+Run it under urgym:  evaluate --agent "engine:python3 -m urgym.examples.uei_engine"
+Check it:            engine-check python3 -m urgym.examples.uei_engine
 
 The protocol, one line each way, UTF-8:
   uei                       -> "id name ...", "id author ...", then "ueiok"

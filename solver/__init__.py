@@ -1,8 +1,7 @@
 """Exact solver of the Royal Game of Ur: every position's winning probability under perfect play."""
 
-import urgym  # noqa: F401 (first: Ctrl-C while a command starts ends with one line)
-from solver._index import IndexTables, PositionIndex
-from solver.cache import (
+from urgym.solver._index import IndexTables, PositionIndex
+from urgym.solver.cache import (
     TableMissingError,
     cache_dir,
     cache_slots,
@@ -12,9 +11,11 @@ from solver.cache import (
     solve_command,
     table_for,
 )
-from solver.rgu import RoyalUrTable, TableComparison, compare_tables, read_rgu, write_rgu
-from solver.solve import solve
-from solver.table import DTYPES, EXACT_TOL, SolvedTable, TableError
+from urgym.solver.rgu import RoyalUrTable, TableComparison, compare_tables, read_rgu, write_rgu
+from urgym.solver.solve import solve
+from urgym.solver.table import DTYPES, EXACT_TOL, SolvedTable, TableError
+
+import urgym  # noqa: F401 (first: Ctrl-C while a command starts ends with one line)
 
 __all__ = ["DTYPES", "EXACT_TOL", "IndexTables", "PositionIndex", "RoyalUrTable", "SolvedTable", "TableComparison",
            "TableError", "TableMissingError", "cache_dir", "cache_slots", "cached_table_path", "compare_tables",

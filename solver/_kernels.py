@@ -9,7 +9,7 @@ with s' the position after the move seen by the side to move next; a roll with n
 (W = 1 - V(s) with the sides swapped). A finished game is seen by the loser, so V = 0 there and a
 winning move is worth 1. Each successor is stored as one uint32 edge ``index << 1 | passes``.
 
-The kernels take named bundles: the rules' :data:`~urgym.core.GEOMETRY`, the :class:`~solver._index.IndexTables`,
+The kernels take named bundles: the rules' :data:`~urgym.core.GEOMETRY`, the :class:`~urgym.solver._index.IndexTables`,
 the :class:`PairWork` of a layer pair, its :class:`PairGraph` and the :class:`SweepBuffers` of a sweep.
 """
 
@@ -19,8 +19,8 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
+from urgym.solver._index import B_START, rank_state, unrank_in_block
 
-from solver._index import B_START, rank_state, unrank_in_block
 from urgym import core
 
 # Columns of a work item: a slice of one block.

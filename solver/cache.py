@@ -1,6 +1,6 @@
 """Where solved tables are cached, and loading one or solving it on first use.
 
-The cache holds ground truth only: float64 tables solved to :data:`~solver.table.EXACT_TOL`, and RoyalUr's 16-bit
+The cache holds ground truth only: float64 tables solved to :data:`~urgym.solver.table.EXACT_TOL`, and RoyalUr's 16-bit
 tables imported with ``solve --import-rgu`` (which every command that uses one says). A table solved to a looser
 tolerance or stored in another type is written elsewhere (``solve --out``) and never lands in a cache slot.
 """
@@ -13,7 +13,8 @@ import os
 import sys
 from pathlib import Path
 
-from solver.table import SolvedTable, TableError
+from urgym.solver.table import SolvedTable, TableError
+
 from urgym import RULE_SET_NAMES, Rules, get_rules
 
 __all__ = ["TableMissingError", "cache_dir", "cache_slots", "cached_table_path", "is_cached", "load_or_solve",
@@ -90,7 +91,7 @@ def load_or_solve(rules: Rules | str, pieces: int | None = None, progress: bool 
     float64 slot holding a looser solve) is moved aside to ``NAME.corrupt`` or ``NAME.loose`` with a message on
     stderr, and the rules are solved again.
     """
-    from solver.solve import solve
+    from urgym.solver.solve import solve
 
     rules = get_rules(rules, pieces)
     path, imported = cache_slots(rules, directory)

@@ -1,7 +1,7 @@
 """Numba lookups in a solved table: the winning chance of each move, for agents and match play.
 
 Kernels take a table as one :class:`TableView` bundle: its values, the scale that turns them into
-probabilities, and its :class:`~solver._index.IndexTables`.
+probabilities, and its :class:`~urgym.solver._index.IndexTables`.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit
+from urgym.solver._index import IndexTables, rank_state
 
-from solver._index import IndexTables, rank_state
 from urgym import core
 
 __all__ = ["TableView", "best_of", "move_probability"]

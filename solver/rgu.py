@@ -26,9 +26,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
+from urgym.solver._index import PositionIndex, unrank_in_block
+from urgym.solver.table import SolvedTable, TableError
 
-from solver._index import PositionIndex, unrank_in_block
-from solver.table import SolvedTable, TableError
 from urgym import Position, Rules, core, get_rules
 from urgym.files import loads_json, write_atomic
 

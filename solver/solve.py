@@ -8,7 +8,7 @@ the tolerance. A pair where a side has scored every piece is terminal: the mover
 
 A solve written to a path checkpoints after every pair (values in ``PATH.partial``, progress in
 ``PATH.partial.json``, both replaced atomically), so an interrupted solve resumes from the last finished
-pair; the finished table is written atomically with :func:`solver.table.write_table`.
+pair; the finished table is written atomically with :func:`urgym.solver.table.write_table`.
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from pathlib import Path
 import numba
 import numpy as np
 from tqdm.auto import tqdm
+from urgym.solver import _kernels as SK
+from urgym.solver._index import B_END, B_START, PositionIndex
+from urgym.solver.table import DTYPES, EXACT_TOL, MIN_TOL, SolvedTable, checksum
 
-from solver import _kernels as SK
-from solver._index import B_END, B_START, PositionIndex
-from solver.table import DTYPES, EXACT_TOL, MIN_TOL, SolvedTable, checksum
 from urgym import Rules, get_rules
 from urgym.core import chance_outcomes, geometry
 
@@ -50,7 +50,7 @@ def _work_items(index: PositionIndex, start: int, end: int) -> np.ndarray:
 
 
 class _PairGraph:
-    """The successor graph of one layer pair (:class:`~solver._kernels.PairGraph`) and its sweep buffers."""
+    """The successor graph of one layer pair (:class:`~urgym.solver._kernels.PairGraph`) and its sweep buffers."""
 
     def __init__(self, index: PositionIndex, start: int, end: int) -> None:
         geom = geometry(index.rules)
@@ -245,7 +245,7 @@ def solve(rules: Rules | str, tol: float = EXACT_TOL, progress: bool = True, out
         threads: Worker threads (default: every core).
 
     Returns:
-        The :class:`~solver.table.SolvedTable`: in memory (float64) without ``out``, else the written file
+        The :class:`~urgym.solver.table.SolvedTable`: in memory (float64) without ``out``, else the written file
         memory-mapped.
     """
     rules = get_rules(rules)

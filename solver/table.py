@@ -2,7 +2,7 @@
 
 File layout: the magic ``URGYMTBL``, the header length (8 bytes, little-endian), a UTF-8 JSON header,
 padding to a 4096-byte boundary, then the values as a flat little-endian array, one per position of
-:class:`~solver._index.PositionIndex`: the winning probability of the side to move. ``uint16`` tables
+:class:`~urgym.solver._index.PositionIndex`: the winning probability of the side to move. ``uint16`` tables
 store ``round(65535 * value)``.
 """
 
@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from urgym.solver._index import PositionIndex
+from urgym.solver.lookup import TableView, move_probability
 
-from solver._index import PositionIndex
-from solver.lookup import TableView, move_probability
 from urgym import SIDES, Position, Rules
 from urgym.checks import integer
 from urgym.core import geometry
@@ -69,7 +69,7 @@ class SolvedTable:
 
     Attributes:
         rules: The rule set.
-        index: Its :class:`~solver._index.PositionIndex`.
+        index: Its :class:`~urgym.solver._index.PositionIndex`.
         values: One value per index (the side to move's winning probability), possibly quantized.
         header: Metadata (tolerance, final residual, solve time, dtype, checksum, ...).
         path: The file the table was loaded from (None for a table only in memory).
@@ -144,7 +144,7 @@ class SolvedTable:
 
     @cached_property
     def view(self) -> TableView:
-        """The table as the :mod:`solver.lookup` kernels take it."""
+        """The table as the :mod:`urgym.solver.lookup` kernels take it."""
         scale = 1.0 / _UINT16_SCALE if self.values.dtype == np.uint16 else 1.0
         return TableView(self.values, scale, self.index.tables)
 

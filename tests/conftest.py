@@ -6,8 +6,7 @@ import os
 
 import pytest
 
-import solver
-from urgym import get_rules
+from urgym import get_rules, solver
 
 
 @pytest.fixture(scope="session", autouse=True)

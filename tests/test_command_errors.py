@@ -38,16 +38,16 @@ CASES = [
     (["review", "/nonexistent/game.json"], "no such game record"),
     (["review", "game.json", "--plot", "graph.gif"], "ending in .png, .pdf, .svg"),
     (["review", "/etc/passwd"], "not a game record: it is not valid JSON"),
-    (["play", "--agent", "td", "--pieces", "2"], "TD model was trained on"),
+    (["ur-play", "--agent", "td", "--pieces", "2"], "TD model was trained on"),
     (["evaluate", "--agent", "perfect", "--rules", "murray", "--pieces", "2"], "cannot be solved"),
     (["solve", "--compare", "/etc/passwd", "/etc/hosts"], "not a urgym solved table"),
     (["solve", "--import-rgu", "/etc/passwd"], "not a RoyalUr lookup table"),
     (["solve", "--pieces", "1", "--out", "."], "it is a directory"),
     (["stats", "--games", "0"], "--games must be at least 1"),
     (["stats", "--records", "/nonexistent-folder"], "no game records"),
-    (["play", "--agent", "nosuch"], "unknown agent"),
+    (["ur-play", "--agent", "nosuch"], "unknown agent"),
     (["evaluate", "--agent", "greedy", "--pieces", "2", "--seed", "-1"], "argument --seed: a seed is a whole number"),
-    (["play", "--seed", "x"], "argument --seed: a seed is a whole number from 0 to 2**64 - 1, got 'x'"),
+    (["ur-play", "--seed", "x"], "argument --seed: a seed is a whole number from 0 to 2**64 - 1, got 'x'"),
     (["stats", "--pieces", "2", "--workers", "-2"], "--workers must be at least 1, got -2"),
     (["evaluate", "--agent", "greedy", "--pieces", "2", "--workers", "0"], "--workers must be at least 1, got 0"),
     (["train", "--algo", "td-lambda", "--pieces", "2", "--out", "runs", "--minutes", "nan"], "--minutes must be a"),
@@ -76,7 +76,7 @@ CASES = [
     (["review", "game.json", "--html", "pages/"], "it names a folder"),
     (["review", "game.json", "--csv", "x.csv", "--json", "./x.csv"], "--json and --csv both write x.csv"),
     (["stats", "--records", "games", "--games", "5"], "--records counts saved games"),
-    (["play", "--save", "", "--pieces", "2"], "an empty output path"),
+    (["ur-play", "--save", "", "--pieces", "2"], "an empty output path"),
 ]
 CASE_ENV = {"set URGYM_CACHE to a writable": {"URGYM_CACHE": "/proc/urgym-cache"}}
 
@@ -180,7 +180,7 @@ def test_ctrl_c_that_python_swallows_in_a_ctypes_callback_still_stops_the_comman
 
     script = tmp_path / "demo.py"
     script.write_text(
-        "from urgym.cli import command\n"
+        "from urgym.commands.common import command\n"
         "import ctypes, os, signal, sys, time\n"
         "@command('demo')\n"
         "def main(argv):\n"

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from urgym.agents import Agent, make_agent
 
 import urgym  # noqa: F401 - registers the environment
-from agents import Agent, make_agent
 from urgym import RULE_SET_NAMES, Position, get_rules
 
 ANYTHING = st.one_of(st.integers(-2**70, 2**70), st.floats(allow_nan=True), st.booleans(), st.none(),
@@ -60,7 +60,7 @@ def test_play_with_any_roll_and_move(rules, seed, steps, roll, move):
 @FUZZ
 @given(seed=st.integers(0, 2**31), actions=st.lists(ANYTHING, max_size=12))
 def test_env_step_takes_integers_only(seed, actions):
-    env = gym.make("urgym/Ur-v0", rules="finkel", pieces=2, opponent="random", illegal_action="raise")
+    env = gym.make("urgym/Ur-v1", rules="finkel", pieces=2, opponent="random", illegal_action="raise")
     env.reset(seed=seed)
     for action in actions:
         try:

@@ -1,6 +1,10 @@
-"""The layers, read from the source: no module imports one that imports it back (not even inside a function),
-command code lives in ``cli`` modules that nothing below the commands imports, and what one package uses of
-another is public (no leading underscore)."""
+"""The layers, read from the source: the core imports nothing above it, no layer imports a higher one, no two
+modules import each other (not even inside a function), command code lives in :mod:`urgym.commands` alone, and
+what one package uses of another is public (no leading underscore).
+
+The repository's folders install as one import name (pyproject.toml's package-dir): ``agents/`` is
+``urgym.agents``, and so on. import-linter checks the same contract on the built wheel (``.ci/lint-layers``).
+"""
 
 import ast
 from pathlib import Path
@@ -8,14 +12,18 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("urgym", "solver", "agents", "evaluation")
+LAYERS = ("urgym", "urgym.solver", "urgym.agents", "urgym.evaluation", "urgym.commands")
+"""Lowest first; ``urgym`` is the core (the rules, the game flow and the environments)."""
+FOLDERS = {"urgym": "urgym", "solver": "urgym.solver", "agents": "urgym.agents", "evaluation": "urgym.evaluation",
+           "commands": "urgym.commands"}
 
 
 def _modules():
-    for package in PACKAGES:
-        for path in sorted((ROOT / package).rglob("*.py")):
-            parts = path.relative_to(ROOT).with_suffix("").parts
-            yield ".".join(parts[:-1] if parts[-1] == "__init__" else parts), path
+    for folder, package in FOLDERS.items():
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            parts = path.relative_to(ROOT / folder).with_suffix("").parts
+            parts = parts[:-1] if parts[-1] == "__init__" else parts
+            yield ".".join([package, *parts]), path
 
 
 MODULES = dict(_modules())
@@ -47,8 +55,24 @@ def _imports(name: str, path: Path) -> set[str]:
 GRAPH = {name: _imports(name, path) for name, path in MODULES.items()}
 
 
+def _layer(name: str) -> int:
+    """The index in LAYERS of the deepest layer that holds ``name``."""
+    return max(i for i, layer in enumerate(LAYERS) if name == layer or name.startswith(layer + "."))
+
+
 def _is_package_init(name: str) -> bool:
     return MODULES[name].name == "__init__.py"
+
+
+def test_every_folder_installs_under_urgym():
+    assert "urgym.agents.registry" in MODULES and "urgym.commands.evaluate" in MODULES
+    assert all(name == "urgym" or name.startswith("urgym.") for name in MODULES)
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_no_module_imports_a_higher_layer(name):
+    higher = sorted(t for t in GRAPH[name] if _layer(t) > _layer(name))
+    assert higher == [], f"{name} (layer {LAYERS[_layer(name)]}) imports {higher}"
 
 
 def test_no_two_modules_import_each_other():
@@ -57,15 +81,29 @@ def test_no_two_modules_import_each_other():
     assert pairs == []
 
 
-@pytest.mark.parametrize("name", [m for m in MODULES if m.rpartition(".")[2] != "cli"])
-def test_command_code_lives_in_cli_modules(name):
+@pytest.mark.parametrize("name", [m for m in MODULES if _layer(m) != LAYERS.index("urgym.commands")])
+def test_command_code_lives_in_the_commands_layer(name):
     source = MODULES[name].read_text()
     assert "argparse" not in source and "@command(" not in source, f"{name} holds command code"
-    assert not [t for t in GRAPH[name] if t.rpartition(".")[2] == "cli"], f"{name} imports a cli module"
 
 
 def test_packages_use_each_others_public_modules_only():
     private = sorted((a, b) for a, targets in GRAPH.items() for b in targets
-                     if a.split(".")[0] != b.split(".")[0] and any(part.startswith("_") for part in b.split(".")[1:])
+                     if _layer(a) != _layer(b) and any(part.startswith("_") for part in b.split(".")[1:])
                      and not b.endswith("._startup"))
     assert private == []
+
+
+def test_nothing_imports_the_old_top_level_names():
+    """``agents``, ``solver``, ``evaluation`` and ``commands`` exist only as ``urgym.*``: an import of the bare
+    name works inside the checkout but fails beside a user's own folder of that name."""
+    bare = ("agents", "solver", "evaluation", "commands", "examples")
+    found = []
+    for path in sorted(ROOT.rglob("*.py")):
+        if any(part.startswith(".") for part in path.relative_to(ROOT).parts):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            found += [f"{path.relative_to(ROOT)}: {n}" for n in names if n.split(".")[0] in bare]
+    assert found == []

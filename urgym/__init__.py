@@ -1,6 +1,6 @@
 """urgym: the Royal Game of Ur, with an exact rules engine and a Gymnasium environment.
 
-Importing the package registers the environment ``urgym/Ur-v0``. The rules and the game flow live in
+Importing the package registers the environment ``urgym/Ur-v1``. The rules and the game flow live in
 :mod:`urgym.core`; :class:`Position` and :class:`Game` are their Python faces.
 """
 
@@ -32,14 +32,14 @@ __all__ = [
     "simulate",
 ]
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 
 
 def _register_envs() -> None:
     from gymnasium.envs.registration import register, registry
 
-    if "urgym/Ur-v0" not in registry:
-        register(id="urgym/Ur-v0", entry_point="urgym.env:UrEnv", vector_entry_point="urgym.vector:UrVectorEnv")
+    if "urgym/Ur-v1" not in registry:  # v0 is not registered: gymnasium.make("urgym/Ur-v0") names v1
+        register(id="urgym/Ur-v1", entry_point="urgym.env:UrEnv", vector_entry_point="urgym.vector:UrVectorEnv")
 
 
 _register_envs()

@@ -1,9 +1,10 @@
 """Ctrl-C while a command starts: one line and status 130, not a traceback from the middle of an import.
 
-The commands' modules import numpy, numba and more before their ``main`` (wrapped by :func:`urgym.cli.command`)
-can catch ``KeyboardInterrupt``. Each package imports this module first; when the program is one of urgym's
-console scripts, it installs a SIGINT handler that ends the start-up at once, and :func:`end` hands SIGINT back
-to Python once the command's own handling is in place. A program that merely imports urgym is left alone.
+The commands' modules import numpy, numba and more before their ``main`` (wrapped by
+:func:`urgym.commands.common.command`) can catch ``KeyboardInterrupt``. Each package imports this module first;
+when the program is one of urgym's console scripts, it installs a SIGINT handler that ends the start-up at once,
+and :func:`end` hands SIGINT back to Python once the command's own handling is in place. A program that merely
+imports urgym is left alone.
 
 A ``KeyboardInterrupt`` raised inside a ctypes callback (numba's cache, through llvmlite) cannot propagate: Python
 prints it as "Exception ignored" and goes on, as if Ctrl-C never came. :func:`end` therefore also installs a
@@ -19,7 +20,7 @@ import signal
 import sys
 import threading
 
-_SCRIPT = re.compile(rb"^from (urgym|solver|agents|evaluation)\.[\w.]+ import", re.MULTILINE)
+_SCRIPT = re.compile(rb"^from urgym\.commands\.[\w.]+ import", re.MULTILINE)
 
 
 def _interrupted(signum: int, frame: object) -> None:

@@ -92,12 +92,13 @@ class UrEnv(gym.Env):
     the same games, many at once.
 
     ## Version History
-    - v0: initial version. Since urgym 0.2 the dice of a seed follow the core's (seed, game) streams, and
-      an action that is not an integer (``0.7``, ``"1"``) is refused instead of being truncated (a
-      ``ValueError`` since urgym 0.3). Since urgym 0.3 a random built-in opponent draws only when it has a
-      choice of moves, so its games for a seed differ from 0.2's. Since urgym 0.3 a drawn side and an opponent
-      agent's random choices follow the (seed, game) streams (before, ``self.np_random`` and the agent's own
-      generator), and ``illegal_action="replace"`` exists.
+    - v1 (urgym 0.4): the behaviour v0 reached by urgym 0.3, under a new id, since v0's games for a seed changed
+      three times: the dice of a seed follow the core's (seed, game) streams; an action that is not an integer
+      (``0.7``, ``"1"``) is a ``ValueError`` instead of being truncated; a random built-in opponent draws only
+      when it has a choice of moves; a drawn side and an opponent agent's random choices follow the (seed, game)
+      streams; ``illegal_action="replace"`` exists. ``urgym/Ur-v0`` is no longer registered: Gymnasium's
+      ``make`` names ``urgym/Ur-v1`` when asked for it.
+    - v0 (urgym 0.1 to 0.3): initial version; its games for a seed changed in 0.2 and 0.3 as listed above.
     """
 
     metadata = {"render_modes": RENDER_MODES, "render_fps": 4}

@@ -79,10 +79,12 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
     set's), ``render_mode`` (``"ansi"``, ``"rgb_array"`` or ``"human"``, as the Gymnasium environment's).
 
     ## Version History
-    - ur_v0: initial version.
+    - ur_v1 (urgym 0.4): numbered with the Gymnasium environment's v1, whose rule and dice changes it shares
+      (the dice of a seed follow the core's (seed, game) streams, non-integer actions are refused).
+    - ur_v0 (urgym 0.1 to 0.3): initial version.
     """
 
-    metadata = {"render_modes": RENDER_MODES, "name": "ur_v0", "is_parallelizable": False,
+    metadata = {"render_modes": RENDER_MODES, "name": "ur_v1", "is_parallelizable": False,
                 "render_fps": 4}
 
     def __init__(self, rules: Rules | str = "finkel", pieces: int | None = None,

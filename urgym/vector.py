@@ -216,7 +216,7 @@ class UrVectorEnv(gym.vector.VectorEnv):
     """``num_envs`` games of the Royal Game of Ur against an opponent, stepped together in numba.
 
     The vector form of :class:`urgym.env.UrEnv` (the same arguments, spaces, rewards and games): registered as the
-    vector entry point of ``urgym/Ur-v0``, so ``gymnasium.make_vec("urgym/Ur-v0", num_envs=1024)`` builds it.
+    vector entry point of ``urgym/Ur-v1``, so ``gymnasium.make_vec("urgym/Ur-v1", num_envs=1024)`` builds it.
     Every environment's game runs on the core's batched game loop (:mod:`urgym.core`); a step is one kernel call
     when the opponent is a built-in policy, and one more per round of an external opponent's moves otherwise.
 

@@ -1,8 +1,8 @@
 import gymnasium as gym
 import numpy as np
 import pytest
+from urgym.agents import AGENTS, Agent, BaselineAgent, ExpectimaxAgent, GainAgent, PerfectAgent, make_agent, parse_spec
 
-from agents import AGENTS, Agent, BaselineAgent, ExpectimaxAgent, GainAgent, PerfectAgent, make_agent, parse_spec
 from tests.agents.positions import decision_positions
 from urgym import Position
 
@@ -102,7 +102,7 @@ def test_an_agent_passes_through_make_agent():
 
 
 def test_environment_opponent_from_a_spec():
-    env = gym.make("urgym/Ur-v0", rules="finkel", pieces=3, opponent="expectimax:2")
+    env = gym.make("urgym/Ur-v1", rules="finkel", pieces=3, opponent="expectimax:2")
     rewards = []
     for seed in range(3):
         _, info = env.reset(seed=seed)
@@ -113,12 +113,12 @@ def test_environment_opponent_from_a_spec():
         rewards.append(reward)
     assert set(rewards) <= {-1.0, 1.0}
     with pytest.raises(ValueError, match="unknown agent 'nobody'"):
-        gym.make("urgym/Ur-v0", opponent="nobody")
+        gym.make("urgym/Ur-v1", opponent="nobody")
 
 
 def test_environment_reseeds_a_random_agent_opponent():
     def episode(seed):
-        env = gym.make("urgym/Ur-v0", pieces=2, opponent=make_agent("random"))
+        env = gym.make("urgym/Ur-v1", pieces=2, opponent=make_agent("random"))
         obs, info = env.reset(seed=seed)
         trace = [obs.tobytes()]
         done = False

@@ -1,9 +1,9 @@
 import math
 
 import pytest
+from urgym.agents import ExpectimaxAgent, make_agent
+from urgym.agents.expectimax import win_score
 
-from agents import ExpectimaxAgent, make_agent
-from agents.expectimax import win_score
 from tests.agents import reference_search
 from tests.agents.positions import decision_positions
 from urgym import Position

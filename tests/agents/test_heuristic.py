@@ -1,8 +1,8 @@
 """The heuristic gain against the paper's worked example (Raposo & Lamont 2023, Figure 8, Tables 3, 5, 6)."""
 
 import pytest
+from urgym.agents import GainAgent, gain_table
 
-from agents import GainAgent, gain_table
 from tests.agents.positions import decision_positions
 from urgym import Position
 

@@ -5,6 +5,7 @@ import base64
 import json
 import os
 import pickle
+import re
 import sys
 import textwrap
 import zipfile
@@ -12,21 +13,22 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from urgym.agents import Agent, make_agent
+from urgym.agents.engine import EngineAgent, EngineError, position_line
+from urgym.agents.neural import SB3Agent, ScoringAgent, observations
+from urgym.evaluation.match import play_match
+from urgym.evaluation.runner import RunOptions
 
-from agents import Agent, make_agent
-from agents.engine import EngineAgent, EngineError, position_line
-from agents.neural import SB3Agent, ScoringAgent, observations
-from evaluation.match import play_match
 from urgym import Game, Position, get_rules
 from urgym.batch import Decisions
 
 RULES = get_rules("finkel", 3)
 ROOT = Path(__file__).resolve().parents[2]
-REFERENCE_ENGINE = f"{sys.executable} {ROOT / 'examples' / 'uei_engine.py'}"
+REFERENCE_ENGINE = f"{sys.executable} -m urgym.examples.uei_engine"
 BROKEN_ENGINE = f"{sys.executable} {Path(__file__).with_name('broken_engine.py')}"
 
 PLUGIN = textwrap.dedent('''
-    from agents import Agent
+    from urgym.agents import Agent
 
     class Safety(Agent):
         """Plays the least advanced piece, or with bias=1 the most advanced."""
@@ -121,7 +123,7 @@ def test_a_plugin_module_and_an_entry_point(plugin, monkeypatch, tmp_path):
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: urgym-test-plugin\nVersion: 1.0\n")
     (dist / "entry_points.txt").write_text("[urgym.agents]\nsafety = myagents:make\n")
-    from agents import registry
+    from urgym.agents import registry
 
     assert "safety" in registry.entry_point_names()
     position, roll = some_decisions()[0]
@@ -130,13 +132,16 @@ def test_a_plugin_module_and_an_entry_point(plugin, monkeypatch, tmp_path):
 
 
 def test_a_plugin_plays_in_spawned_workers_and_the_command_line(plugin, finkel3_table, tmp_path, capsys):
-    from evaluation import cli
+    from urgym.commands import evaluate as cli
 
     spec = f"{plugin}:Safety:bias=1"
-    two = play_match(spec, "random", RULES, games=16, seed=2, table=finkel3_table, workers=2, progress=False)
-    one = play_match(spec, "random", RULES, games=16, seed=2, table=finkel3_table, workers=1, progress=False)
+    two = play_match(spec, "random", RULES, games=16, seed=2, table=finkel3_table,
+                     run=RunOptions(workers=2, progress=False))
+    one = play_match(spec, "random", RULES, games=16, seed=2, table=finkel3_table,
+                     run=RunOptions(workers=1, progress=False))
     assert np.array_equal(one.winners, two.winners)
-    last = play_match("last", "random", RULES, games=16, seed=2, table=finkel3_table, workers=1, progress=False)
+    last = play_match("last", "random", RULES, games=16, seed=2, table=finkel3_table,
+                      run=RunOptions(workers=1, progress=False))
     assert np.array_equal(one.winners, last.winners)  # bias=1 plays as the built-in "last"
     assert cli.main(["--agent", spec, "--pieces", "3", "--games", "4", "--positions", "20", "--no-progress",
                      "--workers", "1"]) == 0
@@ -149,8 +154,9 @@ def test_a_batch_policy_callable_is_an_agent(finkel3_table):
         return masks.argmax(axis=1)
 
     agent = make_agent(first_legal)
-    match = play_match(agent, "random", RULES, games=8, seed=1, table=finkel3_table, progress=False)
-    first = play_match("first", "random", RULES, games=8, seed=1, table=finkel3_table, workers=1, progress=False)
+    match = play_match(agent, "random", RULES, games=8, seed=1, table=finkel3_table, run=RunOptions(progress=False))
+    first = play_match("first", "random", RULES, games=8, seed=1, table=finkel3_table,
+                       run=RunOptions(workers=1, progress=False))
     assert np.array_equal(match.winners, first.winners)
 
 
@@ -258,9 +264,10 @@ def test_the_shipped_ppo_plays_batched_and_one_by_one_alike(tmp_path):
     from tests.evaluation.test_match import OneByOne
 
     finkel = get_rules("finkel")
-    batched = play_match("ppo", "greedy", finkel, games=20, seed=4, progress=False, save_games=tmp_path / "a")
-    single = play_match(OneByOne(make_agent("ppo")), "greedy", finkel, games=20, seed=4, workers=1, progress=False,
-                        save_games=tmp_path / "b")
+    batched = play_match("ppo", "greedy", finkel, games=20, seed=4,
+                         run=RunOptions(progress=False, save_games=tmp_path / "a"))
+    single = play_match(OneByOne(make_agent("ppo")), "greedy", finkel, games=20, seed=4,
+                        run=RunOptions(workers=1, progress=False, save_games=tmp_path / "b"))
     assert np.array_equal(batched.winners, single.winners)
     for g in range(20):
         a = json.loads((tmp_path / "a" / f"game-{g:06d}.json").read_text())["steps"]
@@ -346,10 +353,10 @@ def test_the_reference_engine_plays_greedy_games(finkel3_table, tmp_path):
     engine = make_agent(f"engine:{REFERENCE_ENGINE}")
     assert isinstance(engine, EngineAgent) and engine.name == "greedy-reference"
     for rules in (RULES, get_rules("blitz", 3), get_rules("masters", 2)):
-        a = play_match(f"engine:{REFERENCE_ENGINE}", "random", rules, games=6, seed=3, workers=1, progress=False,
-                       save_games=tmp_path / rules.name / "engine")
-        b = play_match("greedy", "random", rules, games=6, seed=3, workers=1, progress=False,
-                       save_games=tmp_path / rules.name / "greedy")
+        a = play_match(f"engine:{REFERENCE_ENGINE}", "random", rules, games=6, seed=3,
+                       run=RunOptions(workers=1, progress=False, save_games=tmp_path / rules.name / "engine"))
+        b = play_match("greedy", "random", rules, games=6, seed=3,
+                       run=RunOptions(workers=1, progress=False, save_games=tmp_path / rules.name / "greedy"))
         assert np.array_equal(a.winners, b.winners)
     engine.close()
 
@@ -376,6 +383,30 @@ def test_a_broken_engine_is_named_with_the_position_and_stopped(mode, message):
     assert process.poll() is not None  # no process left behind
 
 
+@pytest.mark.parametrize(("command", "message"), [
+    ("no-such-engine-program --flag", "does not start: no such program: no-such-engine-program"),
+    ("./engines/missing", "does not start: no such program: ./engines/missing"),
+    (f"{sys.executable} examples/uei_engine.py", "does not start: no such file: examples/uei_engine.py"),
+])
+def test_a_missing_engine_is_named_as_missing(command, message, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # where no examples/ folder is, as for an installed package
+    with pytest.raises(EngineError, match=re.escape(message)):
+        EngineAgent(command)
+
+
+def test_an_engine_that_dies_is_quoted_from_its_stderr():
+    command = [sys.executable, "-c", "import sys; sys.stderr.write('engine: bad configuration\\n'); sys.exit(3)"]
+    with pytest.raises(EngineError, match=r"exited .*its last line on stderr: 'engine: bad configuration'"):
+        EngineAgent(command)
+
+
+def test_the_reference_engine_runs_from_the_package(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    agent = EngineAgent(REFERENCE_ENGINE)
+    assert agent.name == "greedy-reference"
+    agent.close()
+
+
 def test_an_engine_may_talk_in_info_lines():
     agent = EngineAgent(f"{BROKEN_ENGINE} chatty", move_time=5.0)
     position, roll = some_decisions(count=1)[0]
@@ -384,7 +415,7 @@ def test_an_engine_may_talk_in_info_lines():
 
 
 def test_engine_check(capsys):
-    from agents.cli import engine_check_main
+    from urgym.commands.engine_check import main as engine_check_main
 
     assert engine_check_main(["--positions", "40", *REFERENCE_ENGINE.split()]) == 0
     out = capsys.readouterr().out

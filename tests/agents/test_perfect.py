@@ -1,7 +1,7 @@
 import pytest
+from urgym.agents import PerfectAgent, make_agent
+from urgym.solver import TableMissingError, table_for
 
-from agents import PerfectAgent, make_agent
-from solver import TableMissingError, table_for
 from tests.agents.positions import decision_positions
 from urgym import get_rules
 

@@ -1,7 +1,6 @@
 import pytest
-
-from agents import cli as play_cli
-from agents import play
+from urgym.agents import play
+from urgym.commands import play as play_cli
 
 
 def run(argv, answers):
@@ -83,7 +82,8 @@ def test_a_move_can_be_typed_as_its_notation_and_a_single_legal_move_plays_itsel
 
 
 def test_play_saves_a_record_that_replays(tmp_path):
-    from agents.cli import main
+    from urgym.commands.play import main
+
     from urgym import GameRecord
 
     lines: list[str] = []

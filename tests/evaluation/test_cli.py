@@ -4,8 +4,8 @@ import re
 
 import numpy as np
 import pytest
-
-from evaluation import cli
+from urgym.commands import evaluate as cli
+from urgym.commands.review import main as review_main
 
 
 def test_evaluate_an_agent_with_its_options(finkel3_table, tmp_path, capsys):
@@ -130,14 +130,14 @@ def test_review_outputs_never_replace_the_record_or_each_other(finkel3_table, tm
     before = record.read_bytes()
     argv = [str(record)] + [a.format(rec=record, dir=tmp_path) for a in extra]
     with pytest.raises(SystemExit) as info:
-        cli.review_main(argv)
+        review_main(argv)
     assert info.value.code == 2 and message in capsys.readouterr().err
     assert record.read_bytes() == before
 
 
 def test_review_writes_json_to_standard_output(finkel3_table, tmp_path, capsys):
     record = _record(tmp_path)
-    assert cli.review_main([str(record), "--json", "-", "--no-progress"]) == 0
+    assert review_main([str(record), "--json", "-", "--no-progress"]) == 0
     captured = capsys.readouterr()
     assert json.loads(captured.out)["format"] == "urgym-game-review"  # stdout holds the JSON only
     assert "accuracy" in captured.err  # and the report went to stderr
@@ -188,7 +188,7 @@ def test_a_card_covers_every_rule_set_the_agent_plays(finkel3_table, tmp_path, c
 
 
 def test_the_luck_adjusted_rate_is_never_shown_outside_0_to_100():
-    from evaluation.stats import MeanInterval
+    from urgym.evaluation.stats import MeanInterval
 
     below = MeanInterval.of(np.array([-0.05, -0.02, 0.01, -0.04]))
     text = str(below)
@@ -206,7 +206,7 @@ def test_tournament_names_given_with_spaces_get_a_hint(capsys):
 
 
 def test_luck_adjusted_cells_are_shown_within_0_100_and_marked_when_clipped():
-    from evaluation.report import _adjusted_cell
+    from urgym.evaluation.report import _adjusted_cell
 
     assert _adjusted_cell(np.array([0.652, 0.640, 0.663])) == "65.2% [64.0, 66.3]"
     assert _adjusted_cell(np.array([1.004, 0.966, 1.042])) == "100.0% [96.6, 100.0]*"

@@ -6,10 +6,11 @@ deterministic, so each loop's game is fixed by its dice alone.
 
 import numpy as np
 import pytest
+from urgym.agents.play import play_game
+from urgym.agents.registry import make_agent
+from urgym.evaluation.match import play_match
+from urgym.evaluation.runner import RunOptions
 
-from agents.play import play_game
-from agents.registry import make_agent
-from evaluation.match import play_match
 from urgym import Game, get_rules
 from urgym.env import UrEnv
 from urgym.render import board_text
@@ -41,8 +42,8 @@ def test_simulator(reference):
 
 @pytest.mark.parametrize("use_numba", [True, False])
 def test_match_loops(reference, finkel3_table, use_numba):
-    match = play_match("first", "last", RULES, games=GAMES, seed=SEED, table=finkel3_table, workers=1,
-                       progress=False, use_numba=use_numba)
+    match = play_match("first", "last", RULES, games=GAMES, seed=SEED, table=finkel3_table, use_numba=use_numba,
+                       run=RunOptions(workers=1, progress=False))
     # Agent 0 ("first") plays light in even games; compare against "first" vs "last" games built by hand.
     for g in range(GAMES):
         game = Game(RULES, SEED, g)

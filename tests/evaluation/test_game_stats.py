@@ -4,9 +4,9 @@ import json
 import math
 
 import pytest
+from urgym.commands.stats import main as stats_main
+from urgym.evaluation.game_stats import game_tree_stats
 
-from evaluation.cli import stats_main
-from evaluation.game_stats import game_tree_stats
 from urgym import Game, GameStep, get_rules
 from urgym.records import GameRecord
 

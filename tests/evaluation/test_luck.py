@@ -2,9 +2,10 @@
 
 import numpy as np
 import pytest
+from urgym.agents import make_agent
+from urgym.evaluation.luck import analyse_game
+from urgym.evaluation.runner import RunOptions
 
-from agents import make_agent
-from evaluation.luck import analyse_game
 from urgym import Game
 from urgym.records import GameRecord
 
@@ -66,26 +67,26 @@ def test_wrong_table_or_unfinished_game_is_refused(finkel3_table):
 
 def test_match_reports_an_unbiased_luck_adjusted_win_rate(finkel3_table):
     """In match play the luck-adjusted win rate comes from each game's errors; both loops agree."""
-    from evaluation.match import play_match
+    from urgym.evaluation.match import play_match
 
     start = finkel3_table.win_probability(__import__("urgym").Position.start(finkel3_table.rules), "light")
     perfect = play_match("perfect", "perfect", finkel3_table.rules, games=200, seed=2, table=finkel3_table,
-                         workers=1, progress=False)
+                         run=RunOptions(workers=1, progress=False))
     adjusted = perfect.agents[0].luck_adjusted
     assert adjusted.mean == pytest.approx((start + (1 - start)) / 2, abs=1e-12)  # sides alternate
     assert adjusted.high - adjusted.low == pytest.approx(2 * 1.959964 * (start - 0.5) * (200 / 199) ** 0.5
                                                          / 200**0.5, rel=1e-3)
     for pair in (("greedy", "perfect"), ("random", "greedy")):
-        match = play_match(*pair, finkel3_table.rules, games=2000, seed=4, table=finkel3_table, workers=1,
-                           progress=False)
+        match = play_match(*pair, finkel3_table.rules, games=2000, seed=4, table=finkel3_table,
+                           run=RunOptions(workers=1, progress=False))
         raw, adj = match.agents[0].wins, match.agents[0].luck_adjusted
         low, high = raw.interval
         assert adj.high - adj.low < 0.6 * (high - low)  # far more precise
         assert low <= adj.mean <= high  # they estimate the same win rate (the raw one with its own noise)
     python_loop = play_match("greedy", "perfect", finkel3_table.rules, games=40, seed=4, table=finkel3_table,
-                             workers=1, progress=False, use_numba=False)
+                             use_numba=False, run=RunOptions(workers=1, progress=False))
     numba_loop = play_match("greedy", "perfect", finkel3_table.rules, games=40, seed=4, table=finkel3_table,
-                            workers=1, progress=False)
+                            run=RunOptions(workers=1, progress=False))
     assert python_loop.agents[0].luck_adjusted.mean == pytest.approx(numba_loop.agents[0].luck_adjusted.mean,
                                                                      abs=1e-12)
 
@@ -95,11 +96,11 @@ def test_match_reports_an_unbiased_luck_adjusted_win_rate(finkel3_table):
 def test_saved_games_of_a_match_replay_to_its_figures(finkel3_table, tmp_path, pair, use_numba):
     """evaluate --save-games: every game's record replays to the match's winner, the identity holds on each to
     1e-9, and their luck-adjusted results average to the match's figure (per side too)."""
-    from evaluation.match import play_match
+    from urgym.evaluation.match import play_match
 
     games = 24
-    match = play_match(*pair, finkel3_table.rules, games=games, seed=8, table=finkel3_table, workers=2,
-                       progress=False, use_numba=use_numba, save_games=tmp_path / "games")
+    match = play_match(*pair, finkel3_table.rules, games=games, seed=8, table=finkel3_table, use_numba=use_numba,
+                       run=RunOptions(workers=2, progress=False, save_games=tmp_path / "games"))
     files = sorted((tmp_path / "games").glob("game-*.json"))
     assert [f.name for f in files] == [f"game-{g:06d}.json" for g in range(games)]
     adjusted = {"light": [], "dark": []}
@@ -119,20 +120,20 @@ def test_saved_games_of_a_match_replay_to_its_figures(finkel3_table, tmp_path, p
 
 
 def test_save_games_refuses_a_file_before_playing(finkel3_table, tmp_path):
-    from evaluation.match import play_match
+    from urgym.evaluation.match import play_match
 
     (tmp_path / "taken").write_text("")
     with pytest.raises(ValueError, match="it is a file"):
-        play_match("random", "greedy", finkel3_table.rules, games=2, table=finkel3_table, workers=1, progress=False,
-                   save_games=tmp_path / "taken")
+        play_match("random", "greedy", finkel3_table.rules, games=2, table=finkel3_table,
+                   run=RunOptions(workers=1, progress=False, save_games=tmp_path / "taken"))
 
 
 def test_a_move_log_too_short_plays_again_without_counting_twice(finkel3_table, tmp_path, monkeypatch):
-    import evaluation.match as match_module
+    import urgym.evaluation.match as match_module
 
     def run(folder):
         return match_module.play_match("greedy", "perfect", finkel3_table.rules, games=6, seed=3, table=finkel3_table,
-                                       workers=1, progress=False, save_games=tmp_path / folder)
+                                       run=RunOptions(workers=1, progress=False, save_games=tmp_path / folder))
 
     roomy = run("roomy")
     monkeypatch.setattr(match_module, "LOG_PER_GAME", 1)

@@ -1,10 +1,11 @@
 import numpy as np
 import pytest
+from urgym.agents import Agent, make_agent
+from urgym.evaluation.match import play_match
+from urgym.evaluation.positions import benchmark_positions, score_positions
+from urgym.evaluation.runner import RunOptions
+from urgym.evaluation.tournament import run_tournament
 
-from agents import Agent, make_agent
-from evaluation.match import play_match
-from evaluation.positions import benchmark_positions, score_positions
-from evaluation.tournament import run_tournament
 from urgym import Position, get_rules
 
 RULES = get_rules("finkel", 3)
@@ -12,9 +13,10 @@ RULES = get_rules("finkel", 3)
 
 @pytest.mark.parametrize("opponent", ["first", "last", "greedy"])
 def test_numba_and_python_loops_play_the_same_games(finkel3_table, opponent):
-    fast = play_match("perfect", opponent, RULES, games=60, seed=3, table=finkel3_table, workers=1, progress=False)
-    slow = play_match("perfect", opponent, RULES, games=60, seed=3, table=finkel3_table, workers=1, progress=False,
-                      use_numba=False)
+    fast = play_match("perfect", opponent, RULES, games=60, seed=3, table=finkel3_table,
+                      run=RunOptions(workers=1, progress=False))
+    slow = play_match("perfect", opponent, RULES, games=60, seed=3, table=finkel3_table, use_numba=False,
+                      run=RunOptions(workers=1, progress=False))
     assert np.array_equal(fast.winners, slow.winners)
     assert fast.turns_per_player == slow.turns_per_player
     assert fast.legal_moves_per_decision == slow.legal_moves_per_decision
@@ -25,19 +27,20 @@ def test_numba_and_python_loops_play_the_same_games(finkel3_table, opponent):
 
 
 def test_same_seed_same_numbers_with_any_worker_count(finkel3_table):
-    one = play_match("heuristic", "perfect:epsilon=0.1", RULES, games=24, seed=5, table=finkel3_table, workers=1,
-                     progress=False)
-    two = play_match("heuristic", "perfect:epsilon=0.1", RULES, games=24, seed=5, table=finkel3_table, workers=2,
-                     progress=False)
+    one = play_match("heuristic", "perfect:epsilon=0.1", RULES, games=24, seed=5, table=finkel3_table,
+                     run=RunOptions(workers=1, progress=False))
+    two = play_match("heuristic", "perfect:epsilon=0.1", RULES, games=24, seed=5, table=finkel3_table,
+                     run=RunOptions(workers=2, progress=False))
     assert np.array_equal(one.winners, two.winners)
     assert one.agents[0].regret.mean == pytest.approx(two.agents[0].regret.mean, abs=1e-12)
-    other = play_match("heuristic", "perfect:epsilon=0.1", RULES, games=24, seed=6, table=finkel3_table, workers=1,
-                       progress=False)
+    other = play_match("heuristic", "perfect:epsilon=0.1", RULES, games=24, seed=6, table=finkel3_table,
+                       run=RunOptions(workers=1, progress=False))
     assert not np.array_equal(one.winners, other.winners)
 
 
 def test_sides_alternate_and_perfect_play_has_no_regret(finkel3_table):
-    match = play_match("perfect", "random", RULES, games=400, seed=1, table=finkel3_table, workers=1, progress=False)
+    match = play_match("perfect", "random", RULES, games=400, seed=1, table=finkel3_table,
+                       run=RunOptions(workers=1, progress=False))
     perfect, random = match.agents
     assert perfect.as_light.games == perfect.as_dark.games == 200
     assert perfect.wins.wins + random.wins.wins == 400
@@ -49,8 +52,8 @@ def test_sides_alternate_and_perfect_play_has_no_regret(finkel3_table):
 
 
 def test_slips_cost_win_rate_and_show_as_regret(finkel3_table):
-    match = play_match("perfect:epsilon=0.5", "perfect", RULES, games=400, seed=2, table=finkel3_table, workers=1,
-                       progress=False)
+    match = play_match("perfect:epsilon=0.5", "perfect", RULES, games=400, seed=2, table=finkel3_table,
+                       run=RunOptions(workers=1, progress=False))
     sloppy, perfect = match.agents
     assert sloppy.wins.rate < 0.5
     # Half the decisions slip to another move; a slip is perfect only when moves tie.
@@ -66,12 +69,13 @@ def test_an_illegal_move_is_reported(finkel3_table):
             return 99
 
     with pytest.raises(ValueError, match="chose illegal move 99"):
-        play_match(Cheater(), "random", RULES, games=2, seed=0, table=finkel3_table, workers=1, progress=False)
+        play_match(Cheater(), "random", RULES, games=2, seed=0, table=finkel3_table,
+                   run=RunOptions(workers=1, progress=False))
 
 
 def test_match_without_a_table_reports_no_regret():
-    match = play_match("greedy", "random", get_rules("murray", 2), games=20, seed=0, table=None, workers=1,
-                       progress=False)
+    match = play_match("greedy", "random", get_rules("murray", 2), games=20, seed=0, table=None,
+                       run=RunOptions(workers=1, progress=False))
     assert match.agents[0].regret is None
     assert match.agents[0].wins.games == 20
 
@@ -85,20 +89,20 @@ def test_benchmark_positions_are_fixed_decisions(finkel3_table):
 
 def test_position_regrets_match_the_table(finkel3_table):
     positions = benchmark_positions(finkel3_table, 80)
-    bench = score_positions("greedy", finkel3_table, positions, workers=1, progress=False)
+    bench = score_positions("greedy", finkel3_table, positions, run=RunOptions(workers=1, progress=False))
     greedy = make_agent("greedy")
     for (position, roll), regret in zip(positions, bench.regrets, strict=True):
         values = finkel3_table.move_values(position, roll)
         expected = max(values.values()) - values[greedy.select_move(position, roll)]
         assert regret == pytest.approx(expected, abs=1e-12)
     assert bench.regret.mean == pytest.approx(100 * bench.regrets.mean())
-    two = score_positions("greedy", finkel3_table, positions, workers=2, progress=False)
+    two = score_positions("greedy", finkel3_table, positions, run=RunOptions(workers=2, progress=False))
     assert np.array_equal(two.regrets, bench.regrets)
 
 
 def test_tournament_win_matrix_and_regrets(finkel3_table):
     result = run_tournament(["random", "greedy", "perfect"], RULES, games=100, seed=0, table=finkel3_table,
-                            positions=60, workers=1, progress=False)
+                            positions=60, run=RunOptions(workers=1, progress=False))
     matrix = result.win_matrix
     for i in range(3):
         assert np.isnan(matrix[i, i])
@@ -123,7 +127,7 @@ def test_tournament_win_matrix_and_regrets(finkel3_table):
 
 def test_validation_positions_are_drawn_apart_from_the_test_set(finkel3_table):
     """Training picks models on the validation set; evaluate reports the test set, which shares none of it."""
-    from evaluation.positions import VALIDATION_SEED, validation_positions
+    from urgym.evaluation.positions import VALIDATION_SEED, validation_positions
 
     test = {(p.code, r) for p, r in benchmark_positions(finkel3_table)}
     validation = validation_positions(finkel3_table, 300)
@@ -165,8 +169,8 @@ def test_every_builtin_agent_plays_the_same_games_on_every_path(finkel3_table, t
     import json
 
     def moves(folder, agent, use_numba):
-        play_match(agent, "random", RULES, games=10, seed=11, table=finkel3_table, workers=1, progress=False,
-                   use_numba=use_numba, save_games=tmp_path / folder)
+        play_match(agent, "random", RULES, games=10, seed=11, table=finkel3_table, use_numba=use_numba,
+                   run=RunOptions(workers=1, progress=False, save_games=tmp_path / folder))
         return [json.loads((tmp_path / folder / f"game-{g:06d}.json").read_text())["steps"] for g in range(10)]
 
     kernel = moves("kernel", spec, True)
@@ -175,7 +179,7 @@ def test_every_builtin_agent_plays_the_same_games_on_every_path(finkel3_table, t
 
 
 def test_benchmark_arrays_hold_every_move_s_chance(finkel3_table):
-    from evaluation.positions import benchmark_arrays
+    from urgym.evaluation.positions import benchmark_arrays
 
     arrays = benchmark_arrays(RULES, "validation", 50, table=finkel3_table)
     assert arrays.observations.shape == (50, 36) and arrays.masks.shape == (50, 15)
@@ -183,7 +187,7 @@ def test_benchmark_arrays_hold_every_move_s_chance(finkel3_table):
     assert np.all(arrays.regrets(perfect) == 0)
     first = arrays.masks.argmax(axis=1)
     positions = [(Position(RULES, int(s)), int(r)) for s, r in zip(arrays.states, arrays.rolls, strict=True)]
-    bench = score_positions("first", finkel3_table, positions, workers=1, progress=False)
+    bench = score_positions("first", finkel3_table, positions, run=RunOptions(workers=1, progress=False))
     assert np.allclose(arrays.regrets(first), bench.regrets)
     assert np.array_equal(np.isnan(arrays.values), ~arrays.masks)
 
@@ -194,10 +198,10 @@ def test_a_script_without_a_main_guard_gets_one_explanation(tmp_path, finkel3_ta
 
     script = tmp_path / "no_guard.py"
     script.write_text(
-        "from evaluation.match import play_match\nfrom solver import load_or_solve\nfrom urgym import get_rules\n"
-        "rules = get_rules('finkel', 3)\n"
-        "play_match('heuristic', 'random', rules, games=40, table=load_or_solve(rules, progress=False), workers=2, "
-        "progress=False)\n")
+        "from urgym.evaluation.match import play_match\nfrom urgym.evaluation.runner import RunOptions\n"
+        "from urgym.solver import load_or_solve\nfrom urgym import get_rules\nrules = get_rules('finkel', 3)\n"
+        "play_match('heuristic', 'random', rules, games=40, table=load_or_solve(rules, progress=False), "
+        "run=RunOptions(workers=2, progress=False))\n")
     result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
     assert result.returncode != 0
     assert "if __name__ == \"__main__\":" in result.stderr.strip().splitlines()[-1]

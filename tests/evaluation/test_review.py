@@ -6,11 +6,11 @@ import re
 import shutil
 
 import pytest
+from urgym.agents import make_agent
+from urgym.commands.review import main as review_main
+from urgym.evaluation.luck import analyse_game
+from urgym.evaluation.review import CATEGORIES, accuracy_of, category_of, review_game
 
-from agents import make_agent
-from evaluation.cli import review_main
-from evaluation.luck import analyse_game
-from evaluation.review import CATEGORIES, accuracy_of, category_of, review_game
 from urgym import Game
 from urgym.notation import move_text
 from urgym.records import GameRecord

@@ -1,8 +1,7 @@
 import numpy as np
 import pytest
-
-from evaluation import _kernels as EK
-from evaluation.stats import RegretSummary, WinRate, wilson_interval
+from urgym.evaluation import _kernels as EK
+from urgym.evaluation.stats import RegretSummary, WinRate, wilson_interval
 
 
 @pytest.mark.parametrize("wins, games, low, high", [

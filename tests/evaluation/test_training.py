@@ -9,13 +9,14 @@ import pytest
 from sb3_contrib.common.maskable.utils import get_action_masks
 from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+from urgym.agents import make_agent
+from urgym.agents.learned import PPOAgent, model_card
+from urgym.agents.td import TDAgent, TDNetwork, train_chunk
+from urgym.commands.train import main as train_main
+from urgym.evaluation.positions import benchmark_positions, score_positions
+from urgym.evaluation.runner import RunOptions
+from urgym.evaluation.training import LearnerOpponent, slot_opponents, train_ppo, train_td
 
-from agents import make_agent
-from agents.learned import PPOAgent, model_card
-from agents.td import TDAgent, TDNetwork, train_chunk
-from evaluation.cli import train_main
-from evaluation.positions import benchmark_positions, score_positions
-from evaluation.training import LearnerOpponent, slot_opponents, train_ppo, train_td
 from tests.agents.positions import decision_positions
 from urgym import Position, get_rules
 from urgym.env import UrEnv
@@ -51,9 +52,10 @@ def test_td_agent_plays_the_move_its_network_rates_best():
 def test_td_learning_beats_random_play(finkel3_table):
     network = TDNetwork.initial(RULES, hidden=32, seed=0)
     positions = benchmark_positions(finkel3_table, 300)
-    random = score_positions("random", finkel3_table, positions, workers=1, progress=False).regret.mean
+    random = score_positions("random", finkel3_table, positions, run=RunOptions(workers=1, progress=False)).regret.mean
     train_chunk(network, 3000, seed=0, first_game=0, alpha=0.1, lam=0.7)
-    learned = score_positions(TDAgent(network), finkel3_table, positions, workers=1, progress=False).regret.mean
+    learned = score_positions(TDAgent(network), finkel3_table, positions,
+                              run=RunOptions(workers=1, progress=False)).regret.mean
     assert learned < 0.5 * random
 
 
@@ -185,8 +187,7 @@ def test_train_command(finkel3_table, tmp_path, capsys):
 
 def test_the_regret_callback_scores_any_sb3_model_while_it_trains(finkel3_table, tmp_path):
     from stable_baselines3 import PPO
-
-    from evaluation.training import regret_callback
+    from urgym.evaluation.training import regret_callback
 
     env = UrEnv(RULES, opponent="random")
     model = PPO("MlpPolicy", env, n_steps=128, batch_size=64, n_epochs=1, seed=0, device="cpu",

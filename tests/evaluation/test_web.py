@@ -16,9 +16,10 @@ import pytest
 
 pytest.importorskip("flask", reason="the web extra is not installed (pip install -e '.[web]')")
 
-from agents import make_agent
-from evaluation.web import TOKEN_HEADER, WebGame, create_app
-from solver.cache import load_or_solve
+from urgym.agents import make_agent
+from urgym.evaluation.web import TOKEN_HEADER, WebGame, create_app
+from urgym.solver.cache import load_or_solve
+
 from urgym import GameRecord, get_rules
 
 RULES = get_rules("finkel", 2)
@@ -165,7 +166,7 @@ def test_a_whole_game_against_random_by_clicking_with_a_hint_a_download_and_the_
 
 def test_play_web_prints_a_tokened_url_serves_it_and_stops_on_ctrl_c(private_cache):
     load_or_solve(RULES, progress=False)
-    process = subprocess.Popen([str(Path(sys.executable).parent / "play"), "--web", "--no-browser", "--pieces", "2",
+    process = subprocess.Popen([str(Path(sys.executable).parent / "ur-play"), "--web", "--no-browser", "--pieces", "2",
                                 "--agent", "greedy"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                env={**os.environ}, start_new_session=True)
     try:

@@ -1,6 +1,6 @@
 import pytest
+from urgym.solver import PositionIndex
 
-from solver import PositionIndex
 from urgym import get_rules
 
 from .independent import all_positions

@@ -10,8 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import solver
-from urgym import get_rules
+from urgym import get_rules, solver
 
 SOLVE = str(Path(sys.executable).parent / "solve")
 

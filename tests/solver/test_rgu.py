@@ -5,10 +5,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from urgym.commands.solve import main as solve_main
+from urgym.solver import SolvedTable, TableError, compare_tables, load_or_solve, read_rgu, write_rgu
+from urgym.solver.rgu import rgu_key
 
-from solver import SolvedTable, TableError, compare_tables, load_or_solve, read_rgu, write_rgu
-from solver.cli import main as solve_main
-from solver.rgu import rgu_key
 from tests.solver import rgu_format
 from urgym import Position, get_rules
 

@@ -3,8 +3,7 @@
 import numpy as np
 import pytest
 
-import solver
-from urgym import Position, get_rules
+from urgym import Position, get_rules, solver
 
 from .independent import all_positions, solve_by_policy_iteration
 

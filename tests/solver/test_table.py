@@ -6,11 +6,10 @@ import struct
 
 import numpy as np
 import pytest
+from urgym.commands.solve import main as solve_main
+from urgym.solver import SolvedTable, TableError
 
-import solver
-from solver import SolvedTable, TableError
-from solver.cli import main as solve_main
-from urgym import Position, get_rules
+from urgym import Position, get_rules, solver
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +65,7 @@ def test_truncated_and_corrupt_files_are_refused(tmp_path, table):
 
 
 def test_interrupted_solve_resumes_from_the_last_finished_pair(tmp_path, monkeypatch):
-    solve_module = __import__("sys").modules["solver.solve"]
+    solve_module = __import__("sys").modules["urgym.solver.solve"]
     real = solve_module._solve_pair
     calls = []
 
@@ -116,7 +115,8 @@ def test_cli_counts_and_solves(tmp_path, capsys):
 
 
 def test_a_corrupt_cached_table_is_moved_aside_and_solved_again(tmp_path, capsys):
-    from solver import cached_table_path, load_or_solve
+    from urgym.solver import cached_table_path, load_or_solve
+
     from urgym import Position, get_rules
 
     rules = get_rules("finkel", 1)
@@ -158,7 +158,7 @@ def test_version_1_tables_still_load(tmp_path, table):
 
 
 def _interrupted_solve(tmp_path, monkeypatch, rules, pairs_done=3):
-    solve_module = __import__("sys").modules["solver.solve"]
+    solve_module = __import__("sys").modules["urgym.solver.solve"]
     real = solve_module._solve_pair
     calls = []
 
@@ -204,7 +204,7 @@ def test_an_unreadable_checkpoint_starts_afresh(tmp_path, monkeypatch, capsys):
 
 
 def test_a_second_solve_of_the_same_output_is_refused(tmp_path):
-    solve_module = __import__("sys").modules["solver.solve"]
+    solve_module = __import__("sys").modules["urgym.solver.solve"]
     out = tmp_path / "t.urtable"
     held, path = solve_module._lock(out)
     try:
@@ -256,7 +256,7 @@ def test_table_queries_refuse_bad_arguments(table):
 
 
 def test_a_header_with_an_unknown_dtype_is_a_table_error(tmp_path, table):
-    from solver.table import read_header, write_table
+    from urgym.solver.table import read_header, write_table
 
     path = table.save(tmp_path / "t.urtable")
     header, offset = read_header(path)
@@ -267,7 +267,7 @@ def test_a_header_with_an_unknown_dtype_is_a_table_error(tmp_path, table):
 
 
 def test_the_perfect_player_refuses_rules_other_than_its_tables(table):
-    from agents import make_agent
+    from urgym.agents import make_agent
 
     agent = make_agent("perfect", table=table)
     other = get_rules("finkel", table.rules.pieces + 1)

@@ -21,18 +21,18 @@ def masked_random_episode(env, seed, rng_seed=0):
 
 @pytest.mark.parametrize("rules", ["finkel", "masters", "murray"])
 def test_check_env_passes(rules):
-    env = gym.make("urgym/Ur-v0", rules=rules, pieces=3, render_mode="rgb_array")
+    env = gym.make("urgym/Ur-v1", rules=rules, pieces=3, render_mode="rgb_array")
     check_env(env.unwrapped)
 
 
 def test_make_uses_registered_id_and_rules():
-    env = gym.make("urgym/Ur-v0", rules="blitz", opponent="greedy")
+    env = gym.make("urgym/Ur-v1", rules="blitz", opponent="greedy")
     assert env.unwrapped.rules.name == "blitz"
     assert env.action_space.n == 17 and env.observation_space.shape == (2 * 16 + 8,)
 
 
 def test_seeded_episodes_repeat_exactly():
-    env = gym.make("urgym/Ur-v0", rules="finkel", agent_side="random")
+    env = gym.make("urgym/Ur-v1", rules="finkel", agent_side="random")
     a = masked_random_episode(env, seed=5)
     b = masked_random_episode(env, seed=5)
     c = masked_random_episode(env, seed=6)
@@ -155,7 +155,7 @@ def test_render_modes(capsys):
 
 
 def test_make_vec_steps_with_masks():
-    envs = gym.make_vec("urgym/Ur-v0", num_envs=3, vectorization_mode="sync", rules="finkel", pieces=2)
+    envs = gym.make_vec("urgym/Ur-v1", num_envs=3, vectorization_mode="sync", rules="finkel", pieces=2)
     obs, infos = envs.reset(seed=7)
     assert obs.shape == (3, 36)
     rng = np.random.default_rng(0)
@@ -171,8 +171,14 @@ def test_make_vec_steps_with_masks():
 
 
 def test_package_registers_the_environment():
-    assert "urgym/Ur-v0" in gym.registry
+    assert "urgym/Ur-v1" in gym.registry
     assert urgym.__version__
+
+
+def test_the_old_id_is_refused_with_the_new_one_named():
+    assert "urgym/Ur-v0" not in gym.registry
+    with pytest.warns(DeprecationWarning), pytest.raises(gym.error.DeprecatedEnv, match="urgym/Ur-v1"):
+        gym.make("urgym/Ur-v0")
 
 
 def test_spec_opponents_resolve_through_the_entry_point_without_urgym_importing_agents():
@@ -182,7 +188,7 @@ def test_spec_opponents_resolve_through_the_entry_point_without_urgym_importing_
 
     code = ("import sys, gymnasium as gym, urgym\n"
             "assert 'agents' not in sys.modules\n"
-            "env = gym.make('urgym/Ur-v0', opponent='expectimax:1')\n"
+            "env = gym.make('urgym/Ur-v1', opponent='expectimax:1')\n"
             "env.reset(seed=0)\n"
             "print(type(env.unwrapped._opponent_agent).__name__)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -203,6 +209,6 @@ def test_an_opponent_that_cannot_play_the_rules_fails_at_construction():
     import gymnasium as gym
 
     with pytest.raises(ValueError, match="cannot be solved"):
-        gym.make("urgym/Ur-v0", rules="murray", opponent="perfect")
+        gym.make("urgym/Ur-v1", rules="murray", opponent="perfect")
     with pytest.raises(ValueError, match="TD model was trained on"):
-        gym.make("urgym/Ur-v0", rules="finkel", pieces=3, opponent="td")
+        gym.make("urgym/Ur-v1", rules="finkel", pieces=3, opponent="td")

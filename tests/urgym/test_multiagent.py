@@ -124,7 +124,7 @@ def test_same_seed_same_positions_as_the_game_core():
 
 
 def test_self_play_example_learns_to_beat_random_play():
-    from examples.selfplay_pettingzoo import new_policy, train, win_rate_against_random
+    from urgym.examples.selfplay_pettingzoo import new_policy, train, win_rate_against_random
 
     untrained = win_rate_against_random(new_policy(env(rules="finkel", pieces=3)), 400)
     trained = win_rate_against_random(train(800), 400)
@@ -150,3 +150,7 @@ def test_seeds_up_to_2_64_work(seed):
     game = env(rules="finkel", pieces=2)
     game.reset(seed=seed)
     assert game.last()[0]["action_mask"].any()
+
+
+def test_the_environment_is_named_ur_v1():
+    assert raw_env.metadata["name"] == "ur_v1"

@@ -8,8 +8,8 @@ pytest.importorskip("stable_baselines3")
 from sb3_contrib import MaskablePPO
 from stable_baselines3 import PPO
 from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor
+from urgym.agents.neural import sample_legal
 
-from agents.neural import sample_legal
 from urgym import core
 from urgym.env import UrEnv
 from urgym.sb3 import SB3VecEnv
@@ -25,7 +25,7 @@ def legal_actions(masks, rng):
                                     {"illegal_action": "replace", "illegal_penalty": 0.1, "pieces": 3}])
 def test_sb3_vec_env_equals_dummy_vec_env(kwargs):
     """Same seeds, same actions: SB3VecEnv gives DummyVecEnv(UrEnv)'s observations, rewards, dones and infos."""
-    import agents  # noqa: F401  (registers 'perfect')
+    from urgym import agents  # noqa: F401  (registers 'perfect')
 
     n = 5
     ours = SB3VecEnv(num_envs=n, **kwargs)

@@ -6,7 +6,7 @@ import pytest
 from gymnasium.vector import AutoresetMode
 from gymnasium.wrappers.vector import RecordEpisodeStatistics
 
-import agents  # noqa: F401  (registers the agent specs the opponents name)
+from urgym import agents  # noqa: F401  (registers the agent specs the opponents name)
 from urgym.env import UrEnv
 from urgym.game import Game
 from urgym.vector import UrVectorEnv
@@ -127,14 +127,14 @@ def test_callable_and_per_environment_opponents_equal_sync_vector_env():
 
 
 def test_make_vec_builds_the_native_vector_env():
-    env = gym.make_vec("urgym/Ur-v0", num_envs=4, rules="blitz", opponent="greedy")
+    env = gym.make_vec("urgym/Ur-v1", num_envs=4, rules="blitz", opponent="greedy")
     assert isinstance(env, UrVectorEnv) and env.rules.name == "blitz" and env.num_envs == 4
-    env = gym.make_vec("urgym/Ur-v0", num_envs=4, vectorization_mode="vector_entry_point")
+    env = gym.make_vec("urgym/Ur-v1", num_envs=4, vectorization_mode="vector_entry_point")
     assert isinstance(env, UrVectorEnv)
     obs, _ = env.reset(seed=0)
     assert obs.shape == (4, 2 * 14 + 4 + 4) and obs.dtype == np.float32
     assert env.observation_space.contains(obs)
-    sync = gym.make_vec("urgym/Ur-v0", num_envs=2, vectorization_mode="sync")
+    sync = gym.make_vec("urgym/Ur-v1", num_envs=2, vectorization_mode="sync")
     assert isinstance(sync, gym.vector.SyncVectorEnv)
 
 

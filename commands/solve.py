@@ -8,13 +8,14 @@ import sys
 import time
 from pathlib import Path
 
-from solver._index import PositionIndex
-from solver.cache import cache_slots, cached_table_path, load_or_solve
-from solver.rgu import RoyalUrTable, compare_tables, read_rgu, rgu_key, write_rgu
-from solver.solve import check_solve_options, solve
-from solver.table import DTYPES, EXACT_TOL, SolvedTable
+from urgym.commands.common import ArgumentParser, command
+from urgym.solver import PositionIndex
+from urgym.solver.cache import cache_slots, cached_table_path, load_or_solve
+from urgym.solver.rgu import RoyalUrTable, compare_tables, read_rgu, rgu_key, write_rgu
+from urgym.solver.solve import check_solve_options, solve
+from urgym.solver.table import DTYPES, EXACT_TOL, SolvedTable
+
 from urgym import RULE_SET_NAMES, GameRecord, Position, Rules, get_rules
-from urgym.cli import ArgumentParser, command
 from urgym.files import check_distinct, check_output, loads_json
 from urgym.records import RECORD_FORMAT
 

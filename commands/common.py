@@ -1,0 +1,219 @@
+"""What the commands share: errors as one line, the options of commands that need a solved table, outputs.
+
+A command's ``main`` is wrapped with :func:`command`. Errors that come from what the user asked for (a bad
+value, a missing or corrupt file, a missing optional extra) end with ``PROG: error: MESSAGE`` and status 2;
+Ctrl-C ends with ``PROG: interrupted`` and status 130. ``--debug`` anywhere on the command line, or
+``URGYM_DEBUG=1``, lets the exception through with its traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from urgym.agents import builtin_name
+from urgym.evaluation.report import write_csv, write_json
+from urgym.evaluation.runner import RunOptions, default_workers
+from urgym.solver import PositionIndex, SolvedTable, cached_table_path, is_cached, solve_command, table_for
+
+from urgym import _startup
+from urgym.files import PLOT_FORMATS, STDOUT, MissingExtraError, check_distinct, check_output
+from urgym.rules import Rules
+
+__all__ = [
+    "SOLVE_RATE",
+    "USER_ERRORS",
+    "ArgumentParser",
+    "add_table_options",
+    "check_outputs",
+    "command",
+    "report_stream",
+    "run_options",
+    "seed",
+    "table_or_solve",
+    "write_outputs",
+    "wrote",
+]
+
+SOLVE_RATE = 200_000
+"""Positions a core solves per second (measured on finkel: 138 M positions in 341 s on 2 cores)."""
+
+USER_ERRORS = (ValueError, OSError, MissingExtraError)
+"""Exceptions that report a problem with the user's input or files (FileNotFoundError is an OSError). A TypeError
+or AttributeError is a bug, and shows its traceback."""
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse's parser, with its errors on one line (``PROG: error: MESSAGE (see PROG --help)``), status 2."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (see {self.prog} --help)\n")
+
+
+def seed(text: str) -> int:
+    """An argparse ``type`` for ``--seed``: a whole number from 0 to 2**64 - 1 (the dice streams' seeds)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a seed is a whole number from 0 to 2**64 - 1, got {text!r}") from None
+    if not 0 <= value < 2**64:
+        raise argparse.ArgumentTypeError(f"a seed is a whole number from 0 to 2**64 - 1, got {value}")
+    return value
+
+
+def command(prog: str, interrupted: str = "") -> Callable[[Callable[..., Any]], Callable[..., int]]:
+    """Wrap a command's ``main(argv=None)``: user errors become one line and exit status 2.
+
+    Args:
+        prog: The command's name, as the user typed it.
+        interrupted: Extra words after ``interrupted`` on Ctrl-C (e.g. how to resume).
+    """
+
+    def wrap(main: Callable[..., Any]) -> Callable[..., int]:
+        @functools.wraps(main)
+        def run(argv: list[str] | None = None, **options: Any) -> int:
+            _startup.end()  # from here on Ctrl-C is a KeyboardInterrupt, handled below
+            args = list(sys.argv[1:] if argv is None else argv)
+            debug = "--debug" in args or os.environ.get("URGYM_DEBUG", "") not in ("", "0")
+            args = [a for a in args if a != "--debug"]
+            if debug:
+                return main(args, **options) or 0
+            try:
+                return main(args, **options) or 0
+            except KeyboardInterrupt:
+                _close_progress_bars()  # else the message would continue the bar's line
+                print(f"{prog}: interrupted{'; ' + interrupted if interrupted else ''}", file=sys.stderr)
+                if argv is None:  # run as a command: stop now, without waiting for worker processes at exit
+                    _exit_now(130)
+                return 130
+            except USER_ERRORS as err:
+                print(f"{prog}: error: {_one_line(err)}", file=sys.stderr)
+                return 2
+
+        return run
+
+    return wrap
+
+
+def _close_progress_bars() -> None:
+    """Close the progress bars still open, which ends their lines."""
+    from tqdm import tqdm
+
+    for bar in list(getattr(tqdm, "_instances", ())):
+        bar.close()
+
+
+def _exit_now(status: int) -> None:
+    """End the process at once: stop child processes and skip the exit handlers. Those would wait for a worker
+    pool's threads, which may wait for ever on a worker stopped in the middle of sending its result."""
+    import multiprocessing
+
+    for child in multiprocessing.active_children():
+        child.terminate()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
+
+
+def _one_line(err: BaseException) -> str:
+    if isinstance(err, OSError) and err.filename is not None and err.strerror:
+        return f"{err.filename}: {err.strerror}"
+    text = " ".join(str(err).split()) or type(err).__name__
+    return text
+
+
+def add_table_options(parser: argparse.ArgumentParser) -> None:
+    """The options every command that needs a solved table shares."""
+    parser.add_argument("--no-solve", action="store_true",
+                        help="stop, with the command to run, instead of solving a missing table")
+    parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
+
+
+def report_stream(args: argparse.Namespace) -> Any:
+    """Where the report is printed: standard output, or standard error when an output file is ``-``."""
+    used = [getattr(args, option, None) for option in ("json", "csv", "plot", "html")]
+    return sys.stderr if STDOUT in used else sys.stdout
+
+
+def table_or_solve(rules: Rules, args: argparse.Namespace, parser: argparse.ArgumentParser,
+           specs: tuple[str, ...], record: str | None = None) -> SolvedTable | None:
+    """The rule set's solved table: loaded from the cache, or solved and cached (unless --no-solve). A table that
+    is not ground truth (RoyalUr's 16-bit import) is used with a note saying so. ``record``: the game record that
+    holds custom rules, for the ``solve`` command to suggest."""
+    try:
+        index = PositionIndex(rules)
+    except ValueError as err:
+        if any(builtin_name(s) == "perfect" for s in specs):
+            parser.error(f"the perfect player needs a solved table: {err}")
+        print(f"note: {err}; regrets and the position benchmark are skipped", file=sys.stderr)
+        return None
+    path = cached_table_path(rules)
+    if not is_cached(rules):
+        command = solve_command(rules, record)
+        minutes = index.size / (SOLVE_RATE * default_workers()) / 60
+        if args.no_solve:
+            print(f"No solved table for {rules.describe()} at {path}.\nCreate it with:  {command}\n"
+                  f"({index.size:,} positions, about {minutes:.0f} min on this machine)", file=sys.stderr)
+            raise SystemExit(3)
+        try:
+            check_output(path)
+        except ValueError as err:
+            raise ValueError(f"cannot cache the solved table: {err}; set URGYM_CACHE to a writable folder") from None
+        print(f"No solved table for {rules.name} ({rules.pieces} pieces) yet: solving it now ({index.size:,} "
+              f"positions, about {max(minutes, 0.1):.1f} min here) and caching it at {path}. It is reused from "
+              f"then on; `{command}` does the same.", file=sys.stderr)
+    start = time.perf_counter()
+    table = table_for(rules, solve=True, progress=not args.no_progress)
+    if time.perf_counter() - start > 5:
+        print(f"table ready in {time.perf_counter() - start:.0f} s", file=sys.stderr)
+    if table.precision_note:
+        print(f"note: {table.precision_note}", file=sys.stderr)
+    return table
+
+
+def check_outputs(args: argparse.Namespace, inputs: dict[str, str] | None = None) -> None:
+    """Refuse, before any work starts, output paths that cannot be written as files (or a plot of an unknown type),
+    and outputs that would replace an input or each other."""
+    outputs = {}
+    for option in ("json", "csv", "plot", "html"):
+        path = getattr(args, option, None)
+        if path is not None:
+            try:
+                check_output(path, PLOT_FORMATS if option == "plot" else None, stdout=True)
+            except ValueError as err:
+                raise ValueError(f"--{option}: {err}") from None
+            outputs[f"--{option}"] = path
+    check_distinct(outputs, inputs)
+
+
+def run_options(args: argparse.Namespace) -> RunOptions:
+    """How the games of a command run, from its options (``--workers``, ``--backend``, ``--ray-address``,
+    ``--no-progress``, ``--save-games``, ``--replace-games``; those it lacks keep their defaults)."""
+    return RunOptions(workers=getattr(args, "workers", None), backend=getattr(args, "backend", "process"),
+                      ray_address=getattr(args, "ray_address", None), progress=not getattr(args, "no_progress", False),
+                      save_games=getattr(args, "save_games", None), replace_games=getattr(args, "replace_games", False))
+
+
+def write_outputs(args: argparse.Namespace, data: dict, rows: list[dict], plot: Callable[[str], Path]) -> None:
+    """Write what ``--json``, ``--csv`` and ``--plot`` ask for, saying where each went."""
+    out = report_stream(args)
+    if args.json is not None:
+        wrote(write_json(args.json, data), out)
+    if args.csv is not None:
+        wrote(write_csv(args.csv, rows), out)
+    if args.plot is not None:
+        wrote(plot(args.plot), out)
+
+
+def wrote(path: str | Path, out: Any) -> None:
+    """Say that a file was written (nothing for standard output)."""
+    if str(path) != STDOUT:
+        print(f"wrote {path}", file=out)
+
+

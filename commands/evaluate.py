@@ -1,0 +1,214 @@
+"""``evaluate``: how far an agent is from perfect play.
+
+Examples::
+
+    evaluate --agent expectimax --depth 7                  # against perfect play on finkel
+    evaluate --agent greedy --opponent expectimax:3 --games 2000 --json out.json
+    evaluate --tournament random,greedy,heuristic,expectimax:3,expectimax:7,perfect --plot t.png
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+
+from urgym.agents import agent_help, make_agent
+from urgym.commands.common import (
+    ArgumentParser,
+    add_table_options,
+    check_outputs,
+    command,
+    report_stream,
+    run_options,
+    seed,
+    table_or_solve,
+    write_outputs,
+    wrote,
+)
+from urgym.evaluation.card import CARD_RULE_SETS, agent_card, card_header, card_row
+from urgym.evaluation.match import play_match, records_directory
+from urgym.evaluation.positions import benchmark_positions, score_positions
+from urgym.evaluation.report import (
+    format_match,
+    format_tournament,
+    match_rows,
+    plot_match,
+    plot_tournament,
+    tournament_rows,
+    write_json,
+)
+from urgym.evaluation.runner import BACKENDS, require_ray
+from urgym.evaluation.tournament import pair_folders, run_tournament, tournament_specs
+
+from urgym import RULE_SET_NAMES, get_rules
+
+__all__ = ["build_parser", "main"]
+
+DEFAULT_GAMES = 150
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = ArgumentParser(
+        prog="evaluate", description="Benchmark an agent against perfect play (or any other agent).",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("Examples::")[1] + "\nAgent parameters may follow --agent as options "
+        "(--depth 7), or be written into the spec (expectimax:7).\n\nagents:\n" + agent_help())
+    parser.add_argument("--agent", help="the agent to evaluate (a spec: expectimax, expectimax:7, greedy, ...)")
+    parser.add_argument("--opponent", default="perfect", help="its opponent's spec (default: perfect)")
+    parser.add_argument("--tournament", help="comma-separated specs: every pair plays, every agent is benchmarked")
+    parser.add_argument("--rules", default=None,
+                        help=f"rule set: {', '.join(RULE_SET_NAMES)} (default finkel; with --card, a comma-separated "
+                        "list, default finkel,blitz,masters)")
+    parser.add_argument("--pieces", type=int, help="pieces per side (default: the rule set's)")
+    parser.add_argument("--games", type=int, default=DEFAULT_GAMES,
+                        help=f"games per match, sides alternating (default {DEFAULT_GAMES})")
+    parser.add_argument("--positions", type=int, default=1000,
+                        help="positions of the position benchmark (default 1000; 0 skips it)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="worker processes (default: all cores; the main process alone for agents that run best "
+                        "there, such as neural networks, which answer a thousand games in one batch)")
+    parser.add_argument("--seed", type=seed, default=0, help="seed of the dice and the agents (default 0)")
+    parser.add_argument("--json", help="write the results as JSON to this path (- for standard output)")
+    parser.add_argument("--csv", help="write the results as CSV to this path (- for standard output)")
+    parser.add_argument("--plot", help="write a plot to this path (.png, .pdf, .svg)")
+    parser.add_argument("--save-games", metavar="DIR",
+                        help="write every game's record to DIR (game-000000.json, ...; review them with `review`); "
+                        "a folder that already holds records is refused")
+    parser.add_argument("--replace-games", action="store_true",
+                        help="with --save-games: delete the records already in DIR (game-*.json) first")
+    parser.add_argument("--card", action="store_true",
+                        help="the agent's card: its regret on the position benchmark and its result against perfect "
+                        "play on every solved rule set it can play (--rules: a comma-separated subset of "
+                        "finkel,blitz,masters), as one leaderboard row and, with --json, as JSON")
+    parser.add_argument("--backend", default="process", choices=BACKENDS,
+                        help="run games in local worker processes or as Ray tasks (default process)")
+    parser.add_argument("--ray-address", help="the Ray cluster to use with --backend ray (default: local)")
+    add_table_options(parser)
+    return parser
+
+
+@command("evaluate")
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if args.card:
+        return _card_main(parser, args, extra)
+    if args.tournament and args.agent:
+        parser.error("give either --agent or --tournament, not both")
+    if not args.tournament and not args.agent:
+        parser.error("give --agent SPEC (for example --agent expectimax --depth 7) or --tournament SPEC,SPEC,...")
+    if extra and not args.agent:
+        hint = ""
+        if args.tournament and not extra[0].startswith("-"):
+            hint = (f"; the agents of --tournament are one comma-separated list: --tournament "
+                    f"{','.join([args.tournament, *(e for e in extra if not e.startswith('-'))])}")
+        parser.error(f"unrecognized arguments: {' '.join(extra)}{hint}")
+    for name, value in (("games", args.games), ("workers", 1 if args.workers is None else args.workers)):
+        if value < 1:
+            parser.error(f"--{name} must be at least 1, got {value}")
+    if args.positions < 0:
+        parser.error(f"--positions must be 0 or more, got {args.positions}")
+    if args.positions and args.pieces == 1:
+        parser.error("with 1 piece no decision has a choice of moves, so there is no position benchmark; "
+                     "give --positions 0 or more pieces")
+    try:
+        _check_modes(args)
+        rules = get_rules("finkel" if args.rules is None else args.rules, args.pieces)
+        specs = _specs(args, extra)
+        for spec in specs:
+            make_agent(spec).check_rules(rules)
+        if args.tournament:
+            canonical = tournament_specs(list(specs))  # refuses an agent given twice
+            folders = pair_folders(canonical, args.save_games) if args.save_games is not None else {}
+        else:
+            folders = {None: args.save_games} if args.save_games is not None else {}
+        for folder in folders.values():  # before any game: a bad or used folder is refused now
+            records_directory(folder, args.replace_games)
+        check_outputs(args)
+    except ValueError as err:
+        parser.error(str(err))
+    table = table_or_solve(rules, args, parser, specs)
+    positions = []
+    if table is not None and args.positions:
+        try:  # before any long work: a rule set with few choices may not offer enough positions
+            positions = benchmark_positions(table, args.positions)
+        except ValueError as err:
+            parser.error(f"{err} (--positions 0 skips the position benchmark)")
+    run = run_options(args)
+    out = report_stream(args)
+    if args.tournament:
+        result = run_tournament(list(specs), rules, args.games, args.seed, table, args.positions, run)
+        print(format_tournament(result), file=out)
+        write_outputs(args, result.to_dict(), tournament_rows(result), lambda path: plot_tournament(path, result))
+        return 0
+    match = play_match(specs[0], specs[1], rules, args.games, args.seed, table, run)
+    benchmarks = {}
+    if positions:
+        for spec in dict.fromkeys(specs):
+            bench = score_positions(spec, table, positions, replace(run, save_games=None, replace_games=False))
+            benchmarks[bench.spec] = bench
+    print(format_match(match, benchmarks), file=out)
+    if args.save_games is not None:
+        print(f"saved {match.games} game records in {args.save_games}", file=out)
+    data = {"match": match.to_dict(), "position_benchmark": [b.to_dict() for b in benchmarks.values()]}
+    write_outputs(args, data, match_rows(match, benchmarks), lambda path: plot_match(path, match, benchmarks))
+    return 0
+
+
+def _card_main(parser: argparse.ArgumentParser, args: argparse.Namespace, extra: list[str]) -> int:
+    """``evaluate --agent SPEC --card``: the agent's card (see :mod:`urgym.evaluation.card`)."""
+    if not args.agent:
+        parser.error("--card needs --agent SPEC")
+    for option, given in (("--tournament", args.tournament), ("--opponent", args.opponent != "perfect"),
+                          ("--csv", args.csv), ("--plot", args.plot), ("--save-games", args.save_games),
+                          ("--backend", args.backend != "process")):
+        if given:
+            parser.error(f"{option} does nothing with --card (a card plays perfect play on each rule set)")
+    if args.games < 1 or (args.workers is not None and args.workers < 1) or args.positions < 1:
+        parser.error("--games, --workers and --positions must be at least 1 with --card")
+    names = tuple(n.strip() for n in (",".join(CARD_RULE_SETS) if args.rules is None else args.rules).split(","))
+    try:
+        rule_sets = tuple(get_rules(n, args.pieces).name for n in names if n)
+        spec = _specs(args, extra)[0]
+        make_agent(spec)
+        check_outputs(args)
+    except ValueError as err:
+        parser.error(str(err))
+    card = agent_card(spec, rule_sets, args.games, args.seed, args.positions, run_options(args), not args.no_solve,
+                      args.pieces)
+    out = report_stream(args)
+    print(card_header(rule_sets), file=out)
+    print(card_row(card), file=out)
+    for name, entry in card["rule_sets"].items():
+        if "skipped" in entry:
+            print(f"{name}: skipped ({entry['skipped']})", file=out)
+    if args.json is not None:
+        wrote(write_json(args.json, card), out)
+    return 0
+
+
+def _check_modes(args: argparse.Namespace) -> None:
+    """Refuse options that the chosen mode would ignore."""
+    if args.ray_address is not None and args.backend != "ray":
+        raise ValueError("--ray-address names a Ray cluster for --backend ray; add --backend ray or leave it out")
+    if args.replace_games and args.save_games is None:
+        raise ValueError("--replace-games goes with --save-games DIR")
+    if args.backend == "ray":
+        require_ray()  # a missing extra is said now, not after the solve
+
+
+def _specs(args: argparse.Namespace, extra: list[str]) -> tuple[str, ...]:
+    if args.tournament:
+        specs = tuple(s.strip() for s in args.tournament.split(",") if s.strip())
+        if len(specs) < 2:
+            raise ValueError(f"a tournament needs at least two agents, got {args.tournament!r}")
+        return specs
+    agent = args.agent
+    if extra:
+        if ":" in agent or " " in agent:
+            raise ValueError(f"give the agent's parameters either in the spec ({agent!r}) or as options "
+                             f"({' '.join(extra)}), not both")
+        agent = " ".join([agent, *extra])
+    return agent, args.opponent
+
+

@@ -1,0 +1,105 @@
+"""``train``: learn an agent (MaskablePPO or TD(lambda)) and pick its best model on validation positions."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+from urgym.agents import make_agent
+from urgym.commands.common import ArgumentParser, command, seed
+from urgym.evaluation import training
+from urgym.evaluation.training import ALGORITHMS, VEC_ENVS, plot_curves, train_ppo, train_td
+from urgym.solver import table_for
+
+from urgym import RULE_SET_NAMES, get_rules
+from urgym.files import check_output, require_extra
+
+__all__ = ["main"]
+
+
+@command("train", interrupted="the best model so far is in --out")
+def main(argv: list[str] | None = None) -> int:
+    parser = ArgumentParser(prog="train", description=training.__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--algo", default="maskable-ppo", choices=ALGORITHMS)
+    parser.add_argument("--rules", default="finkel", help=f"rule set: {', '.join(RULE_SET_NAMES)} (default finkel)")
+    parser.add_argument("--pieces", type=int, help="pieces per side (default: the rule set's)")
+    parser.add_argument("--timesteps", type=int, default=5_000_000, help="the learner's moves to train for")
+    parser.add_argument("--minutes", type=float, help="also stop after this much training time")
+    parser.add_argument("--opponent", action="append",
+                        help="an agent spec, or 'self' for the learner's own live policy; repeat for a mixture "
+                        "(dealt to the environments in turn). maskable-ppo only; default: self and greedy")
+    parser.add_argument("--out", required=True, help="directory for models, card, curve and logs")
+    parser.add_argument("--seed", type=seed, default=0)
+    parser.add_argument("--envs", type=int, default=16,
+                        help="environments stepped together (maskable-ppo; default 16)")
+    parser.add_argument("--vec-env", default="native", choices=VEC_ENVS,
+                        help="native: every game stepped together in numba, opponents batched (default, fastest); "
+                        "dummy: one UrEnv after another in this process; subproc: one process each (no 'self')")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads of the learner (default 1)")
+    parser.add_argument("--eval-every", type=int, help="timesteps between position-benchmark scorings")
+    parser.add_argument("--eval-positions", type=int, default=500,
+                        help="validation positions scored to pick the best model (default 500; never the test set "
+                        "that evaluate reports)")
+    parser.add_argument("--hidden", type=int, default=80, help="hidden units of the TD network")
+    parser.add_argument("--alpha", type=float, default=0.1, help="TD learning rate (decays to a tenth)")
+    parser.add_argument("--lam", type=float, default=0.7, help="TD trace decay lambda")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    args = parser.parse_args(argv)
+    if args.timesteps < 1:
+        parser.error(f"--timesteps must be at least 1, got {args.timesteps}")
+    if args.minutes is not None and not 0 < args.minutes < math.inf:
+        parser.error(f"--minutes must be a positive number, got {args.minutes}")
+    for name, value, low in (("hidden", args.hidden, 1), ("envs", args.envs, 1), ("threads", args.threads, 1),
+                             ("eval-every", args.eval_every, 1), ("eval-positions", args.eval_positions, 1)):
+        if value is not None and value < low:
+            parser.error(f"--{name} must be at least {low}, got {value}")
+    if not 0 < args.alpha < math.inf:
+        parser.error(f"--alpha (the TD learning rate) must be a positive finite number, got {args.alpha}")
+    if not 0 <= args.lam <= 1:
+        parser.error(f"--lam (the TD trace decay) must be from 0 to 1, got {args.lam}")
+    try:
+        rules = get_rules(args.rules, args.pieces)
+    except ValueError as err:
+        parser.error(str(err))
+    if args.algo == "td-lambda" and args.opponent:
+        parser.error("td-lambda learns by self-play; --opponent is for maskable-ppo")
+    opponents = args.opponent or ["self", "greedy"]
+    try:
+        for spec in opponents:
+            if spec != "self":
+                make_agent(spec)
+    except ValueError as err:
+        parser.error(str(err))
+    if args.algo == "maskable-ppo" and len(opponents) > args.envs:
+        parser.error(f"{len(opponents)} opponents are dealt to the environments in turn: give --envs of at least "
+                     f"{len(opponents)}, got {args.envs}")
+    if args.vec_env == "subproc" and "self" in opponents:
+        parser.error("--opponent self plays the live learner, which lives in this process: use --vec-env native "
+                     "(default) or dummy with it")
+    if args.algo == "maskable-ppo":
+        try:  # before the table, which may take minutes to solve
+            require_extra("sb3_contrib", "learn", "train --algo maskable-ppo")
+        except ImportError as err:
+            parser.error(str(err))
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        parser.error(f"--out {args.out} is a file; give a folder for the models, card, curve and logs")
+    try:
+        check_output(out / "curve.csv")  # the folder can be created and written, before any training
+    except ValueError as err:
+        parser.error(f"--out: {err}")
+    out.mkdir(parents=True, exist_ok=True)
+    table = table_for(rules, solve=True, progress=not args.no_progress)
+    if args.algo == "td-lambda":
+        result = train_td(rules, table, out, args.timesteps, args.minutes, args.seed, args.hidden, args.alpha,
+                          args.lam, args.eval_every or 1_000_000, args.eval_positions, not args.no_progress)
+    else:
+        result = train_ppo(rules, table, out, args.timesteps, args.minutes, opponents, args.seed, args.envs,
+                           args.vec_env, args.threads, args.eval_every or 200_000, args.eval_positions,
+                           progress=not args.no_progress)
+    plot_curves({args.algo: out / "curve.csv"}, out / "curve.png")
+    print(f"trained {result['timesteps']:,} timesteps in {result['seconds'] / 60:.1f} min; best mean regret "
+          f"{result['best_regret']:.3f} win-% points; models in {out}")
+    return 0
