@@ -162,7 +162,7 @@ def table_or_solve(rules: Rules, args: argparse.Namespace, parser: argparse.Argu
                   f"({index.size:,} positions, about {minutes:.0f} min on this machine)", file=sys.stderr)
             raise SystemExit(3)
         try:
-            check_output(path)
+            check_output(path, table="cache")
         except ValueError as err:
             raise ValueError(f"cannot cache the solved table: {err}; set URGYM_CACHE to a writable folder") from None
         print(f"No solved table for {rules.name} ({rules.pieces} pieces) yet: solving it now ({index.size:,} "

@@ -18,7 +18,7 @@ from urgym.files import check_output
 __all__ = ["main"]
 
 
-@command("play")
+@command("ur-play")
 def main(argv: list[str] | None = None, read: Callable[[str], str] = input,
          write: Callable[[str], None] = print) -> int:
     """``play``: a human against an agent in the terminal (``read`` and ``write`` are its input and output), or

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
 
 from urgym.commands.common import ArgumentParser, command
 from urgym.solver import PositionIndex
-from urgym.solver.cache import cache_slots, cached_table_path, load_or_solve
+from urgym.solver.cache import cached_table_path, load_or_solve
 from urgym.solver.rgu import RoyalUrTable, compare_tables, read_rgu, rgu_key, write_rgu
 from urgym.solver.solve import check_solve_options, solve
 from urgym.solver.table import DTYPES, EXACT_TOL, SolvedTable
@@ -142,7 +141,7 @@ def _solve_plan(args: argparse.Namespace) -> tuple[Rules, Path, str]:
             if getattr(args, option) is not None:
                 raise ValueError(f"--{option} does nothing with --format rgu (it writes the cached exact table)")
         rgu_key(Position.start(rules))  # refuses rules RoyalUr's format cannot hold, before solving
-        return rules, check_output(args.out, ("rgu",)), fmt
+        return rules, check_output(args.out, ("rgu",), table="out"), fmt
     if args.out is not None and Path(args.out).suffix.lower() == ".rgu":
         raise ValueError(f"--out {args.out} ends in .rgu, RoyalUr's format; use --format rgu or another name")
     exact = (args.tol is None or args.tol <= EXACT_TOL) and args.dtype in (None, "float64")
@@ -151,13 +150,10 @@ def _solve_plan(args: argparse.Namespace) -> tuple[Rules, Path, str]:
         if not exact:
             raise ValueError(f"the table cache holds ground truth only (float64, tol {EXACT_TOL:g} or less): a table "
                              "solved with this --tol or --dtype needs --out FILE")
-        check_output(slot)
+        check_output(slot, table="cache")
         return rules, slot, fmt
-    out = check_output(args.out)
+    out = check_output(args.out, table="out")
     check_distinct({"--out": out}, {"--rules-file": args.rules_file})
-    if not exact and any(os.path.realpath(out) == os.path.realpath(s) for s in cache_slots(rules)):
-        raise ValueError(f"--out {args.out} is the cache's ground-truth table of these rules; a table solved with "
-                         "this --tol or --dtype must go elsewhere")
     return rules, out, fmt
 
 
@@ -196,7 +192,7 @@ def _compare(first: str, second: str) -> None:
 def _import(args: argparse.Namespace) -> None:
     table = read_rgu(args.import_rgu).to_solved_table()
     out = Path(args.out) if args.out else cached_table_path(table.rules, "uint16")
-    check_output(out)
+    check_output(out, table="out" if args.out else "cache")
     check_distinct({"--out": out}, {"the RoyalUr table": args.import_rgu})
     table.save(out, "uint16")
     print(f"imported {args.import_rgu} ({table.rules.describe()}, 16-bit values) -> {out}")

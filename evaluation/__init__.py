@@ -10,6 +10,7 @@ from urgym.evaluation.luck import GameAnalysis, RollAnalysis, analyse_game
 from urgym.evaluation.match import AgentMatchStats, MatchResult, play_match
 from urgym.evaluation.positions import PositionBenchmark, benchmark_positions, score_positions, validation_positions
 from urgym.evaluation.review import GameReview, MoveReview, PlayerReview, review_game
+from urgym.evaluation.runner import RunOptions
 from urgym.evaluation.stats import RegretSummary, WinRate, wilson_interval
 from urgym.evaluation.tournament import TournamentResult, run_tournament
 
@@ -26,6 +27,7 @@ __all__ = [
     "PositionBenchmark",
     "RegretSummary",
     "RollAnalysis",
+    "RunOptions",
     "TournamentResult",
     "WinRate",
     "analyse_game",

@@ -4,7 +4,7 @@ For each rule set (finkel, blitz and masters by default) whose table is cached o
 can play: its mean regret on the position benchmark's test set, and its result against perfect play over a match,
 raw and luck-adjusted, with 95% intervals. The card names the position sets by a hash of their positions and
 rolls, and the urgym version, so two cards say whether they measured the same thing. It is written as JSON and as
-one row of the README's leaderboard (Markdown).
+one row of the leaderboard (Markdown; docs/evaluation.md).
 """
 
 from __future__ import annotations

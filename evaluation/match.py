@@ -28,7 +28,7 @@ from urgym.solver.lookup import TableView
 from urgym import Game, GameRecord, Position, Rules, core
 from urgym.batch import check_choices, decisions_of, return_streams
 from urgym.core import geometry
-from urgym.files import check_output
+from urgym.files import check_output, precious_kind
 
 __all__ = ["RECORD_NAME", "AgentMatchStats", "MatchResult", "numba_kind", "play_match", "record_name",
            "records_directory"]
@@ -213,7 +213,8 @@ def play_match(agent: str | Agent, opponent: str | Agent, rules: Rules, games: i
     """Play ``games`` games between two agents, alternating sides, and score every decision.
 
     Args:
-        agent, opponent: Agent specs (or agents; with several workers they are pickled to each worker).
+        agent: The agent measured: a spec or an agent (with several workers it is pickled to each worker).
+        opponent: Its opponent, in the same forms.
         rules: The rule set.
         games: Games to play (sides alternate, so an even number gives each agent light equally often).
         seed: Fixes the dice and the agents' randomness: the same seed gives the same numbers.
@@ -272,6 +273,8 @@ def records_directory(path: str | os.PathLike, replace: bool = False) -> Path:
         raise ValueError("an empty folder name for the game records")
     if directory.exists() and not directory.is_dir():
         raise ValueError(f"cannot save games to {directory}: it is a file, not a directory")
+    if (kind := precious_kind(directory)) is not None:
+        raise ValueError(f"cannot save games to {directory}: it is {kind}; give another folder")
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as err:

@@ -32,7 +32,7 @@ __all__ = ["DEFAULT_POSITIONS", "KEEP", "SPLITS", "TEST_SEED", "VALIDATION_SEED"
 TEST_SEED = 20230007
 """Seed of the reported benchmark (the test set)."""
 VALIDATION_SEED = 20230001
-"""Seed of training's model selection (the validation set; urgym 0.2 reported this set, see the README)."""
+"""Seed of training's model selection (the validation set; urgym 0.2 reported this set, see docs/evaluation.md)."""
 DEFAULT_POSITIONS = 1000
 """Positions of the default test set; the validation set is disjoint from them."""
 KEEP = 0.05

@@ -12,7 +12,7 @@ At the end the regret of the network's own policy (no search) and of the search 
 simulations) is measured on the solved table's test positions, beside ``greedy`` and ``heuristic`` on the same
 positions.
 
-Run: ``python examples/mctx_alphazero.py [--rules finkel] [--pieces 3] [--minutes 20] [--games 256] [--sims 32]``
+Run: ``python -m urgym.examples.mctx_alphazero [--rules finkel] [--pieces 3] [--minutes 20] [--games 256] [--sims 32]``
 (the ``jax`` extra; the table is solved and cached first if it is missing).
 """
 

@@ -4,7 +4,7 @@ An illegal action is replaced by the nearest legal move (``illegal_action="repla
 the policy learns to prefer legal moves while every game still finishes; the regret callback scores the best
 *legal* action on the validation positions as training goes.
 
-Run: ``python examples/plain_ppo.py [--rules finkel] [--pieces 3] [--minutes 4] [--envs 64] [--opponent greedy]``
+Run: ``python -m urgym.examples.plain_ppo [--rules finkel] [--pieces 3] [--minutes 4] [--envs 64] [--opponent greedy]``
 """
 
 from __future__ import annotations

@@ -16,20 +16,10 @@ from pathlib import Path
 from urgym.solver.table import SolvedTable, TableError
 
 from urgym import RULE_SET_NAMES, Rules, get_rules
+from urgym.files import cache_dir
 
 __all__ = ["TableMissingError", "cache_dir", "cache_slots", "cached_table_path", "is_cached", "load_or_solve",
            "solve_command", "table_for"]
-
-
-def cache_dir() -> Path:
-    """``$URGYM_CACHE``, else ``$XDG_CACHE_HOME/urgym``, else ``~/.cache/urgym``."""
-    if os.environ.get("URGYM_CACHE"):
-        path = Path(os.environ["URGYM_CACHE"])
-        if path.exists() and not path.is_dir():
-            raise ValueError(f"URGYM_CACHE={path} is a file; it should name a directory for solved tables")
-        return path
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "urgym"
 
 
 def cached_table_path(rules: Rules, dtype: str = "float64", directory: str | os.PathLike | None = None) -> Path:

@@ -425,7 +425,7 @@ def write_rgu(table: SolvedTable, path: str | os.PathLike) -> Path:
             f.write(keys.astype(">u4").tobytes())
             f.write(percent16.tobytes())
 
-    return write_atomic(path, write)
+    return write_atomic(path, write, table=True)
 
 
 def _all_states(index: PositionIndex) -> np.ndarray:

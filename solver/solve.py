@@ -13,10 +13,12 @@ pair; the finished table is written atomically with :func:`urgym.solver.table.wr
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import mmap
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -31,7 +33,7 @@ from urgym.solver.table import DTYPES, EXACT_TOL, MIN_TOL, SolvedTable, checksum
 from urgym import Rules, get_rules
 from urgym.core import chance_outcomes, geometry
 
-__all__ = ["solve"]
+__all__ = ["NoSpaceError", "solve", "table_bytes"]
 
 ITEM_SIZE = 2048  # positions per parallel work item
 MAX_SWEEPS = 100_000
@@ -117,7 +119,7 @@ class _Checkpoint:
     (they were computed from it).
     """
 
-    def __init__(self, out: Path, rules: Rules, tol: float, index: PositionIndex) -> None:
+    def __init__(self, out: Path, rules: Rules, tol: float, index: PositionIndex, dtype: str) -> None:
         self.values_path = out.with_name(out.name + ".partial")
         self.state_path = out.with_name(out.name + ".partial.json")
         self.key = {"rules": rules.to_dict(), "tol": tol, "positions": index.size}
@@ -126,11 +128,19 @@ class _Checkpoint:
         self.elapsed = 0.0
         out.parent.mkdir(parents=True, exist_ok=True)
         self._lock, self._lock_path = _lock(out)
-        state = self._read_state(index.size)
-        mode = "r+" if state else "w+"
-        self.values = np.memmap(self.values_path, dtype=np.float64, mode=mode, shape=(index.size,))
-        if state:
-            self._verify(state, index)
+        try:
+            state = self._read_state(index.size)
+            if not state:  # the values' blocks reserved up front: a full disk is an error now, not a SIGBUS later
+                _check_space(out, index.size * 8 + table_bytes(index.size, dtype))
+                _reserve(self.values_path, index.size * 8, out)
+            else:
+                _check_space(out, table_bytes(index.size, dtype))
+            self.values = np.memmap(self.values_path, dtype=np.float64, mode="r+", shape=(index.size,))
+            if state:
+                self._verify(state, index)
+        except BaseException:
+            self.release()
+            raise
 
     def _read_state(self, size: int) -> dict | None:
         if not (self.state_path.exists() and self.values_path.exists()):
@@ -198,6 +208,54 @@ class _Checkpoint:
         self._lock.close()
 
 
+class NoSpaceError(OSError):
+    """Not enough space on the disk for a solve's files; its message names the folder and the space needed."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(errno.ENOSPC, message)
+
+    def __str__(self) -> str:
+        return self.strerror
+
+
+def table_bytes(positions: int, dtype: str) -> int:
+    """The size of a table file of ``positions`` values stored as ``dtype`` (its header rounded up generously)."""
+    return positions * np.dtype(dtype).itemsize + 64 * 1024
+
+
+def _check_space(out: Path, needed: int) -> None:
+    """Refuse, before any work, a solve whose files would not fit in ``out``'s folder."""
+    free = shutil.disk_usage(out.parent).free
+    if free < needed:
+        raise NoSpaceError(f"not enough space in {out.parent} to solve into {out.name}: it needs "
+                      f"{_size(needed)} (the checkpoint of the values and the table), {_size(free)} is free; free "
+                      "some space or solve elsewhere (solve --out PATH, or URGYM_CACHE for the cache)")
+
+
+def _reserve(path: Path, size: int, out: Path) -> None:
+    """Create ``path`` with ``size`` bytes of zeros whose blocks are allocated (not a sparse file)."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o666)
+    try:
+        os.posix_fallocate(fd, 0, size)
+    except OSError as err:
+        os.close(fd)
+        path.unlink(missing_ok=True)
+        if err.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise NoSpaceError(f"not enough space in {out.parent} to solve into {out.name}: its "
+                          f"checkpoint needs {_size(size)}; free some space or solve elsewhere (solve --out PATH, "
+                          "or URGYM_CACHE for the cache)") from None
+        raise
+    os.close(fd)
+
+
+def _size(size: int) -> str:
+    """Bytes in words: 1.1 GB, 40 MB, 8 KB."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if size >= scale:
+            return f"{size / scale:.1f} {unit}"
+    return f"{size} bytes"
+
+
 def _lock(out: Path):
     """Hold an exclusive lock on ``OUT.lock`` for the solve; a second solve of ``out`` is refused at once.
 
@@ -210,8 +268,8 @@ def _lock(out: Path):
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             handle.close()
-            raise ValueError(f"another solve is writing {out} (it holds {path.name}); wait for it to finish or "
-                             "give another --out") from None
+            raise ValueError(f"another solve is writing {out} (it holds {path.name}); wait for it to finish (solve "
+                             "--out writes a table elsewhere)") from None
         try:  # the solve that held it may have removed it before we locked: hold the file that is on disk
             if os.path.samestat(os.fstat(handle.fileno()), os.stat(path)):
                 return handle, path
@@ -267,7 +325,7 @@ def solve(rules: Rules | str, tol: float = EXACT_TOL, progress: bool = True, out
 
 def _solve(rules: Rules, index: PositionIndex, tol: float, progress: bool, out: str | os.PathLike | None,
            dtype: str) -> SolvedTable:
-    checkpoint = _Checkpoint(Path(out), rules, tol, index) if out is not None else None
+    checkpoint = _Checkpoint(Path(out), rules, tol, index, dtype) if out is not None else None
     try:
         return _solve_layers(rules, index, tol, progress, out, dtype, checkpoint)
     finally:
@@ -308,7 +366,14 @@ def _solve_layers(rules: Rules, index: PositionIndex, tol: float, progress: bool
     table = SolvedTable(rules, values, header, index)
     if checkpoint is None:
         return table
-    table.save(out, dtype)
+    try:
+        table.save(out, dtype)
+    except OSError as err:
+        if err.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        raise NoSpaceError(f"no space left in {Path(out).parent} to write the table {Path(out).name} "
+                      f"({_size(table_bytes(index.size, dtype))}); the solved values are kept in its checkpoint: "
+                      "free some space and run the same solve again to write it") from None
     del table, values
     checkpoint.remove()
     return SolvedTable.load(out, rules, verify=False)

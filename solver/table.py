@@ -218,7 +218,7 @@ def write_table(path: Path, header: dict[str, Any], data: np.ndarray) -> Path:
             f.write(b"\0" * (offset - f.tell()))
             data.tofile(f)
 
-    return write_atomic(path, write)
+    return write_atomic(path, write, table=True)
 
 
 def read_header(path: Path) -> tuple[dict[str, Any], int]:

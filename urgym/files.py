@@ -21,11 +21,14 @@ from typing import Any
 __all__ = [
     "PLOT_FORMATS",
     "STDOUT",
+    "TABLE_MAGICS",
     "MissingExtraError",
+    "cache_dir",
     "check_distinct",
     "check_output",
     "install_command",
     "loads_json",
+    "precious_kind",
     "require_extra",
     "write_atomic",
 ]
@@ -36,16 +39,65 @@ PLOT_FORMATS = ("png", "pdf", "svg")
 STDOUT = "-"
 """The output path that means standard output."""
 
+TABLE_MAGICS = {b"URGYMTBL": "an urgym solved table", b"RGU\x00": "a RoyalUr table (.rgu)"}
+"""The first bytes of the table files urgym reads and writes, and what each is: files no report ever replaces."""
 
-def write_atomic(path: str | os.PathLike, write: Callable[[Path], None]) -> Path:
+
+def cache_dir() -> Path:
+    """The folder of urgym's table cache: ``$URGYM_CACHE``, else ``$XDG_CACHE_HOME/urgym``, else
+    ``~/.cache/urgym``.
+
+    Raises:
+        ValueError: If ``$URGYM_CACHE`` names a file.
+    """
+    if os.environ.get("URGYM_CACHE"):
+        path = Path(os.environ["URGYM_CACHE"])
+        if path.exists() and not path.is_dir():
+            raise ValueError(f"URGYM_CACHE={path} is a file; it should name a directory for solved tables")
+        return path
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "urgym"
+
+
+def precious_kind(path: str | os.PathLike) -> str | None:
+    """What ``path`` is if it is a table file (:data:`TABLE_MAGICS`) or lies in the table cache; None otherwise.
+
+    Outputs never replace such files: only the solver writes tables, and only where it was asked to.
+    """
+    try:
+        cache = os.path.realpath(cache_dir())
+    except ValueError:
+        cache = None
+    real = os.path.realpath(os.fspath(path))
+    if cache is not None and (real == cache or real.startswith(cache.rstrip(os.sep) + os.sep)):
+        return f"inside urgym's table cache ({cache}), which holds solved tables only"
+    try:
+        with open(real, "rb") as f:
+            head = f.read(8)
+    except OSError:
+        return None
+    return next((kind for magic, kind in TABLE_MAGICS.items() if head.startswith(magic)), None)
+
+
+def write_atomic(path: str | os.PathLike, write: Callable[[Path], None], table: bool = False) -> Path:
     """Call ``write(tmp)`` on a temporary file beside ``path``, then rename it onto ``path``.
 
     A crash or interrupt leaves either the old file or the new one, never a partial one. The new file gets the
     old file's mode, or for a new file the mode the user's umask gives (not the temporary file's 0600).
     ``path`` ``-`` writes the bytes to standard output instead.
+
+    Args:
+        path: The file to write.
+        write: Writes the new content to the path it is given.
+        table: True only for the solver's table files, which may replace a table; anything else refuses to.
+
+    Raises:
+        ValueError: If ``path`` is a table file (see :func:`precious_kind`) and ``table`` is False.
     """
     if str(path) == STDOUT:
         return _write_stdout(write)
+    if not table and (kind := precious_kind(path)) and not kind.startswith("inside"):
+        raise ValueError(f"cannot write {path}: it is {kind}; give another path")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -93,12 +145,16 @@ def _umask() -> int:
     return mask
 
 
-def check_output(path: str | os.PathLike, formats: tuple[str, ...] | None = None, stdout: bool = False) -> Path:
+def check_output(path: str | os.PathLike, formats: tuple[str, ...] | None = None, stdout: bool = False,
+                 table: str | None = None) -> Path:
     """Check, before any long work, that ``path`` can be written as a regular file.
 
     Refused: an empty path, a path ending in ``/``, a directory, a symbolic link, a FIFO, a device or socket,
     a folder that cannot be created or written, and (with ``formats``) a suffix other than those. With ``stdout``,
-    ``-`` is allowed and means standard output.
+    ``-`` is allowed and means standard output. A path in the table cache or naming a table file
+    (:func:`precious_kind`) is refused too, unless ``table`` says what the solver is writing there: ``"cache"``
+    (the cache's own slot, which may exist) or ``"out"`` (a table the user asked for, which may replace a table
+    outside the cache).
 
     Raises:
         ValueError: Saying what is wrong with the path and what is allowed.
@@ -118,6 +174,9 @@ def check_output(path: str | os.PathLike, formats: tuple[str, ...] | None = None
     kind = _special_kind(path)
     if kind:
         raise ValueError(f"cannot write {path}: it is {kind}; give the name of a regular file (or a new one)")
+    kind = precious_kind(path)
+    if kind and not (table == "cache" or (table == "out" and not kind.startswith("inside"))):
+        raise ValueError(f"cannot write {path}: it is {kind}; give another path")
     folder = path.parent
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent

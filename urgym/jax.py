@@ -1,7 +1,7 @@
 """The Royal Game of Ur in JAX: a pgx-compatible environment with explicit chance (the ``jax`` extra).
 
 JAX cannot call numba inside a jitted function, so this module is the one deliberate second implementation of
-the rules (``../ARCHITECTURE.md``): a port of :mod:`urgym.core` to pure, jittable, vmap-able functions over a
+the rules (docs/architecture.md): a port of :mod:`urgym.core` to pure, jittable, vmap-able functions over a
 small state of arrays. The test suite checks it transition for transition against the core.
 
 State

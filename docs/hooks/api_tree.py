@@ -38,6 +38,6 @@ def build_tree() -> Path:
     return TREE
 
 
-def on_startup(command: str, dirty: bool) -> None:  # noqa: ARG001 - MkDocs' hook signature
+def on_startup(command: str, dirty: bool) -> None:
     """Build the tree once, before MkDocs reads its configuration's paths."""
     build_tree()

@@ -232,7 +232,7 @@ def test_only_ground_truth_is_used_from_the_cache(tmp_path, monkeypatch, capsys)
     assert slot.with_name(slot.name + ".loose").exists() and "is not ground truth" in capsys.readouterr().err
     for argv, message in ((["--pieces", "2", "--tol", "0.9"], "holds ground truth only"),
                           (["--pieces", "2", "--dtype", "float32"], "holds ground truth only"),
-                          (["--pieces", "2", "--tol", "0.9", "--out", str(slot)], "the cache's ground-truth table"),
+                          (["--pieces", "2", "--tol", "0.9", "--out", str(slot)], "inside urgym's table cache"),
                           (["--pieces", "2", "--tol", "1e-17"], "tol must be at least 1e-15")):
         with pytest.raises(SystemExit):
             solve_main(argv)

@@ -1,4 +1,4 @@
-"""An independent, deliberately naive implementation of RULES.md, used only as a test oracle.
+"""An independent, deliberately naive implementation of the rules (docs/rules.md), used only as a test oracle.
 
 It works on tiles and explicit piece lists, never on bitmasks or the kernels' geometry tables, so it
 checks the numba core rather than restating it.

@@ -1,4 +1,4 @@
-"""Hand-built positions for every rule of RULES.md, on each rule set."""
+"""Hand-built positions for every rule of the game (docs/rules.md), on each rule set."""
 
 import pytest
 

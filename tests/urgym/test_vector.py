@@ -23,7 +23,7 @@ def random_actions(info, rng, n, illegal_rate=0.05, actions=8):
 
 
 def expected_observation(position, roll):
-    """The observation layout the README documents, written from the position's public accessors."""
+    """The observation layout docs/environments.md documents, written from the position's public accessors."""
     length, pieces = position.rules.length, position.rules.pieces
     mover = position.turn
     other = "dark" if mover == "light" else "light"
