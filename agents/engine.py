@@ -20,6 +20,11 @@ write ``info ...`` lines at any time; urgym ignores them. urgym waits for a repl
 at most the time limit; it sends ``isready`` after each ``position``, so an answer to a position is seen at
 once. An engine that crashes, hangs, answers out of turn or plays an illegal move stops the
 work with a message naming the engine and the position, and the engine's process is stopped.
+
+An engine runs in a session and process group of its own; stopping it (at the end of the work, on an error, on
+Ctrl-C, at exit, or when the worker process holding it is terminated) asks it to ``quit``, waits a second, then
+kills its whole process group, so the processes it started go with it. A process that leaves the group on
+purpose (``setsid``) is beyond reach, as it is for any supervisor.
 """
 
 from __future__ import annotations
@@ -28,9 +33,11 @@ import atexit
 import contextlib
 import json
 import os
+import re
 import selectors
 import shlex
 import shutil
+import signal
 import subprocess
 import time
 import weakref
@@ -40,7 +47,7 @@ from urgym.agents.base import Agent, legal_moves_or_raise
 
 from urgym import SIDES, Position, Rules
 
-__all__ = ["DEFAULT_MOVE_TIME", "EngineAgent", "EngineError", "missing_program", "position_line"]
+__all__ = ["DEFAULT_MOVE_TIME", "EngineAgent", "EngineError", "missing_program", "position_line", "stop_all_engines"]
 
 DEFAULT_MOVE_TIME = 10.0
 """Seconds an engine may think about one move (and take for the handshake)."""
@@ -51,6 +58,9 @@ MAX_LINE = 65_536
 class EngineError(ValueError):
     """An engine broke the protocol: it crashed, hung, answered out of turn or played an illegal move."""
 
+
+MOVE = re.compile(r"[0-9]{1,3}")
+"""A move in ``bestmove``: ASCII digits only (``int`` would also read other scripts' digits and huge numbers)."""
 
 STDERR_KEPT = 4096
 """Bytes of an engine's stderr kept (the end), to quote when it fails."""
@@ -81,12 +91,31 @@ def position_line(position: Position, roll: int, moves: tuple[int, ...]) -> str:
 _LIVE: weakref.WeakSet[EngineAgent] = weakref.WeakSet()
 
 
-def _stop_all() -> None:
+def stop_all_engines(polite: bool = True) -> None:
+    """Stop every engine this process started, with its process group (also done at exit and on SIGTERM).
+
+    Args:
+        polite: Send ``quit`` and give each engine a second first; False kills them at once (Ctrl-C).
+    """
     for engine in list(_LIVE):
-        engine.close()
+        engine.close(polite)
 
 
-atexit.register(_stop_all)
+atexit.register(stop_all_engines)
+
+
+def _on_sigterm(signum, frame) -> None:
+    """A terminated process (a worker stopped by Ctrl-C of its command) stops its engines first."""
+    stop_all_engines(polite=False)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _stop_engines_on_sigterm() -> None:
+    """Install :func:`_on_sigterm` where SIGTERM still has its default action and this is the main thread."""
+    with contextlib.suppress(ValueError):  # not the main thread: leave the signal alone
+        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, _on_sigterm)
 
 
 class EngineAgent(Agent):
@@ -130,6 +159,7 @@ class EngineAgent(Agent):
         except OSError as err:
             raise EngineError(f"engine {self.spec!r} does not start: {err.strerror or err}") from None
         _LIVE.add(self)
+        _stop_engines_on_sigterm()
         self._selector = selectors.DefaultSelector()
         for stream in (self._process.stdout, self._process.stderr):
             os.set_blocking(stream.fileno(), False)
@@ -146,8 +176,9 @@ class EngineAgent(Agent):
                 self._fail(f"answered {line[:80]!r} to uei (expected id lines, then ueiok)")
         self.name = self.ids.get("name", self.name)
 
-    def close(self) -> None:
-        """Ask the engine to quit, and stop it if it does not within a second."""
+    def close(self, polite: bool = True) -> None:
+        """Ask the engine to quit; after a second (at once if not ``polite``), kill its process group: the engine
+        and the processes it started."""
         process, self._process = getattr(self, "_process", None), None
         if process is None:
             return
@@ -155,10 +186,12 @@ class EngineAgent(Agent):
         with contextlib.suppress(OSError, ValueError, subprocess.TimeoutExpired):
             process.stdin.write(b"quit\n")
             process.stdin.flush()
-            process.wait(timeout=1.0)
-        if process.poll() is None:
+            process.wait(timeout=1.0 if polite else 0.05)
+        with contextlib.suppress(OSError):  # its group: started in a session of its own, its id is the engine's pid
+            os.killpg(process.pid, signal.SIGKILL)
+        with contextlib.suppress(OSError):
             process.kill()
-            process.wait()
+        process.wait()
         for stream in (process.stdin, process.stdout, process.stderr):
             with contextlib.suppress(OSError):
                 stream.close()
@@ -206,8 +239,11 @@ class EngineAgent(Agent):
                     self._stderr = (self._stderr + chunk)[-STDERR_KEPT:]
                     continue
                 if not chunk:
-                    status = self._process.wait(timeout=1.0) if self._process.poll() is None else self._process.poll()
-                    self._fail(f"exited (status {status}) during {waiting_for}")
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        self._process.wait(timeout=0.5)
+                    status = self._process.poll()
+                    self._fail(f"closed its output and kept running during {waiting_for}" if status is None else
+                               f"exited (status {status}) during {waiting_for}")
                 self._buffer += chunk
 
     def _drain_stderr(self) -> None:
@@ -261,8 +297,9 @@ class EngineAgent(Agent):
         self._send("go")
         line = self._read(f"go, at {command!r}")
         words = line.split()
-        if len(words) != 2 or words[0] != "bestmove" or not words[1].isdigit():
-            self._fail(f"answered {line[:80]!r} to go at {command!r} (expected bestmove <m>)")
+        if len(words) != 2 or words[0] != "bestmove" or not MOVE.fullmatch(words[1]):
+            self._fail(f"answered {line[:80]!r} to go at {command!r} (expected bestmove <m>, m a move of 1 to 3 "
+                       "ASCII digits)")
         move = int(words[1])
         if move not in moves:
             self._fail(f"played the illegal move {move} at {command!r}; legal moves: {list(moves)}")

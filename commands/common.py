@@ -114,7 +114,10 @@ def _exit_now(status: int) -> None:
     pool's threads, which may wait for ever on a worker stopped in the middle of sending its result."""
     import multiprocessing
 
-    for child in multiprocessing.active_children():
+    from urgym.agents.engine import stop_all_engines
+
+    stop_all_engines(polite=False)  # engines run in sessions of their own: a terminal's Ctrl-C does not reach them
+    for child in multiprocessing.active_children():  # a worker stops its own engines on SIGTERM
         child.terminate()
     sys.stdout.flush()
     sys.stderr.flush()
