@@ -25,18 +25,19 @@ from typing import Any
 import numpy as np
 from numba import njit
 from urgym.agents.base import Agent, legal_moves_or_raise
-from urgym.agents.weights import read_state_dict
+from urgym.agents.weights import MAX_WEIGHTS_BYTES, read_state_dict
 
 from urgym import Position, Rules, core
-from urgym.batch import Decisions
+from urgym.batch import Decisions, check_choices
 from urgym.core import geometry, observation_size
 from urgym.files import loads_json, require_extra
 
 __all__ = ["OnnxAgent", "PolicyAgent", "SB3Agent", "ScoringAgent", "TorchScriptAgent", "card_path",
            "load_sb3_network", "model_card", "observations", "sample_legal"]
 
-MAX_ZIP_MEMBER = 1 << 30
-"""Largest member of a model's zip urgym reads (a guard against zip bombs)."""
+MAX_SB3_DATA = 16 << 20
+"""Largest ``data`` member (the model's settings as JSON) of a stable-baselines3 zip urgym inflates; real ones hold
+kilobytes. Its weights are bounded by :data:`urgym.agents.weights.MAX_WEIGHTS_BYTES`."""
 
 
 def observations(rules: Rules, decisions: Decisions) -> np.ndarray:
@@ -115,12 +116,24 @@ class ScoringAgent(Agent):
         self.check_rules(rules)
         if len(decisions) == 0:
             return np.zeros(0, dtype=np.int64)
-        scores = np.asarray(self.scores(observations(rules, decisions)), dtype=np.float64)
-        if scores.shape != (len(decisions), rules.length + 1):
-            raise ValueError(f"{self.spec}: the network gave scores of shape {scores.shape}, expected "
-                             f"{(len(decisions), rules.length + 1)}")
+        expected = (len(decisions), rules.length + 1)
+        inputs = observations(rules, decisions)
+        try:
+            scores = np.asarray(self.scores(inputs), dtype=np.float64)
+        except Exception as err:  # the framework's own error types (onnxruntime, torch) for a network that does not fit
+            raise ValueError(f"{self.spec}: the network fails on observations float32{list(inputs.shape)} (it must "
+                             f"map float32[batch, {inputs.shape[1]}] to scores [batch, {expected[1]}]): "
+                             f"{_first_line(err)}") from None
+        if scores.shape != expected:
+            raise ValueError(f"{self.spec}: the network gave scores of shape {scores.shape}, expected {expected}")
         masks = decisions.masks(rules.length + 1)
-        scores = np.nan_to_num(scores, nan=-np.inf)
+        bad = (masks & ~np.isfinite(scores)).any(axis=1)
+        if bad.any():  # never guess: a NaN or infinite score has no order among the legal moves
+            first = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"{self.spec}: the network's scores are not finite for {int(bad.sum())} of "
+                             f"{len(decisions)} decisions, e.g. {scores[first].tolist()} for roll "
+                             f"{int(decisions.rolls[first])} in {decisions.position(rules, first)!r}; a network must "
+                             "give finite scores to the legal moves")
         if self.sample:
             chosen = np.empty(len(decisions), dtype=np.int64)
             sample_legal(scores, masks, decisions.rngs, chosen)
@@ -133,6 +146,12 @@ class ScoringAgent(Agent):
 
 
 _NO_STREAM = np.zeros(1, dtype=np.uint64)
+
+
+def _first_line(err: BaseException) -> str:
+    """An exception's message, first line only and at most 300 characters (frameworks write pages)."""
+    text = str(err).strip().splitlines()
+    return (text[0] if text else type(err).__name__)[:300]
 
 
 class PolicyAgent(Agent):
@@ -155,7 +174,8 @@ class PolicyAgent(Agent):
     def select_moves(self, rules: Rules, decisions: Decisions) -> np.ndarray:
         if len(decisions) == 0:
             return np.zeros(0, dtype=np.int64)
-        return np.asarray(self.policy(observations(rules, decisions), decisions.masks(rules.length + 1)))
+        actions = self.policy(observations(rules, decisions), decisions.masks(rules.length + 1))
+        return check_choices(decisions, actions, self.spec, rules)
 
     def select_move(self, position: Position, roll: int) -> int:
         moves = legal_moves_or_raise(position, roll)
@@ -214,8 +234,8 @@ def load_sb3_network(path: str | os.PathLike) -> tuple[Callable[[np.ndarray], np
     path = Path(path)
     try:
         with zipfile.ZipFile(path) as archive:
-            data = loads_json(_member(archive, "data"), "its data")
-            weights = _member(archive, "policy.pth")
+            data = loads_json(_member(archive, "data", MAX_SB3_DATA), "its data")
+            weights = _member(archive, "policy.pth", MAX_WEIGHTS_BYTES + (1 << 20))
     except (zipfile.BadZipFile, KeyError) as err:
         raise ValueError(f"{path} is not a stable-baselines3 model (a zip with 'data' and 'policy.pth'): {err}") \
             from None
@@ -233,9 +253,12 @@ def load_sb3_network(path: str | os.PathLike) -> tuple[Callable[[np.ndarray], np
         raise ValueError(f"{path}: {err}") from None
 
 
-def _member(archive: zipfile.ZipFile, name: str) -> bytes:
-    if archive.getinfo(name).file_size > MAX_ZIP_MEMBER:
-        raise ValueError(f"its member {name!r} is larger than {MAX_ZIP_MEMBER:,} bytes")
+def _member(archive: zipfile.ZipFile, name: str, limit: int) -> bytes:
+    """A member's bytes, refused if it inflates to more than ``limit`` (zipfile stops at the size the directory
+    declares, so the check bounds what is inflated)."""
+    if archive.getinfo(name).file_size > limit:
+        raise ValueError(f"its member {name!r} inflates to {archive.getinfo(name).file_size:,} bytes, more than "
+                         f"a model's {limit:,}")
     return archive.read(name)
 
 
@@ -255,9 +278,10 @@ def _rebuild(data: dict, state: dict[str, np.ndarray]) -> tuple[Callable[[np.nda
     if any(k.startswith("features_extractor.") for k in state):
         raise ValueError("it has a feature extractor with weights; urgym rebuilds flat-observation MLPs only")
     layers = _linear_layers(state, hidden)
+    head = (state[f"{output}.weight"], state[f"{output}.bias"]) if output else None
+    _check_shapes([*layers, head] if head else layers, observation)
     if output:  # an actor-critic: hidden layers (each activated), then the action head
         body = MLP(layers, activation, hidden_last=True)
-        head = (state[f"{output}.weight"], state[f"{output}.bias"])
 
         def network(x: np.ndarray) -> np.ndarray:
             return (body(x) if layers else x) @ head[0].T + head[1]
@@ -270,10 +294,22 @@ def _rebuild(data: dict, state: dict[str, np.ndarray]) -> tuple[Callable[[np.nda
                 return net(x).reshape(-1, quantiles, actions).mean(axis=1)
         else:
             network = net
-    first = layers[0][0] if layers else head[0]
-    if first.shape[1] != observation:
-        raise ValueError(f"its first layer takes {first.shape[1]} inputs, but its observation space has {observation}")
     return network, {"policy": policy, "observation": observation, "actions": actions, "activation": activation}
+
+
+def _check_shapes(layers: list[tuple[np.ndarray, np.ndarray]], observation: int) -> None:
+    """Refuse layers that do not chain: each weight ``[out, in]`` with ``in`` the previous ``out`` (the first the
+    observation's length), and its bias ``[out]`` (numpy would broadcast a wrong one silently)."""
+    if not layers:
+        raise ValueError("it has no layers")
+    inputs = observation
+    for k, (weight, bias) in enumerate(layers):
+        if weight.ndim != 2 or weight.shape[1] != inputs:
+            raise ValueError(f"its layer {k} has weights of shape {list(weight.shape)}, expected [n, {inputs}]"
+                             + (" (the observation's length)" if k == 0 else ""))
+        if bias.shape != (weight.shape[0],):
+            raise ValueError(f"its layer {k} has a bias of shape {list(bias.shape)}, expected [{weight.shape[0]}]")
+        inputs = weight.shape[0]
 
 
 def _policy_name(entry: object) -> str:
@@ -388,7 +424,8 @@ def _live_network(model: Any) -> Callable[[np.ndarray], np.ndarray]:
 # --- ONNX and TorchScript -------------------------------------------------------------------------------------
 class OnnxAgent(ScoringAgent):
     """A network in ONNX (run by onnxruntime, the ``onnx`` extra): one float input ``[batch, obs]``, the first
-    output the action scores ``[batch, L + 1]``."""
+    output the action scores ``[batch, L + 1]``. A network exported with a fixed batch size runs on slices of
+    that size."""
 
     def __init__(self, path: str | os.PathLike, seed: int | None = None, sample: bool = False) -> None:
         path = Path(path)
@@ -406,6 +443,8 @@ class OnnxAgent(ScoringAgent):
             raise ValueError(f"{path}: the network has {len(inputs)} inputs; urgym gives one (the observations)")
         self._input = inputs[0].name
         size = inputs[0].shape[-1] if inputs[0].shape else None
+        batch = inputs[0].shape[0] if inputs[0].shape else None
+        self._batch = batch if isinstance(batch, int) and batch > 0 else None  # exported with a fixed batch
         outputs = self._session.get_outputs()
         actions = outputs[0].shape[-1] if outputs and outputs[0].shape else None
         card = model_card(path)
@@ -414,7 +453,16 @@ class OnnxAgent(ScoringAgent):
                          seed, sample)
 
     def scores(self, observations: np.ndarray) -> np.ndarray:
-        return self._session.run(None, {self._input: observations})[0]
+        if self._batch is None:
+            return self._session.run(None, {self._input: observations})[0]
+        # A network exported with a fixed batch (often 1) runs on slices of that size, the last one padded.
+        parts = []
+        for start in range(0, len(observations), self._batch):
+            chunk = observations[start:start + self._batch]
+            padded = np.zeros((self._batch, observations.shape[1]), dtype=observations.dtype)
+            padded[:len(chunk)] = chunk
+            parts.append(np.asarray(self._session.run(None, {self._input: padded})[0])[:len(chunk)])
+        return np.concatenate(parts)
 
 
 class TorchScriptAgent(ScoringAgent):
