@@ -25,10 +25,10 @@ from urgym.evaluation.review import board_data, position_data, render_page, revi
 from urgym.solver import SolvedTable
 
 from urgym import SIDES, Game, GameRecord, Position, Rules
-from urgym.files import require_extra
+from urgym.files import loads_json, require_extra
 from urgym.notation import move_text
 
-__all__ = ["TOKEN_HEADER", "WebGame", "create_app", "serve"]
+__all__ = ["MAX_BODY", "TOKEN_HEADER", "WebGame", "create_app", "serve"]
 
 TOKEN_HEADER = "X-Urgym-Token"
 
@@ -77,10 +77,15 @@ class WebGame:
 
         Raises:
             LookupError: When no solved table of the rules is cached.
+            ValueError: When the game is over or it is not the human's turn.
         """
         if self.table is None:
             raise LookupError(f"no solved table of {self.rules.describe()} is cached: hints need one "
                               f"(solve --rules {self.rules.name} --pieces {self.rules.pieces})")
+        if self.game.is_over:
+            raise ValueError("the game is over: no move to hint at")
+        if self.game.turn != self.human:
+            raise ValueError("it is not your turn")
         position, roll = self.game.position, self.game.roll
         values = self.table.move_values(position, roll)
         best = self.table.best_move(position, roll)
@@ -145,6 +150,10 @@ def _other(side: str) -> str:
     return "dark" if side == "light" else "light"
 
 
+MAX_BODY = 16 * 1024
+"""Largest request body the server reads (its requests are a few bytes: ``{"move": 3}``)."""
+
+
 def create_app(game: WebGame, token: str, port_of: Any = None):
     """The Flask application of ``game``, guarded by ``token`` (see the module docstring).
 
@@ -152,11 +161,14 @@ def create_app(game: WebGame, token: str, port_of: Any = None):
     """
     flask = require_extra("flask", "web", "ur-play --web")
     app = flask.Flask(__name__)
+    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY  # a larger body is answered 413 before it is read
     request, jsonify, Response = flask.request, flask.jsonify, flask.Response
     data = {"rules": game.rules.describe(), "pieces": game.rules.pieces, **board_data(game.rules)}
 
     @app.before_request
     def guard():
+        if request.path == "/favicon.ico":  # browsers ask for it without the token; there is none to give
+            return Response(status=204)
         given = request.args.get("token") or request.headers.get(TOKEN_HEADER) or ""
         if not hmac.compare_digest(given.encode(), token.encode()):
             return Response("forbidden: this server answers only its own page (open the URL it printed, with its "
@@ -187,7 +199,10 @@ def create_app(game: WebGame, token: str, port_of: Any = None):
         return jsonify(game.state())
 
     def body() -> dict[str, Any]:
-        data = request.get_json(silent=True)
+        try:  # strict JSON, with its nesting bounded
+            data = loads_json(request.get_data(cache=False), "the request body")
+        except ValueError:
+            data = None
         if not isinstance(data, dict):
             raise ValueError('the request body must be a JSON object, e.g. {"move": 0} or {"side": "dark"}')
         return data
@@ -212,25 +227,33 @@ def create_app(game: WebGame, token: str, port_of: Any = None):
 
     @app.get("/api/hint")
     def hint():
-        try:
-            return jsonify(game.hint())
-        except LookupError as err:
-            return jsonify({"error": str(err.args[0])}), 404
+        with game.lock:
+            try:
+                return jsonify(game.hint())
+            except LookupError as err:
+                return jsonify({"error": str(err.args[0])}), 404
+            except ValueError as err:
+                return jsonify({"error": str(err)}), 409
 
     @app.get("/record.json")
     def record_json():
-        return _download(Response, json.dumps(game.record().to_dict(), indent=1), "application/json", "ur-game.json")
+        with game.lock:
+            text = json.dumps(game.record().to_dict(), indent=1)
+        return _download(Response, text, "application/json", "ur-game.json")
 
     @app.get("/record.rgn")
     def record_rgn():
-        return _download(Response, game.record().to_rgn(), "text/plain", "ur-game.rgn")
+        with game.lock:
+            text = game.record().to_rgn()
+        return _download(Response, text, "text/plain", "ur-game.rgn")
 
     @app.get("/review")
     def review():
-        try:
-            return Response(game.review_html(), mimetype="text/html")
-        except LookupError as err:
-            return Response(str(err.args[0]), status=404, mimetype="text/plain")
+        with game.lock:
+            try:
+                return Response(game.review_html(), mimetype="text/html")
+            except LookupError as err:
+                return Response(str(err.args[0]), status=404, mimetype="text/plain")
 
     return app
 

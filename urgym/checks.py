@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["integer", "is_integer"]
+__all__ = ["integer", "integer_array", "is_integer"]
 
 
 def is_integer(value: object) -> bool:
@@ -33,3 +33,35 @@ def integer(value: object, name: str, low: int | None = None, high: int | None =
             bounds = ""
         raise ValueError(f"{name} must be an integer{bounds}, got {value!r}")
     return int(value)
+
+
+_INT64 = np.iinfo(np.int64)
+
+
+def integer_array(value: object, name: str) -> np.ndarray:
+    """``value`` (an integer or a list or array of them) as an int64 array, refusing what is not exactly integers.
+
+    A float (even ``3.0``: a large one is rounded and names another number), a bool, a string or a number outside
+    int64 is refused rather than converted.
+
+    Raises:
+        ValueError: ``"{name} must be integers (int64), got ..."``.
+    """
+    try:
+        array = np.asarray(value)
+    except (ValueError, TypeError, OverflowError):
+        array = None
+    if array is not None and array.dtype == object:
+        items = array.reshape(-1)
+        if all(is_integer(v) and _INT64.min <= v <= _INT64.max for v in items):
+            array = np.array([int(v) for v in items], dtype=np.int64).reshape(array.shape)
+    if array is None or array.dtype.kind not in "iu" or array.dtype == np.bool_:
+        raise ValueError(f"{name} must be integers (int64), got {_short(value)}")
+    if array.dtype.kind == "u" and array.size and array.max() > _INT64.max:
+        raise ValueError(f"{name} must be integers from {_INT64.min} to {_INT64.max}, got {_short(value)}")
+    return array.astype(np.int64, copy=False)
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -16,7 +16,12 @@ from urgym.checks import integer, is_integer
 from urgym.position import SIDES, MoveResult, Position
 from urgym.rules import Rules, get_rules
 
-__all__ = ["Game", "GameStep", "check_seed"]
+__all__ = ["MAX_RECORD_STEPS", "Game", "GameStep", "check_record_length", "check_seed"]
+
+MAX_RECORD_STEPS = 100_000
+"""Most rolls a record may hold: far more than any real game (random play of murray with 15 pieces, the longest
+rule set, stays near 14,000), far fewer than a record made to exhaust the review (10^6 passes took 98 s and 5.6 GB)."""
+
 
 
 class GameStep(NamedTuple):
@@ -131,3 +136,14 @@ class Game:
     def __repr__(self) -> str:
         state = f"{self.winner} won" if self.is_over else f"{self.turn} to play roll {self.roll}"
         return f"Game(rules={self.rules.name!r}, seed={self.seed}, game={self.game}, {state})"
+
+
+def check_record_length(steps: int) -> None:
+    """Refuse a record of more rolls than any real game has (:data:`MAX_RECORD_STEPS`).
+
+    Raises:
+        ValueError: Saying how long the record is and what is allowed.
+    """
+    if steps > MAX_RECORD_STEPS:
+        raise ValueError(f"the record has {steps:,} rolls, more than any real game (at most {MAX_RECORD_STEPS:,}; "
+                         "the longest of 2,000 random games of murray with 15 pieces has about 14,000)")

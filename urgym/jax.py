@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from urgym import core
+from urgym.checks import integer_array
 from urgym.files import require_extra
 from urgym.position import check_codes
 from urgym.rules import Rules, get_rules
@@ -328,7 +329,9 @@ def from_code(rules: Rules | str, code: Any, roll: Any = None, light_player: int
     """
     rules = get_rules(rules)
     observed, rolled = _batched_conversions(rules)
-    codes = np.asarray(code, dtype=np.int64)
+    codes = integer_array(code, "code")
+    if codes.ndim > 1:
+        raise ValueError(f"code must be one code or a 1-D array of codes, got shape {codes.shape}")
     batched = codes.ndim == 1
     codes = np.atleast_1d(codes)
     check_codes(rules, codes)
@@ -353,7 +356,10 @@ def from_code(rules: Rules | str, code: Any, roll: Any = None, light_player: int
     if roll is None:
         state = observed(state)
     else:
-        rolls = np.broadcast_to(np.asarray(roll, dtype=np.int64), codes.shape)
+        rolls = integer_array(roll, "roll")
+        if rolls.shape not in ((), codes.shape):
+            raise ValueError(f"roll must be one roll or one per code ({codes.shape[0]}), got shape {rolls.shape}")
+        rolls = np.broadcast_to(rolls, codes.shape)
         bad = [int(r) for r in np.unique(rolls) if not 0 <= r <= rules.max_roll or rules.roll_probabilities[r] == 0]
         if bad:
             raise ValueError(f"roll {bad[0]} cannot be rolled under {rules.name!r}; the rolls are {rules.rolls}")

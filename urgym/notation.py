@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from urgym.game import GameStep, check_seed
+from urgym.game import GameStep, check_record_length, check_seed
 from urgym.position import Position
 from urgym.rules import RULE_SET_NAMES, Rules, get_rules
 
@@ -49,7 +49,7 @@ class RGNGame(NamedTuple):
 
 _TURN_LINE = 60
 _METADATA = re.compile(r'^\[(\w+)\s+"((?:[^"\\]|\\.)*)"\]$')
-_ACTION = re.compile(r"^(?:(\d+)-|([a-z]\d+)([a-z]\d+)(x?)(\+?))(#?)$")
+_ACTION = re.compile(r"^(?:([0-9]{1,2})-|([a-z][0-9]{1,2})([a-z][0-9]{1,2})(x?)(\+?))(#?)$")  # ASCII digits only
 _ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "r": "\r"}
 
 
@@ -160,22 +160,23 @@ def parse_rgn(text: str, rules: Rules | str | None = None) -> RGNGame:
     new_turn = True  # the next action starts a turn, so a turn marker must come first
     light_turns = 0
     tokens = body.split()
+    check_record_length(sum(token != "/" and not token.endswith(".") for token in tokens))
     actions = 0
     for i, token in enumerate(tokens):
-        if re.fullmatch(r"\d+\.", token) or token == "/":
+        if re.fullmatch(r"[0-9]{1,6}\.", token) or token == "/":
             if not new_turn:
-                raise ValueError(f"RGN turn marker {token!r} after action {actions}: {position.turn}'s turn goes on "
-                                 "there (a rosette gave another roll), so no new turn starts")
+                raise ValueError(f"RGN turn marker {_quote(token)} after action {actions}: {position.turn}'s turn "
+                                 "goes on there (a rosette gave another roll), so no new turn starts")
             side = "light" if token != "/" else "dark"
             if side == "light":
                 light_turns += 1
                 if int(token[:-1]) != light_turns:
-                    raise ValueError(f"RGN turn marker {token!r}: light's turn {light_turns} is numbered "
+                    raise ValueError(f"RGN turn marker {_quote(token)}: light's turn {light_turns} is numbered "
                                      f"'{light_turns}.'")
             new_turn = False
             continue
         actions += 1
-        where = f"RGN action {actions} ({token!r})"
+        where = f"RGN action {actions} ({_quote(token)})"
         match = _ACTION.fullmatch(token)
         if match is None:
             raise ValueError(f"{where}: not an action; an action is a move like 'a4b1', 'b3xb5+' or a pass like "
@@ -202,15 +203,15 @@ def parse_rgn(text: str, rules: Rules | str | None = None) -> RGNGame:
 def _split(text: str) -> tuple[dict[str, str], str]:
     """The metadata lines at the top (unescaped) and the rest of the text."""
     metadata: dict[str, str] = {}
-    lines = text.splitlines()
+    lines = text.removeprefix("\ufeff").splitlines()  # a byte-order mark some editors write first
     body = 0
     while body < len(lines) and lines[body].strip().startswith("["):
         line = lines[body].strip()
         match = _METADATA.fullmatch(line)
         if match is None:
-            raise ValueError(f"RGN metadata line {body + 1} ({line!r}): a metadata line is [Key \"value\"]")
+            raise ValueError(f"RGN metadata line {body + 1} ({_quote(line)}): a metadata line is [Key \"value\"]")
         if match.group(1) in metadata:
-            raise ValueError(f"RGN metadata line {body + 1} ({line!r}): {match.group(1)!r} is given twice")
+            raise ValueError(f"RGN metadata line {body + 1} ({_quote(line)}): {match.group(1)!r} is given twice")
         metadata[match.group(1)] = re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), match.group(2))
         body += 1
     return metadata, "\n".join(lines[body:])
@@ -218,8 +219,8 @@ def _split(text: str) -> tuple[dict[str, str], str]:
 
 def _rules(metadata: dict[str, str], rules: Rules | str | None) -> Rules:
     pieces = metadata.get("Pieces")
-    if pieces is not None and not (pieces.isascii() and pieces.isdigit()):
-        raise ValueError(f"RGN metadata Pieces {pieces!r} is not a number of pieces")
+    if pieces is not None and not re.fullmatch(r"[0-9]{1,2}", pieces):
+        raise ValueError(f"RGN metadata Pieces {_quote(pieces)} is not a number of pieces")
     count = int(pieces) if pieces else None
     given = get_rules(rules) if rules is not None else None
     name = metadata.get("Rules")
@@ -280,7 +281,12 @@ def _int_or_none(metadata: dict[str, str], key: str) -> int | None:
     value = metadata.get(key, "")
     if value == "":
         return None
-    if not re.fullmatch(r"\d+", value):
-        raise ValueError(f"RGN metadata {key} {value!r} is not a whole number")
+    if not re.fullmatch(r"[0-9]{1,20}", value):
+        raise ValueError(f"RGN metadata {key} {_quote(value)} is not a whole number (ASCII digits, at most 20)")
     return check_seed(int(value), f"RGN metadata {key}", 64 if key == "Seed" else 63)
 
+
+
+def _quote(text: str, limit: int = 40) -> str:
+    """``repr(text)``, cut to ``limit`` characters (a stranger's token may be thousands long)."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + f"... ({len(text):,} characters)"

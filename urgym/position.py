@@ -12,7 +12,7 @@ from typing import NamedTuple
 import numpy as np
 
 from urgym import core
-from urgym.checks import integer, is_integer
+from urgym.checks import integer, integer_array, is_integer
 from urgym.core import geometry, positions_mask
 from urgym.render import board_text
 from urgym.rules import Rules, get_rules
@@ -304,7 +304,7 @@ def check_codes(rules: Rules, codes: np.ndarray) -> None:
     Raises:
         ValueError: For the first code that is no position of ``rules``.
     """
-    codes = np.asarray(codes, dtype=np.int64).reshape(-1)
+    codes = integer_array(codes, "code").reshape(-1)
     length, pieces = rules.length, rules.pieces
     g = geometry(rules)[0]
     own, opp = codes & core.FIELD_MASK, (codes >> core.OPP_SHIFT) & core.FIELD_MASK

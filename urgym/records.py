@@ -29,15 +29,18 @@ from pathlib import Path
 from typing import Any
 
 from urgym.files import loads_json, write_atomic
-from urgym.game import Game, GameStep, check_seed
+from urgym.game import MAX_RECORD_STEPS, Game, GameStep, check_record_length, check_seed
 from urgym.notation import RGNGame, format_rgn, parse_rgn
 from urgym.position import SIDES, Position
 from urgym.rules import Rules
 
-__all__ = ["MAX_PLAYER_NAME", "RECORD_FORMAT", "RECORD_VERSION", "GameRecord"]
+__all__ = ["MAX_PLAYER_NAME", "MAX_RECORD_BYTES", "MAX_RECORD_STEPS", "RECORD_FORMAT", "RECORD_VERSION", "GameRecord",
+           "check_record_length"]
 
 RECORD_FORMAT = "urgym-game-record"
 RECORD_VERSION = 1
+MAX_RECORD_BYTES = 32 << 20
+"""Largest record file read (100,000 steps of JSON take about 5 MB)."""
 MAX_PLAYER_NAME = 200
 """Longest player name a record may carry (names are shown in terminals, pages and plots)."""
 _UNSHOWABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
@@ -129,6 +132,7 @@ class GameRecord:
             raise ValueError(f"game record has unknown fields {unknown}; its fields are {list(_FIELDS)}")
         if not isinstance(data["steps"], list):
             raise ValueError(f"the record's steps must be a list, got {type(data['steps']).__name__}")
+        check_record_length(len(data["steps"]))
         steps = []
         for i, entry in enumerate(data["steps"]):
             if not isinstance(entry, dict) or set(entry) != {"side", "roll", "move"}:
@@ -176,6 +180,10 @@ class GameRecord:
         path = Path(path)
         if path.is_dir():
             raise ValueError(f"{path} is a directory, not a game record")
+        size = path.stat().st_size
+        if size > MAX_RECORD_BYTES:
+            raise ValueError(f"{path}: not a game record: {size:,} bytes, more than any real game's record "
+                             f"(at most {MAX_RECORD_BYTES:,})")
         try:
             text = path.read_bytes().decode("utf-8")
             if path.suffix.lower() == ".rgn":
@@ -190,6 +198,7 @@ class GameRecord:
             raise ValueError(f"{path}: not a game record: it is not UTF-8 text") from None
         except ValueError as err:
             raise ValueError(f"{path}: {err}") from None
+
 
 
 def _players(players: object) -> dict[str, str]:

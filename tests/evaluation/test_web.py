@@ -1,4 +1,4 @@
-"""``play --web``: the local server of the browser game, its token, and a whole game played by clicking."""
+"""``ur-play --web``: the local server of the browser game, its token, and a whole game played by clicking."""
 
 import json
 import os
@@ -82,6 +82,34 @@ def test_illegal_moves_and_sides_get_a_clear_error_and_change_nothing(server):
             status, body = fetch(base + path, headers={TOKEN_HEADER: TOKEN}, raw=hostile)
             assert status == 400 and "must be a JSON object" in json.loads(body)["error"], (path, hostile)
     assert json.loads(fetch(base + "/api/state", headers={TOKEN_HEADER: TOKEN})[1]) == state
+
+
+def test_oversized_and_deeply_nested_bodies_are_refused(server):
+    base, game = server
+    before = len(game.game.history)
+    status, _ = fetch(base + "/api/move", headers={TOKEN_HEADER: TOKEN}, raw=b'{"move": 0, "x": "' + b"a" * 300_000
+                      + b'"}')
+    assert status == 413
+    status, body = fetch(base + "/api/move", headers={TOKEN_HEADER: TOKEN}, raw=b"[" * 8000 + b"]" * 8000)
+    assert status == 400 and "must be a JSON object" in json.loads(body)["error"]
+    status, body = fetch(base + "/api/move", headers={TOKEN_HEADER: TOKEN}, raw=b'{"move": NaN}')
+    assert status == 400
+    assert len(game.game.history) == before
+
+
+def test_a_hint_after_the_game_or_out_of_turn_is_a_clear_answer(server):
+    base, game = server
+    with game.lock:  # play the game out with the human's first legal move each time
+        while not game.game.is_over:
+            game.move(game.game.legal_moves[0])
+    status, body = fetch(base + "/api/hint", headers={TOKEN_HEADER: TOKEN})
+    assert status == 409 and json.loads(body)["error"] == "the game is over: no move to hint at"
+    assert fetch(base + "/record.json", headers={TOKEN_HEADER: TOKEN})[0] == 200
+
+
+def test_the_favicon_is_no_content_without_the_token(server):
+    base, _ = server
+    assert fetch(base + "/favicon.ico")[0] == 204
 
 
 def wait_until(page, check, timeout=30.0):
