@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -33,6 +34,9 @@ from urgym.files import loads_json, write_atomic
 __all__ = ["DEFAULT_TD_MODEL", "TDAgent", "TDNetwork"]
 
 DEFAULT_TD_MODEL = Path(__file__).parent / "models" / "td_finkel.npz"
+MAX_TD_BYTES = 64 << 20
+"""Most bytes a TD model's arrays may inflate to (the shipped one: 25 KB; 4,096 hidden units on murray's 15 pieces
+would take about 2 MB)."""
 FEATURES_VERSION = 1
 
 
@@ -88,10 +92,14 @@ class TDNetwork:
         if not path.exists():
             raise FileNotFoundError(f"no TD model at {path}")
         try:
+            with zipfile.ZipFile(path) as archive:  # what np.load would inflate, bounded before it does
+                inflated = sum(info.file_size for info in archive.infolist())
+            if inflated > MAX_TD_BYTES:
+                raise ValueError(f"its arrays inflate to {inflated:,} bytes, more than a TD model's {MAX_TD_BYTES:,}")
             with np.load(path, allow_pickle=False) as data:
                 meta = loads_json(str(data["meta"]), f"{path}'s metadata")
                 arrays = [np.array(data[k], dtype=np.float64) for k in ("w1", "b1", "w2", "b2")]
-        except (KeyError, ValueError, OSError) as err:
+        except (KeyError, ValueError, OSError, zipfile.BadZipFile) as err:
             raise ValueError(f"{path} is not a urgym TD model: {err}") from None
         if not isinstance(meta, dict) or meta.get("format") != "urgym-td" or \
                 meta.get("features_version") != FEATURES_VERSION:

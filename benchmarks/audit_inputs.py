@@ -1,6 +1,6 @@
 """Try several hundred bad inputs and faults, as a hostile but fair new user would, and count the outcomes.
 
-Run: ``python -m benchmarks.audit_inputs [--only cli|interrupt|library|untrusted] [--show remaining|clear|all]``
+Run: ``python -m benchmarks.audit_inputs [--only cli|interrupt|library|untrusted|hostile] [--show remaining|clear|all]``
 (about 15 minutes on 2 cores).
 
 Each command line must end with exit status 2 and exactly one line on stderr, ``PROG: error: ...``, naming
@@ -17,6 +17,11 @@ OpenSpiel state strings) and outputs as a careless user aims them. Besides a cle
 not happen: ``data-loss`` (an input, a special file, a cache table or earlier records changed or replaced),
 ``security`` (script or code run from data, a file written outside its folder) and ``accepted`` (a silent wrong
 result: hostile data taken as valid, a formula left live in a CSV, a name drawn as mathtext).
+
+The ``hostile`` part (``benchmarks.audit_hostile``) is the third round: outputs aimed at the table cache, a full
+file system, engines that fork, ignore quit, close stdout or flood, networks with NaN or infinite scores, archive
+and size bombs, numbers from strangers, and the smaller faults found with them; it also counts ``leftover``
+(processes left running).
 """
 
 from __future__ import annotations
@@ -425,7 +430,7 @@ def run_library_case(description: str, call: Callable[[], object], what: str) ->
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=("cli", "interrupt", "library", "untrusted"))
+    parser.add_argument("--only", choices=("cli", "interrupt", "library", "untrusted", "hostile"))
     parser.add_argument("--show", default="remaining", help="outcomes to list: remaining, clear or all")
     args = parser.parse_args()
     outcomes: list[Outcome] = []
@@ -447,6 +452,10 @@ def main() -> None:
             from benchmarks import audit_untrusted
 
             outcomes.extend(audit_untrusted.run_all(folder, run_command, run_library_case, Outcome))
+        if args.only in (None, "hostile"):
+            from benchmarks import audit_hostile
+
+            outcomes.extend(audit_hostile.run_all(folder, Outcome))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     for o in outcomes:

@@ -86,9 +86,10 @@ def command(prog: str, interrupted: str = "") -> Callable[[Callable[..., Any]], 
                 return main(args, **options) or 0
             try:
                 return main(args, **options) or 0
-            except KeyboardInterrupt:
+            except KeyboardInterrupt as stop:
                 _close_progress_bars()  # else the message would continue the bar's line
-                print(f"{prog}: interrupted{'; ' + interrupted if interrupted else ''}", file=sys.stderr)
+                note = stop.args[0] if stop.args and isinstance(stop.args[0], str) else interrupted
+                print(f"{prog}: interrupted{'; ' + note if note else ''}", file=sys.stderr)
                 if argv is None:  # run as a command: stop now, without waiting for worker processes at exit
                     _exit_now(130)
                 return 130
@@ -172,7 +173,11 @@ def table_or_solve(rules: Rules, args: argparse.Namespace, parser: argparse.Argu
               f"positions, about {max(minutes, 0.1):.1f} min here) and caching it at {path}. It is reused from "
               f"then on; `{command}` does the same.", file=sys.stderr)
     start = time.perf_counter()
-    table = table_for(rules, solve=True, progress=not args.no_progress)
+    try:
+        table = table_for(rules, solve=True, progress=not args.no_progress)
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt("run the same command again: the table's solve resumes from its last finished "
+                                "layer pair") from None
     if time.perf_counter() - start > 5:
         print(f"table ready in {time.perf_counter() - start:.0f} s", file=sys.stderr)
     if table.precision_note:

@@ -36,6 +36,10 @@ from urgym.core import chance_outcomes, geometry
 __all__ = ["NoSpaceError", "solve", "table_bytes"]
 
 ITEM_SIZE = 2048  # positions per parallel work item
+ETA_AFTER = 0.05
+"""The progress bar shows an ETA once this share of the positions is solved: the first pairs are small but take
+many sweeps, so an early rate predicted hundreds of hours."""
+_BAR_WITHOUT_ETA = "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]"
 MAX_SWEEPS = 100_000
 MAX_POSITIONS = 1 << 31  # an edge is one uint32: index << 1 | passes
 
@@ -342,7 +346,7 @@ def _solve_layers(rules: Rules, index: PositionIndex, tol: float, progress: bool
     pair_stats: list[dict] = []  # of the pairs solved in this run (not those resumed from a checkpoint)
     bar = tqdm(total=index.size, unit="pos", unit_scale=True, disable=not progress, desc=f"solve {rules.name}",
                initial=sum(e - s for (s, e), p in zip(index.pair_ranges, index.pairs, strict=True)
-                           if _pair_key(p) in done))
+                           if _pair_key(p) in done), bar_format=_BAR_WITHOUT_ETA)
     try:
         for pair, (start, end) in zip(index.pairs, index.pair_ranges, strict=True):
             if _pair_key(pair) in done:
@@ -355,6 +359,8 @@ def _solve_layers(rules: Rules, index: PositionIndex, tol: float, progress: bool
             if checkpoint:
                 checkpoint.finish_pair(pair, (start, end), stats["residual"], time.perf_counter() - started)
             bar.update(end - start)
+            if bar.n >= ETA_AFTER * index.size:  # by now the rate says something about the rest
+                bar.bar_format = None
     finally:
         bar.close()
     header = {"tol": tol, "residual": max_residual, "solve_seconds": round(time.perf_counter() - started, 3),

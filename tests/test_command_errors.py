@@ -198,3 +198,19 @@ def test_ctrl_c_that_python_swallows_in_a_ctypes_callback_still_stops_the_comman
     assert result.stderr.strip().splitlines()[-1] == "demo: interrupted"
     assert "Traceback" not in result.stderr and "finished" not in result.stdout
     assert elapsed < 8, "the interrupt waited for the work to finish"
+
+
+def test_ctrl_c_while_a_command_solves_says_the_solve_resumes(monkeypatch, capsys, tmp_path):
+    """evaluate (and review, stats, ur-play) solve a missing table first; stopped there, they say it resumes."""
+    from urgym.commands import common
+    from urgym.commands.evaluate import main as evaluate_main
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setenv("URGYM_CACHE", str(tmp_path))
+    monkeypatch.setattr(common, "table_for", interrupted)
+    assert evaluate_main(["--agent", "greedy", "--pieces", "2", "--games", "2"]) == 130
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "evaluate: interrupted; run the same command again: the table's solve resumes from its last finished "
+        "layer pair")
