@@ -6,11 +6,13 @@ regret (best chance minus the chance of the move played, in probability), its ca
 luck-adjusted result. The key moves are the largest errors and the largest swings of luck.
 
 Categories, by regret in percentage points of winning chance (only rolls with a choice of moves), and for the
-best move by how much every other move would have given away (its margin over the second-best move):
+best move by how hard it was to find:
 
 ================  ===========================
-``brilliant``     the best move, and every other move would have been a blunder (margin above 5 points)
-``great``         the best move, and every other move would have been a mistake or worse (margin 2.5 points+)
+``brilliant``     the best move, every other move would have been a blunder (margin above 5 points), and a
+                  simple player (``greedy``: capture, else a rosette, else the most advanced piece) misses it
+``great``         the best move, every other move would have been a mistake or worse (margin 2.5 points+), and
+                  ``greedy`` misses it
 ``best``          at most 1e-10 points (ties with the best move count as best)
 ``good``          up to 1 point
 ``inaccuracy``    up to 2.5 points
@@ -20,9 +22,12 @@ best move by how much every other move would have given away (its margin over th
 
 A roll with one legal move is ``forced`` and one with none ``pass``; neither counts toward accuracy.
 
-Accuracy. A move's accuracy is ``100 * 2 ** (-regret_points / 5)``: 100 for the best move, halved for every
-5 points of winning chance given away (a 5-point blunder scores 50, a 10-point one 25). A player's
-accuracy is the mean over their moves with a choice (100 when they had none).
+Accuracy. A player's accuracy over a game is ``100 * 2 ** (-r / 0.75)``, with ``r`` their mean regret per
+decision with a choice, in points: 100 for perfect play, halved for every 0.75 points given away per decision on
+average. The scale is calibrated on the built-in ladder against perfect play (``python -m
+benchmarks.calibrate_review``; the table is in the docs): a random player scores about 5-30%, ``greedy`` 20-60%,
+``expectimax:7`` about 85%. A move's accuracy is the same formula over its own regret. The rating names the level
+of a mean regret (:data:`RATINGS`), from ``Beginner`` to ``Perfect``.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from urgym.agents import Agent, make_agent
 from urgym.evaluation._kernels import BLUNDER
 from urgym.evaluation.luck import GameAnalysis, RollAnalysis, analyse_game
 from urgym.evaluation.report import plain_text, write_csv, write_json
@@ -46,8 +52,9 @@ from urgym.position import SIDES, Position
 from urgym.records import GameRecord
 from urgym.rules import Rules
 
-__all__ = ["CATEGORIES", "CATEGORY_LIMITS", "GRADED", "GREAT_MARGIN", "GameReview", "MoveReview", "PlayerReview",
-           "accuracy_of", "board_data", "category_of", "position_data", "render_page", "review_game"]
+__all__ = ["CATEGORIES", "CATEGORY_LIMITS", "GRADED", "GREAT_MARGIN", "RATINGS", "SIMPLE_PLAYER", "GameReview",
+           "MoveReview", "PlayerReview", "accuracy_of", "board_data", "category_of", "position_data", "rating_of",
+           "render_page", "review_game"]
 
 CATEGORY_LIMITS = (("best", 1e-12), ("good", 0.01), ("inaccuracy", 0.025), ("mistake", BLUNDER))
 """Upper regret limits (probability) of the categories; a larger regret is a ``blunder``."""
@@ -60,21 +67,32 @@ GRADED = CATEGORIES[:7]
 GREAT_MARGIN = 0.025
 """A best move is ``great`` when every other move loses at least this much (each would be a mistake or worse)."""
 
-ACCURACY_HALF_POINTS = 5.0
-"""Regret, in percentage points, that halves a move's accuracy."""
+ACCURACY_HALF_POINTS = 0.75
+"""Mean regret per decision, in percentage points, that halves a player's accuracy (calibrated on the ladder)."""
+
+RATINGS = (("Perfect", 0.01), ("Supernatural", 0.1), ("World class", 0.25), ("Expert", 0.5), ("Advanced", 0.8),
+           ("Intermediate", 1.2), ("Casual", 2.0), ("Beginner", float("inf")))
+"""Ratings by mean regret per decision with a choice (percentage points): a rating holds up to its limit. The
+limits sit between the levels of the built-in ladder against perfect play (see :func:`rating_of`)."""
+
+SIMPLE_PLAYER = "greedy"
+"""The simple player whose choice a ``great`` or ``brilliant`` move must differ from."""
 
 KEY_MOVES = 3
 """How many of the largest errors and of the largest swings of luck are key moves."""
 
 
-def category_of(regret: float, legal_moves: int, margin: float = 0.0) -> str:
+def category_of(regret: float, legal_moves: int, margin: float = 0.0, obvious: bool = False) -> str:
     """The category of a move with ``regret`` (probability) among ``legal_moves`` legal moves; ``margin`` is the
-    best move's lead over the second-best (probability), which grades a best move ``great`` or ``brilliant``."""
+    best move's lead over the second-best (probability), which grades a best move ``great`` or ``brilliant`` when
+    it is not ``obvious`` (the simple player finds it too)."""
     if legal_moves == 0:
         return "pass"
     if legal_moves == 1:
         return "forced"
     if regret <= CATEGORY_LIMITS[0][1]:
+        if obvious:
+            return "best"
         if margin > BLUNDER:
             return "brilliant"
         return "great" if margin >= GREAT_MARGIN else "best"
@@ -85,8 +103,15 @@ def category_of(regret: float, legal_moves: int, margin: float = 0.0) -> str:
 
 
 def accuracy_of(regret: float) -> float:
-    """A move's accuracy in percent: ``100 * 2 ** (-regret_points / 5)``."""
+    """The accuracy in percent of a (mean) regret per decision (probability): ``100 * 2 ** (-points / 0.75)``."""
     return 100.0 * 2.0 ** (-max(regret, 0.0) * 100.0 / ACCURACY_HALF_POINTS)
+
+
+def rating_of(regret: float) -> str:
+    """The rating of a mean regret per decision with a choice (probability): the first of :data:`RATINGS` whose
+    limit it does not pass."""
+    points = max(regret, 0.0) * 100.0
+    return next(name for name, limit in RATINGS if points <= limit)
 
 
 @dataclass(frozen=True)
@@ -141,8 +166,13 @@ class PlayerReview:
     luck_adjusted: float
     """The side's result with the luck of both sides taken out."""
 
+    @property
+    def rating(self) -> str:
+        """The level of play of :attr:`mean_regret` (:func:`rating_of`)."""
+        return rating_of(self.mean_regret)
+
     def to_dict(self) -> dict[str, Any]:
-        return {"side": self.side, "player": self.player, "accuracy": self.accuracy,
+        return {"side": self.side, "player": self.player, "accuracy": self.accuracy, "rating": self.rating,
                 "mean_regret": self.mean_regret, "counts": self.counts, "luck": self.luck, "error": self.error,
                 "luck_adjusted": self.luck_adjusted}
 
@@ -171,9 +201,13 @@ class GameReview:
                 "winner": self.winner, "key_errors": list(self.key_errors), "key_luck": list(self.key_luck),
                 "moves": [m.to_dict() for m in self.moves], "record": self.record.to_dict(),
                 "definitions": {"categories": {n: limit for n, limit in CATEGORY_LIMITS},
-                                "best-move grades": {"great": f"every other move loses >= {GREAT_MARGIN}",
-                                                     "brilliant": f"every other move loses > {BLUNDER}"},
-                                "accuracy": "100 * 2 ** (-regret_points / 5), mean over moves with a choice"}}
+                                "best-move grades": {"great": f"every other move loses >= {GREAT_MARGIN}, and "
+                                                              f"{SIMPLE_PLAYER} misses it",
+                                                     "brilliant": f"every other move loses > {BLUNDER}, and "
+                                                                  f"{SIMPLE_PLAYER} misses it"},
+                                "accuracy": f"100 * 2 ** (-mean_regret_points / {ACCURACY_HALF_POINTS}), over the "
+                                            "moves with a choice",
+                                "ratings": {name: f"mean regret up to {limit} points" for name, limit in RATINGS}}}
 
     def csv_rows(self) -> list[dict[str, Any]]:
         """One row per roll (the values of the other moves in one column, ``move=chance`` pairs)."""
@@ -197,10 +231,11 @@ class GameReview:
         result = f"{self.winner} won" if self.winner else "unfinished"
         lines.append(f"{rules.describe()}: {result} after {len(self.moves)} rolls; light's chance at the start "
                      f"{100 * self.start_chance:.1f}%")
-        lines.append(f"{'':6} {'player':16} {'accuracy':>8} {'mean regret':>11} {'luck':>7} {'adjusted':>8}  "
-                     + " ".join(f"{_ABBREVIATIONS[c]:>5}" for c in GRADED))
+        width = max(16, *(len(p.player) for p in self.players))
+        lines.append(f"{'':6} {'player':{width}} {'accuracy':>8} {'rating':12} {'mean regret':>11} {'luck':>7} "
+                     f"{'adjusted':>8}  " + " ".join(f"{_ABBREVIATIONS[c]:>5}" for c in GRADED))
         for p in self.players:
-            lines.append(f"{p.side:6} {p.player[:16]:16} {p.accuracy:7.1f}% {100 * p.mean_regret:10.2f}p "
+            lines.append(f"{p.side:6} {p.player:{width}} {p.accuracy:7.1f}% {p.rating:12} {100 * p.mean_regret:10.2f}p "
                          f"{100 * p.luck:+6.1f}p {100 * p.luck_adjusted:7.1f}%  "
                          + " ".join(f"{p.counts[c]:>5}" for c in GRADED))
         lines.append("(p: percentage points of winning chance; adjusted: the result with both sides' luck "
@@ -248,7 +283,8 @@ def review_game(record: GameRecord, table: SolvedTable, analysis: GameAnalysis |
     """
     analysis = analysis or analyse_game(record, table)
     positions = analysis.positions or tuple(record.positions())
-    moves = tuple(_move_review(r, positions[r.index]) for r in analysis.rolls)
+    simple = make_agent(SIMPLE_PLAYER)
+    moves = tuple(_move_review(r, positions[r.index], simple) for r in analysis.rolls)
     players = tuple(_player_review(side, record, analysis, moves) for side in SIDES)
     by_error = sorted((m for m in moves if m.regret > 1e-12), key=lambda m: -m.regret)[:KEY_MOVES]
     by_luck = sorted(moves, key=lambda m: -abs(m.luck))[:KEY_MOVES]
@@ -256,24 +292,25 @@ def review_game(record: GameRecord, table: SolvedTable, analysis: GameAnalysis |
                       tuple(m.step for m in by_error), tuple(m.step for m in by_luck), positions)
 
 
-def _move_review(roll: RollAnalysis, position: Position) -> MoveReview:
+def _move_review(roll: RollAnalysis, position: Position, simple: Agent) -> MoveReview:
     texts = {m: move_text(position, roll.roll, m) for m in roll.values}
     best = max(roll.values, key=lambda m: (roll.values[m], -m)) if roll.values else None
     regret = max(roll.error, 0.0)
     ranked = sorted(roll.values.values(), reverse=True)
     margin = ranked[0] - ranked[1] if len(ranked) > 1 else 0.0
+    obvious = margin >= GREAT_MARGIN and roll.values[simple.select_move(position, roll.roll)] >= ranked[0] - 1e-12
     return MoveReview(roll.index, roll.side, roll.roll, roll.move, move_text(position, roll.roll, roll.move),
                       {texts[m]: v for m, v in roll.values.items()}, None if best is None else texts[best],
-                      roll.before, roll.chosen, regret, roll.luck, category_of(regret, len(roll.values), margin),
-                      roll.after)
+                      roll.before, roll.chosen, regret, roll.luck,
+                      category_of(regret, len(roll.values), margin, obvious), roll.after)
 
 
 def _player_review(side: str, record: GameRecord, analysis: GameAnalysis, moves: tuple[MoveReview, ...]):
     own = [m for m in moves if m.side == side]
     choices = [m for m in own if m.accuracy is not None]
     counts = {c: sum(m.category == c for m in own) for c in CATEGORIES}
-    accuracy = sum(m.accuracy for m in choices) / len(choices) if choices else 100.0
     mean_regret = sum(m.regret for m in choices) / len(choices) if choices else 0.0
+    accuracy = accuracy_of(mean_regret)
     return PlayerReview(side, record.players.get(side, ""), accuracy, mean_regret, counts, analysis.luck(side),
                         analysis.error(side), analysis.luck_adjusted(side))
 

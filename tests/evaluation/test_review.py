@@ -9,7 +9,7 @@ import pytest
 from urgym.agents import make_agent
 from urgym.commands.review import main as review_main
 from urgym.evaluation.luck import analyse_game
-from urgym.evaluation.review import CATEGORIES, accuracy_of, category_of, review_game
+from urgym.evaluation.review import CATEGORIES, accuracy_of, category_of, rating_of, review_game
 
 from urgym import Game
 from urgym.notation import move_text
@@ -38,9 +38,16 @@ def test_categories_and_accuracy_follow_their_documented_limits():
     assert [category_of(0.0, 3, margin) for margin in (0.0, 0.0249, 0.025, 0.05, 0.0500001, 0.3)] == [
         "best", "best", "great", "great", "brilliant", "brilliant"]
     assert category_of(0.01, 3, 0.3) == "good"  # the margin grades only the best move
+    assert category_of(0.0, 3, 0.3, obvious=True) == "best"  # a best move the simple player finds is no feat
     assert accuracy_of(0.0) == 100.0
-    assert accuracy_of(0.05) == pytest.approx(50.0)
-    assert accuracy_of(0.10) == pytest.approx(25.0)
+    assert accuracy_of(0.0075) == pytest.approx(50.0)  # 0.75 points per decision on average halve it
+    assert accuracy_of(0.015) == pytest.approx(25.0)
+    assert [rating_of(r / 100) for r in (0.0, 0.01, 0.05, 0.2, 0.4, 0.7, 1.0, 1.5, 2.5)] == [
+        "Perfect", "Perfect", "Supernatural", "World class", "Expert", "Advanced", "Intermediate", "Casual",
+        "Beginner"]
+
+
+GREEDY = make_agent("greedy")
 
 
 def test_every_move_is_judged_against_the_table(finkel3_table, reviewed):
@@ -56,7 +63,9 @@ def test_every_move_is_judged_against_the_table(finkel3_table, reviewed):
             assert move.values[move.best] == best
             assert move.regret == pytest.approx(best - values[step.move], abs=1e-15)
         ranked = sorted(values.values(), reverse=True)
-        expected = category_of(move.regret, len(values), ranked[0] - ranked[1] if len(ranked) > 1 else 0.0)
+        greedy = GREEDY.select_move(position, step.roll) if len(values) > 1 else None
+        obvious = greedy is not None and values[greedy] == ranked[0]
+        expected = category_of(move.regret, len(values), ranked[0] - ranked[1] if len(ranked) > 1 else 0.0, obvious)
         assert move.category == expected
         light_after = finkel3_table.win_probability(positions[move.step + 1], "light")
         assert move.light_chance == pytest.approx(light_after, abs=1e-15)
@@ -73,7 +82,8 @@ def test_player_summaries_and_key_moves(finkel3_table, reviewed):
         assert player.luck == pytest.approx(analysis.luck(player.side))
         assert player.luck_adjusted == pytest.approx(analysis.luck_adjusted(player.side))
         choices = [m for m in own if len(m.values) > 1]
-        assert player.accuracy == pytest.approx(sum(accuracy_of(m.regret) for m in choices) / len(choices))
+        assert player.accuracy == pytest.approx(accuracy_of(sum(m.regret for m in choices) / len(choices)))
+        assert player.rating == rating_of(player.mean_regret)
     assert review.players[0].accuracy < review.players[1].accuracy  # random (light) plays worse than greedy
     regrets = sorted((m.regret for m in review.moves), reverse=True)
     assert [review.moves[s].regret for s in review.key_errors] == regrets[:len(review.key_errors)]
