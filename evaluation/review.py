@@ -235,11 +235,14 @@ class GameReview:
         lines.append(f"{'':6} {'player':{width}} {'accuracy':>8} {'rating':12} {'mean regret':>11} {'luck':>7} "
                      f"{'adjusted':>8}  " + " ".join(f"{_ABBREVIATIONS[c]:>5}" for c in GRADED))
         for p in self.players:
+            shown = min(max(p.luck_adjusted, 0.0), 1.0)  # one game's unbiased estimate may leave 0-100%
+            mark = "*" if shown != p.luck_adjusted else " "
             lines.append(f"{p.side:6} {p.player:{width}} {p.accuracy:7.1f}% {p.rating:12} {100 * p.mean_regret:10.2f}p "
-                         f"{100 * p.luck:+6.1f}p {100 * p.luck_adjusted:7.1f}%  "
+                         f"{100 * p.luck:+6.1f}p {100 * shown:6.1f}%{mark}  "
                          + " ".join(f"{p.counts[c]:>5}" for c in GRADED))
         lines.append("(p: percentage points of winning chance; adjusted: the result with both sides' luck "
-                     "taken out; moves per grade: " + ", ".join(f"{_ABBREVIATIONS[c]} {c}" for c in GRADED) + ")")
+                     "taken out, * where one game's estimate left 0-100% and is shown clipped (the JSON keeps it); "
+                     "moves per grade: " + ", ".join(f"{_ABBREVIATIONS[c]} {c}" for c in GRADED) + ")")
         for label, steps in (("largest errors", self.key_errors), ("largest luck", self.key_luck)):
             lines.append(f"{label}: " + "; ".join(_describe(self.moves[s], label) for s in steps))
         return "\n".join(lines)
