@@ -43,7 +43,7 @@ def calibrate(rule_set: str, games: int, workers: int) -> list[dict]:
             for path in sorted(Path(folder).glob("game-*.json")):
                 record = GameRecord.load(path)
                 review = review_game(record, table)
-                sides = [p for p in review.players if p.player == agent or agent == "perfect"][:1]
+                sides = [p for p in review.players if p.player != "perfect" or agent == "perfect"][:1]
                 players.extend(sides)
         choices = sum(sum(p.counts[c] for c in ("brilliant", "great", "best", "good", "inaccuracy", "mistake",
                                                    "blunder")) for p in players)

@@ -10,9 +10,10 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import replace
 
-from urgym.agents import agent_help, make_agent
+from urgym.agents import agent_help, builtin_name, make_agent
 from urgym.commands.common import (
     ArgumentParser,
     add_table_options,
@@ -83,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--backend", default="process", choices=BACKENDS,
                         help="run games in local worker processes or as Ray tasks (default process)")
     parser.add_argument("--ray-address", help="the Ray cluster to use with --backend ray (default: local)")
+    parser.add_argument("--no-table", action="store_true",
+                        help="play the match without the solved table: win rates only (no regrets, no luck-adjusted "
+                        "rates, no position benchmark), no solve first")
     add_table_options(parser)
     return parser
 
@@ -91,6 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
+    if args.card and args.no_table:
+        parser.error("--card measures against the solved tables; leave out --no-table")
     if args.card:
         return _card_main(parser, args, extra)
     if args.tournament and args.agent:
@@ -127,7 +133,13 @@ def main(argv: list[str] | None = None) -> int:
         check_outputs(args)
     except ValueError as err:
         parser.error(str(err))
-    table = table_or_solve(rules, args, parser, specs)
+    if args.no_table and any(builtin_name(s) == "perfect" for s in specs):
+        parser.error("--no-table: the perfect player (the default opponent) needs the solved table; give other "
+                     "agents (--agent, --opponent)")
+    table = None if args.no_table else table_or_solve(rules, args, parser, specs)
+    if args.no_table:
+        print("note: --no-table: win rates only (regrets, luck-adjusted rates and the position benchmark need the "
+              "solved table)", file=sys.stderr)
     positions = []
     if table is not None and args.positions:
         try:  # before any long work: a rule set with few choices may not offer enough positions
@@ -193,6 +205,8 @@ def _check_modes(args: argparse.Namespace) -> None:
         raise ValueError("--ray-address names a Ray cluster for --backend ray; add --backend ray or leave it out")
     if args.replace_games and args.save_games is None:
         raise ValueError("--replace-games goes with --save-games DIR")
+    if args.no_table and args.no_solve:
+        raise ValueError("--no-solve does nothing with --no-table (no table is used)")
     if args.backend == "ray":
         require_ray()  # a missing extra is said now, not after the solve
 

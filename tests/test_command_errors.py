@@ -21,6 +21,9 @@ CASES = [
     (["solve", "--rules", "blitz", "--format", "rgu", "--out", "t.rgu"], "covers finkel"),
     (["solve", "--compare", "nope-a.urtable", "nope-b.rgu"], "no such table"),
     (["evaluate", "--agent", "nosuch"], "unknown agent 'nosuch'"),
+    (["evaluate", "--agent", "greedy", "--no-table", "--pieces", "2"], "the perfect player (the default opponent)"),
+    (["evaluate", "--agent", "greedy", "--opponent", "random", "--no-table", "--no-solve"], "--no-solve does nothing"),
+    (["evaluate", "--agent", "greedy", "--card", "--no-table"], "--card measures against the solved tables"),
     (["evaluate", "--agent", "greedy", "--rules", "chess"], "unknown rule set 'chess'"),
     (["evaluate", "--agent", "expectimax:depth=7:depth=3", "--pieces", "2"], "'depth' is given twice"),
     (["evaluate", "--agent", "expectimax:=3", "--pieces", "2"], "has no parameter name"),
@@ -214,3 +217,15 @@ def test_ctrl_c_while_a_command_solves_says_the_solve_resumes(monkeypatch, capsy
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
         "evaluate: interrupted; run the same command again: the table's solve resumes from its last finished "
         "layer pair")
+
+
+def test_evaluate_without_the_table_plays_win_rates_only(tmp_path):
+    """--no-table: a match of the full game at once, with no solve and nothing written to the cache."""
+    env = {**os.environ, "URGYM_CACHE": str(tmp_path / "cache")}
+    result = subprocess.run([str(BIN / "evaluate"), "--agent", "greedy", "--opponent", "random", "--games", "20",
+                             "--no-table", "--no-progress"], env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "greedy vs random on finkel" in result.stdout and "wins" in result.stdout
+    assert "regret" not in result.stdout and "luck-adjusted" not in result.stdout
+    assert "note: --no-table" in result.stderr
+    assert not (tmp_path / "cache").exists()
