@@ -1,5 +1,9 @@
 """RoyalUr's lookup tables: their 2-piece finkel table against our solve, our export read back by a reader
-written from the format description, the key encoding, corruption, import and compare."""
+written from the format description, the key encoding, corruption, import and compare.
+
+The cross-checks against RoyalUr's own file read it where it lies beside the checkout (``../shared``) and skip,
+saying so, elsewhere; every other test reads that file when present and our own export of the same table (the
+same keys, values within rounding) otherwise, so it never skips."""
 
 from pathlib import Path
 
@@ -15,7 +19,7 @@ from urgym import Position, get_rules
 THEIRS = Path(__file__).resolve().parents[3] / "shared" / "references" / "data" / "finkel2p.rgu"
 UNIT = 1 / 65535
 
-pytestmark = pytest.mark.skipif(not THEIRS.exists(), reason=f"RoyalUr's table is not at {THEIRS}")
+needs_theirs = pytest.mark.skipif(not THEIRS.exists(), reason=f"RoyalUr's own table is not at {THEIRS}")
 
 
 @pytest.fixture(scope="module")
@@ -23,6 +27,15 @@ def finkel2(private_cache):
     return load_or_solve(get_rules("finkel", 2), progress=False)
 
 
+@pytest.fixture(scope="module")
+def rgu_file(finkel2, tmp_path_factory):
+    """RoyalUr's own 2-piece finkel table where it lies beside the checkout, else our export of it."""
+    if THEIRS.exists():
+        return THEIRS
+    return write_rgu(finkel2, tmp_path_factory.mktemp("rgu") / "finkel2p.rgu")
+
+
+@needs_theirs
 def test_their_table_agrees_with_our_solve_within_16_bit_rounding(finkel2):
     theirs = read_rgu(THEIRS)
     assert theirs.rules == get_rules("finkel", 2) and len(theirs) == 12990
@@ -45,6 +58,7 @@ def test_their_table_agrees_with_our_solve_within_16_bit_rounding(finkel2):
                 finkel2.win_probability(position, side), abs=0.51 * UNIT)
 
 
+@needs_theirs
 def test_our_export_reads_back_to_their_keys_and_values(finkel2, tmp_path):
     path = write_rgu(finkel2, tmp_path / "ours.rgu")
     header, keys, values = rgu_format.read(path)
@@ -56,7 +70,7 @@ def test_our_export_reads_back_to_their_keys_and_values(finkel2, tmp_path):
     assert np.mean(diff == 0) > 0.995
 
 
-def test_key_encoding_by_hand_and_round_trip(finkel2):
+def test_key_encoding_by_hand_and_round_trip(finkel2, rgu_file):
     rules = finkel2.rules
     assert rgu_key(Position.start(rules)) == (2 << 28) | (2 << 25)
     # Light on A4 (position 1: lane bit 3) and B1 (position 5: the middle lane's most significant digit, 2),
@@ -64,7 +78,7 @@ def test_key_encoding_by_hand_and_round_trip(finkel2):
     position = Position.from_pieces(rules, light=[1, 5], dark=[4], light_home=0, dark_home=1)
     middle = 2 * 3**7 - 1  # 2 followed by seven 0s, ranked after skipping the all-dark pattern
     assert rgu_key(position) == 1 | (middle << 6) | (1 << 3 << 19) | (1 << 25)
-    theirs = read_rgu(THEIRS)
+    theirs = read_rgu(rgu_file)
     states = theirs.states()
     for state in states[::97]:
         assert rgu_key(Position(rules, int(state))) in set(theirs.keys.tolist())
@@ -74,8 +88,8 @@ def test_key_encoding_by_hand_and_round_trip(finkel2):
         rgu_key(Position.start("masters"))
 
 
-def test_imported_table_serves_the_perfect_player(tmp_path, finkel2):
-    imported = read_rgu(THEIRS).to_solved_table()
+def test_imported_table_serves_the_perfect_player(tmp_path, finkel2, rgu_file):
+    imported = read_rgu(rgu_file).to_solved_table()
     imported.save(tmp_path / "finkel-2p-uint16.urtable", "uint16")
     loaded = SolvedTable.load(tmp_path / "finkel-2p-uint16.urtable")
     assert compare_tables(loaded, finkel2).max_difference < 0.51 * UNIT
@@ -86,8 +100,8 @@ def test_imported_table_serves_the_perfect_player(tmp_path, finkel2):
         assert all(abs(values[m] - exact[m]) < 0.51 * UNIT for m in exact)
 
 
-def test_corrupt_and_foreign_files_name_the_file(tmp_path):
-    data = THEIRS.read_bytes()
+def test_corrupt_and_foreign_files_name_the_file(tmp_path, rgu_file):
+    data = rgu_file.read_bytes()
     cases = {"magic.rgu": b"XYZ" + data[3:], "short.rgu": data[:-3], "version.rgu": data[:3] + b"\x01" + data[4:]}
     header_end = 8 + int.from_bytes(data[4:8], "big")
     keys_at = header_end + 8
@@ -105,23 +119,23 @@ def test_corrupt_and_foreign_files_name_the_file(tmp_path):
         assert name in str(info.value)
 
 
-def test_solve_command_compares_exports_and_imports(finkel2, tmp_path, capsys):
-    solve_main(["--compare", str(THEIRS), str(finkel2.path)])
+def test_solve_command_compares_exports_and_imports(finkel2, tmp_path, capsys, rgu_file):
+    solve_main(["--compare", str(rgu_file), str(finkel2.path)])
     assert "12,869 positions in both" in capsys.readouterr().out
     solve_main(["--pieces", "2", "--format", "rgu", "--out", str(tmp_path / "o.rgu"), "--no-progress"])
-    assert rgu_format.read(tmp_path / "o.rgu")[1] == rgu_format.read(THEIRS)[1]
-    solve_main(["--import-rgu", str(THEIRS), "--out", str(tmp_path / "imported.urtable")])
+    assert rgu_format.read(tmp_path / "o.rgu")[1] == rgu_format.read(rgu_file)[1]
+    solve_main(["--import-rgu", str(rgu_file), "--out", str(tmp_path / "imported.urtable")])
     assert SolvedTable.load(tmp_path / "imported.urtable").rules == finkel2.rules
     with pytest.raises(SystemExit) as info:
         solve_main(["--rules", "blitz", "--format", "rgu", "--out", str(tmp_path / "b.rgu")])
     assert info.value.code == 2 and "covers finkel" in capsys.readouterr().err
 
 
-def _rgu(keys, values, header=None, entries=None):
+def _rgu(keys, values, header, entries=None):
     import json
     import struct
 
-    blob = json.dumps(header if header is not None else read_rgu(THEIRS).header).encode()
+    blob = json.dumps(header).encode()
     keys = np.asarray(keys, dtype=">u4")
     values = np.asarray(values, dtype=">u2")
     count = len(keys) if entries is None else entries
@@ -130,12 +144,12 @@ def _rgu(keys, values, header=None, entries=None):
 
 
 @pytest.fixture(scope="module")
-def their_arrays():
-    theirs = read_rgu(THEIRS)
-    return theirs.keys.copy(), np.rint(theirs.values * 65535).astype(np.int64)
+def their_arrays(rgu_file):
+    theirs = read_rgu(rgu_file)
+    return theirs.keys.copy(), np.rint(theirs.values * 65535).astype(np.int64), theirs.header
 
 
-def _cases(keys, values):
+def _cases(keys, values, header):
     """(name, file bytes, message) of hostile tables built from RoyalUr's own."""
     won = int(np.flatnonzero(values == 65535)[0])
     inner = int(np.flatnonzero((values > 1000) & (values < 60000))[len(values) // 4])
@@ -152,15 +166,15 @@ def _cases(keys, values):
     not_won = values.copy()
     not_won[won] = 100
     return [
-        ("duplicate", _rgu(duplicate, values), "not strictly ascending"),
-        ("high-bit", _rgu(np.sort(high_bit), values), "bits outside RoyalUr's encoding"),
-        ("middle", _rgu(np.sort(big_middle), values), "bits outside RoyalUr's encoding"),
-        ("pieces", _rgu(np.sort(too_many), values), "pieces; the table's rules have 2"),
-        ("all-zero", _rgu(keys, np.zeros_like(values)), "light has won, worth 1"),
-        ("won-not-1", _rgu(keys, not_won), "light has won, worth 1"),
-        ("bellman", _rgu(keys, broken), "does not solve the game"),
-        ("header-list", _rgu(keys, values, header=[1, 2]), "JSON header is a list, not an object"),
-        ("no-entries", _rgu([], [], entries=0), "holds no entries"),
+        ("duplicate", _rgu(duplicate, values, header), "not strictly ascending"),
+        ("high-bit", _rgu(np.sort(high_bit), values, header), "bits outside RoyalUr's encoding"),
+        ("middle", _rgu(np.sort(big_middle), values, header), "bits outside RoyalUr's encoding"),
+        ("pieces", _rgu(np.sort(too_many), values, header), "pieces; the table's rules have 2"),
+        ("all-zero", _rgu(keys, np.zeros_like(values), header), "light has won, worth 1"),
+        ("won-not-1", _rgu(keys, not_won, header), "light has won, worth 1"),
+        ("bellman", _rgu(keys, broken, header), "does not solve the game"),
+        ("header-list", _rgu(keys, values, [1, 2]), "JSON header is a list, not an object"),
+        ("no-entries", _rgu([], [], header, entries=0), "holds no entries"),
     ]
 
 
