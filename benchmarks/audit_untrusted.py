@@ -353,7 +353,7 @@ def _output_cases(work, run_command, Outcome) -> list:
         (["evaluate", "--agent", "greedy", *small, "--plot", "link.png"], "link.png"),
         (["solve", "--pieces", "2", "--tol", "0.9"], "ground truth"),
         (["solve", "--pieces", "2", "--dtype", "float32"], "ground truth"),
-        (["solve", "--pieces", "2", "--tol", "0.9", "--out", str(slot)], "ground-truth table"),
+        (["solve", "--pieces", "2", "--tol", "0.9", "--out", str(slot)], "inside urgym's table cache"),
         (["solve", "--rules-file", "rec.json", "--out", "rec.json"], "would replace"),
         (["solve", "--rules-file", "rec.json", "--out", "./rec.json", "--tol", "0.001"], "would replace"),
         (["solve", "--pieces", "1", "--out", "fifo.json"], "FIFO"),
