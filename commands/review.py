@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from urgym.commands.common import (
     ArgumentParser,
@@ -13,8 +14,12 @@ from urgym.commands.common import (
     table_or_solve,
     wrote,
 )
+from urgym.evaluation.match import RECORD_NAME
+from urgym.evaluation.review import review_game
+from urgym.evaluation.summary import summarise_player
 
 from urgym import get_rules
+from urgym.records import GameRecord
 
 __all__ = ["build_parser", "main"]
 
@@ -22,10 +27,14 @@ __all__ = ["build_parser", "main"]
 def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(
         prog="review", description="Review a recorded game against perfect play: every move's winning chance, "
-        "the best move, regrets, categories, accuracy, luck and the key moves.",
+        "the best move, regrets, categories, accuracy, luck and the key moves. Given several records or a folder, "
+        "summarise one player over the games.",
         epilog="Records are urgym's JSON game records (ur-play --save, evaluate --save-games) or RGN (.rgn). "
         "Categories and the accuracy formula: docs/records.md (Game review).")
-    parser.add_argument("record", help="the game record (.json, or .rgn)")
+    parser.add_argument("record", nargs="+", help="the game record (.json, or .rgn); several records or folders of "
+                        "them (game-*.json, *.rgn) summarise a player over the games")
+    parser.add_argument("--player", help="with several games: the player to summarise (default: the one name that "
+                        "plays in every game)")
     parser.add_argument("--rules", help="the rule set of an RGN file that names none")
     parser.add_argument("--pieces", type=int, help="pieces per side, with --rules")
     parser.add_argument("--json", help="write the review as JSON to this path (- for standard output)")
@@ -40,26 +49,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 @command("review")
 def main(argv: list[str] | None = None) -> int:
-    from urgym.evaluation.review import review_game
-
-    from urgym.records import GameRecord
-
     parser = build_parser()
     args = parser.parse_args(argv)
+    paths = _record_paths(parser, args.record)
+    if len(paths) > 1 or Path(args.record[0]).is_dir():
+        return _summary(parser, args, paths)
+    if args.player is not None:
+        parser.error("--player goes with several games (records or a folder)")
+    path = str(paths[0])
     try:
-        if args.pieces is not None and not args.rules:
-            raise ValueError("--pieces needs --rules (they give the rule set of an RGN file that names none)")
-        rules = get_rules(args.rules, args.pieces) if args.rules is not None else None
-        check_outputs(args, {"the game record": args.record})
-        record = GameRecord.load(args.record, rules)
-        if rules is not None and record.rules != rules:
-            raise ValueError(f"{args.record} is a game of {record.rules.describe()}, not of the --rules/--pieces "
-                             f"given ({rules.describe()})")
+        record = _load(args, path, {"the game record": path})
     except FileNotFoundError:
-        parser.error(f"no such game record: {args.record}")
+        parser.error(f"no such game record: {path}")
     except ValueError as err:
         parser.error(str(err))
-    table = table_or_solve(record.rules, args, parser, (), record=args.record)
+    table = table_or_solve(record.rules, args, parser, (), record=path)
     if table is None:
         parser.error(f"a review needs a solved table, and {record.rules.describe()} cannot be solved")
     review = review_game(record, table)
@@ -67,6 +71,67 @@ def main(argv: list[str] | None = None) -> int:
     print(review.format_text(moves=not args.summary), file=out)
     for option, save in (("json", review.save_json), ("csv", review.save_csv), ("plot", review.save_plot),
                          ("html", review.save_html)):
+        if getattr(args, option) is not None:
+            wrote(save(getattr(args, option)), out)
+    return 0
+
+
+def _load(args: argparse.Namespace, path: str, inputs: dict[str, str]) -> GameRecord:
+    """One record, checked against --rules/--pieces, after the outputs are checked against ``inputs``."""
+    if args.pieces is not None and not args.rules:
+        raise ValueError("--pieces needs --rules (they give the rule set of an RGN file that names none)")
+    rules = get_rules(args.rules, args.pieces) if args.rules is not None else None
+    check_outputs(args, inputs)
+    record = GameRecord.load(path, rules)
+    if rules is not None and record.rules != rules:
+        raise ValueError(f"{path} is a game of {record.rules.describe()}, not of the --rules/--pieces "
+                         f"given ({rules.describe()})")
+    return record
+
+
+def _record_paths(parser: argparse.ArgumentParser, given: list[str]) -> list[Path]:
+    """The records named: files as given, folders as their records in name order."""
+    paths: list[Path] = []
+    for text in given:
+        path = Path(text)
+        if path.is_dir():
+            found = sorted(p for p in path.iterdir() if p.is_file() and (RECORD_NAME.fullmatch(p.name) or
+                                                                         p.suffix.lower() == ".rgn"))
+            if not found:
+                parser.error(f"{path} holds no game records (game-*.json as evaluate --save-games writes, or .rgn)")
+            paths.extend(found)
+        else:
+            paths.append(path)
+    return paths
+
+
+def _summary(parser: argparse.ArgumentParser, args: argparse.Namespace, paths: list[Path]) -> int:
+    """``review`` of several games: one player's accuracy, rating, error and luck over them."""
+    for option in ("csv", "html"):
+        if getattr(args, option) is not None:
+            parser.error(f"--{option} writes one game's review; with several games use --json or --plot")
+    inputs = {f"the game record {p}": str(p) for p in paths}
+    try:
+        records = [_load(args, str(p), inputs) for p in paths]
+    except FileNotFoundError as err:
+        parser.error(f"no such game record: {err.filename}")
+    except ValueError as err:
+        parser.error(str(err))
+    kinds = {r.rules for r in records}
+    if len(kinds) > 1:
+        parser.error("the games are of different rules (" + "; ".join(sorted(k.describe() for k in kinds)) +
+                     "); summarise one rule set at a time")
+    table = table_or_solve(records[0].rules, args, parser, (), record=str(paths[0]))
+    if table is None:
+        parser.error(f"a review needs a solved table, and {records[0].rules.describe()} cannot be solved")
+    reviews = [(p.name, review_game(r, table)) for p, r in zip(paths, records, strict=True)]
+    try:
+        summary = summarise_player(reviews, args.player)
+    except ValueError as err:
+        parser.error(str(err))
+    out = report_stream(args)
+    print(summary.format_text(), file=out)
+    for option, save in (("json", summary.save_json), ("plot", summary.save_plot)):
         if getattr(args, option) is not None:
             wrote(save(getattr(args, option)), out)
     return 0

@@ -1,0 +1,157 @@
+"""One player over many reviewed games: accuracy and rating over all their decisions, error and luck per game,
+grades counted, and the accuracy of each game in the order played (``review FOLDER``).
+
+The overall accuracy and rating are those of the player's mean regret over every decision with a choice in all
+the games (:func:`urgym.evaluation.review.accuracy_of`, :func:`~urgym.evaluation.review.rating_of`), so a long game
+weighs more than a short one, as it holds more decisions.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from urgym.evaluation.report import plain_text, write_json
+from urgym.evaluation.review import GRADED, GameReview, PlayerReview, accuracy_of, rating_of
+
+from urgym.files import PLOT_FORMATS, check_output, write_atomic
+
+__all__ = ["PlayerSummary", "player_names", "summarise_player"]
+
+
+@dataclass(frozen=True)
+class GameLine:
+    """The player's part of one game."""
+
+    name: str
+    """The record it comes from (its file name)."""
+    side: str
+    review: PlayerReview
+    won: bool | None
+    """Whether the player won (None: unfinished)."""
+    choices: int
+    """The player's decisions with a choice of moves."""
+
+
+@dataclass(frozen=True)
+class PlayerSummary:
+    """A player's play over several games, in the order given."""
+
+    player: str
+    games: tuple[GameLine, ...]
+
+    @property
+    def choices(self) -> int:
+        return sum(g.choices for g in self.games)
+
+    @property
+    def mean_regret(self) -> float:
+        """Mean regret (probability) over every decision with a choice of every game."""
+        total = sum(g.review.mean_regret * g.choices for g in self.games)
+        return total / self.choices if self.choices else 0.0
+
+    @property
+    def accuracy(self) -> float:
+        return accuracy_of(self.mean_regret)
+
+    @property
+    def rating(self) -> str:
+        return rating_of(self.mean_regret)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {c: sum(g.review.counts[c] for g in self.games) for c in GRADED}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": "urgym-player-summary", "version": 1, "player": self.player, "games": len(self.games),
+                "accuracy": self.accuracy, "rating": self.rating, "mean_regret": self.mean_regret,
+                "choices": self.choices, "counts": self.counts,
+                "won": sum(g.won is True for g in self.games),
+                "per_game": [{"record": g.name, "side": g.side, "accuracy": g.review.accuracy,
+                              "rating": g.review.rating, "mean_regret": g.review.mean_regret, "error": g.review.error,
+                              "luck": g.review.luck, "luck_adjusted": g.review.luck_adjusted, "won": g.won,
+                              "choices": g.choices} for g in self.games]}
+
+    def format_text(self) -> str:
+        """The games one line each, then the player's totals."""
+        width = max(8, *(len(g.name) for g in self.games))
+        lines = [f"{self.player}: {len(self.games)} games, {self.choices:,} decisions with a choice",
+                 f"{'#':>3}  {'record':{width}} {'side':5} {'result':6} {'accuracy':>8} {'rating':12} "
+                 f"{'regret':>7} {'error':>7} {'luck':>7}"]
+        for k, g in enumerate(self.games, 1):
+            result = "won" if g.won else "lost" if g.won is False else "-"
+            lines.append(f"{k:>3}  {g.name:{width}} {g.side:5} {result:6} {g.review.accuracy:7.1f}% "
+                         f"{g.review.rating:12} {100 * g.review.mean_regret:6.2f}p {100 * g.review.error:6.1f}p "
+                         f"{100 * g.review.luck:+6.1f}p")
+        won = sum(g.won is True for g in self.games)
+        lines.append(f"overall: accuracy {self.accuracy:.1f}% ({self.rating}), mean regret "
+                     f"{100 * self.mean_regret:.2f} points per decision, won {won} of {len(self.games)}")
+        lines.append("moves per grade: " + ", ".join(f"{c} {n}" for c, n in self.counts.items()))
+        lines.append("(regret: per decision with a choice; error: winning chance given away in the game; luck: the "
+                     "dice's net gift; p: percentage points)")
+        return "\n".join(lines)
+
+    def save_json(self, path: str | os.PathLike) -> Path:
+        return write_json(path, self.to_dict())
+
+    def save_plot(self, path: str | os.PathLike) -> Path:
+        """Accuracy of each game in the order played, with the overall accuracy (PNG, PDF or SVG)."""
+        check_output(path, PLOT_FORMATS)
+        return write_atomic(path, lambda tmp: self._plot(tmp, Path(path).suffix.lstrip(".") or "png"))
+
+    def _plot(self, path: Path, fmt: str) -> None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        xs = list(range(1, len(self.games) + 1))
+        fig, ax = plt.subplots(figsize=(8, 3.4))
+        ax.plot(xs, [g.review.accuracy for g in self.games], marker="o", color="#3b2f2f", label="game accuracy")
+        ax.axhline(self.accuracy, color="#c0392b", linestyle="--", linewidth=1, label="over all games")
+        ax.set_ylim(0, 100)
+        ax.set_xlabel("game, in the order given")
+        ax.set_ylabel("accuracy (%)")
+        ax.set_title(f"{plain_text(self.player)}: {len(self.games)} games", fontsize=10)
+        ax.legend(loc="lower right", fontsize=8)
+        fig.tight_layout()
+        fig.savefig(path, format=fmt)
+        plt.close(fig)
+
+
+def player_names(reviews: list[GameReview]) -> set[str]:
+    """The names that play in every one of ``reviews``."""
+    names = [{p.player for p in r.players} for r in reviews]
+    return set.intersection(*names) if names else set()
+
+
+def summarise_player(reviews: list[tuple[str, GameReview]], player: str | None = None) -> PlayerSummary:
+    """The summary of ``player`` (by the name in the records) over ``reviews`` (``(record name, review)`` pairs).
+
+    Without ``player``, the one name that plays in every game is taken.
+
+    Raises:
+        ValueError: If ``player`` is missing from a game, or no single name plays in every game.
+    """
+    if not reviews:
+        raise ValueError("no game records to summarise")
+    if player is None:
+        common = player_names([r for _, r in reviews])
+        if len(common) != 1:
+            raise ValueError("give the player to summarise (--player NAME): " + (
+                f"{' and '.join(sorted(repr(n) for n in common))} play in every game" if common else
+                "no name plays in every game"))
+        player = common.pop()
+    lines = []
+    for name, review in reviews:
+        mine = [p for p in review.players if p.player == player]
+        if not mine:
+            raise ValueError(f"{name}: {player!r} does not play in it (its players: "
+                             f"{', '.join(repr(p.player) for p in review.players)})")
+        side = mine[0]  # a name on both sides (self-play): light's side
+        choices = sum(1 for m in review.moves if m.side == side.side and len(m.values) > 1)
+        won = None if review.winner is None else review.winner == side.side
+        lines.append(GameLine(name, side.side, side, won, choices))
+    return PlayerSummary(player, tuple(lines))
