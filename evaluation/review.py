@@ -52,9 +52,9 @@ from urgym.position import SIDES, Position
 from urgym.records import GameRecord
 from urgym.rules import Rules
 
-__all__ = ["CATEGORIES", "CATEGORY_LIMITS", "GRADED", "GREAT_MARGIN", "RATINGS", "SIMPLE_PLAYER", "GameReview",
-           "MoveReview", "PlayerReview", "accuracy_of", "board_data", "category_of", "position_data", "rating_of",
-           "render_page", "review_game"]
+__all__ = ["CATEGORIES", "CATEGORY_LIMITS", "ERRORS", "GRADED", "GREAT_MARGIN", "RATINGS", "SIMPLE_PLAYER",
+           "GameReview", "MoveReview", "PlayerReview", "accuracy_of", "board_data", "category_of", "mistake_reason",
+           "position_data", "rating_of", "render_page", "review_game"]
 
 CATEGORY_LIMITS = (("best", 1e-12), ("good", 0.01), ("inaccuracy", 0.025), ("mistake", BLUNDER))
 """Upper regret limits (probability) of the categories; a larger regret is a ``blunder``."""
@@ -62,6 +62,8 @@ CATEGORY_LIMITS = (("best", 1e-12), ("good", 0.01), ("inaccuracy", 0.025), ("mis
 CATEGORIES = ("brilliant", "great", "best", "good", "inaccuracy", "mistake", "blunder", "forced", "pass")
 
 GRADED = CATEGORIES[:7]
+ERRORS = ("inaccuracy", "mistake", "blunder")
+"""The categories of a move that gave something away, each given a reason where one applies."""
 """The categories of rolls with a choice of moves, from the best grade to the worst."""
 
 GREAT_MARGIN = 0.025
@@ -138,6 +140,9 @@ class MoveReview:
     category: str
     light_chance: float
     """Light's winning chance after this roll and move (the graph)."""
+    reason: str = ""
+    """For an inaccuracy, mistake or blunder: what the move missed or gave away, read from the position (see
+    :func:`mistake_reason`); empty when no simple reason applies."""
 
     @property
     def accuracy(self) -> float | None:
@@ -148,7 +153,7 @@ class MoveReview:
         return {"step": self.step, "side": self.side, "roll": self.roll, "move": self.move,
                 "notation": self.notation, "values": self.values, "best": self.best, "before": self.before,
                 "chosen": self.chosen, "regret": self.regret, "luck": self.luck, "category": self.category,
-                "accuracy": self.accuracy, "light_chance": self.light_chance}
+                "accuracy": self.accuracy, "light_chance": self.light_chance, "reason": self.reason}
 
 
 @dataclass(frozen=True)
@@ -215,6 +220,7 @@ class GameReview:
                  "move": m.notation, "best": m.best or "", "before": m.before, "chosen": m.chosen,
                  "regret": m.regret, "luck": m.luck, "category": m.category,
                  "accuracy": "" if m.accuracy is None else m.accuracy, "light_chance": m.light_chance,
+                 "reason": m.reason,
                  "values": " ".join(f"{k}={v:.6f}" for k, v in m.values.items())} for m in self.moves]
 
     def format_text(self, moves: bool = True) -> str:
@@ -245,6 +251,14 @@ class GameReview:
                      "moves per grade: " + ", ".join(f"{_ABBREVIATIONS[c]} {c}" for c in GRADED) + ")")
         for label, steps in (("largest errors", self.key_errors), ("largest luck", self.key_luck)):
             lines.append(f"{label}: " + "; ".join(_describe(self.moves[s], label) for s in steps))
+        for p in self.players:
+            errors = sorted((m for m in self.moves if m.side == p.side and m.category in ERRORS),
+                            key=lambda m: -m.regret)
+            if errors:
+                lines.append(f"{p.side}'s errors, largest first:")
+                lines.extend(f"  roll {m.step + 1} (a {m.roll}): played {m.notation}, best {m.best} "
+                             f"(-{100 * m.regret:.1f}p, {m.category}{': ' + m.reason if m.reason else ''})"
+                             for m in errors)
         return "\n".join(lines)
 
     def save_json(self, path: str | os.PathLike) -> Path:
@@ -278,6 +292,45 @@ def _describe(move: MoveReview, label: str) -> str:
     return f"roll {move.step + 1} {move.side} {move.roll}:{move.notation} {what}"
 
 
+def mistake_reason(position: Position, roll: int, played: int, best: int) -> str:
+    """What ``played`` missed or gave away next to ``best`` (both legal for ``roll`` in ``position``), read from
+    the position: the first that applies of a missed capture, a missed bear-off, a missed rosette (and its extra
+    roll), giving up the central rosette, and leaving more pieces open to capture; "" when none does."""
+    mine, theirs = position.move_result(roll, played), position.move_result(roll, best)
+    if theirs.captured and not mine.captured:
+        return "missed a capture"
+    if theirs.scored and not mine.scored:
+        return "missed bearing a piece off"
+    if theirs.landed_on_rosette and not mine.landed_on_rosette:
+        return "missed a rosette" + (" and its extra roll" if theirs.extra_roll else "")
+    rules = position.rules
+    central = [p for p in rules.rosette_positions if p in rules.shared_positions]
+    if played in central and best not in central:
+        return "gave up the central rosette"
+    side = position.turn
+    if _exposed(mine.position, side) > _exposed(theirs.position, side):
+        return "left a piece open to capture"
+    return ""
+
+
+def _exposed(position: Position, side: str) -> int:
+    """How many of ``side``'s pieces the other side could capture with its next roll (blocking ignored)."""
+    rules = position.rules
+    other = "dark" if side == "light" else "light"
+    own_path, their_path = (rules.path, rules.dark_path) if side == "light" else (rules.dark_path, rules.path)
+    rolls = [r for r in rules.rolls if r > 0 and rules.roll_probabilities[r] > 0]
+    starts = list(position.pieces(other)) + ([0] if position.home(other) else [])
+    safe = set(rules.rosette_positions) if rules.safe_rosettes else set()
+    count = 0
+    for p in position.pieces(side):
+        if p not in rules.shared_positions or p in safe:
+            continue
+        tile = own_path[p - 1]
+        targets = {q for q in range(1, rules.length + 1) if their_path[q - 1] == tile}
+        count += any(q + r in targets for q in starts for r in rolls)
+    return count
+
+
 def review_game(record: GameRecord, table: SolvedTable, analysis: GameAnalysis | None = None) -> GameReview:
     """Review a recorded game (finished or not) with the solved table of its rules.
 
@@ -302,10 +355,11 @@ def _move_review(roll: RollAnalysis, position: Position, simple: Agent) -> MoveR
     ranked = sorted(roll.values.values(), reverse=True)
     margin = ranked[0] - ranked[1] if len(ranked) > 1 else 0.0
     obvious = margin >= GREAT_MARGIN and roll.values[simple.select_move(position, roll.roll)] >= ranked[0] - 1e-12
+    category = category_of(regret, len(roll.values), margin, obvious)
+    reason = mistake_reason(position, roll.roll, roll.move, best) if category in ERRORS else ""
     return MoveReview(roll.index, roll.side, roll.roll, roll.move, move_text(position, roll.roll, roll.move),
                       {texts[m]: v for m, v in roll.values.items()}, None if best is None else texts[best],
-                      roll.before, roll.chosen, regret, roll.luck,
-                      category_of(regret, len(roll.values), margin, obvious), roll.after)
+                      roll.before, roll.chosen, regret, roll.luck, category, roll.after, reason)
 
 
 def _player_review(side: str, record: GameRecord, analysis: GameAnalysis, moves: tuple[MoveReview, ...]):

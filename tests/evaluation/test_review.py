@@ -200,6 +200,18 @@ def test_html_page_in_a_headless_browser(finkel3_table, reviewed, tmp_path):
                     continue
                 cell = page.text_content(f'#grades td[data-grade="{grade}"][data-side="{player.side}"]')
                 assert cell == str(count), (player.side, grade)
+        # previous/next error: every inaccuracy, mistake and blunder in turn, then it stays on the last
+        error_steps = [m.step for m in review.moves if m.category in ("inaccuracy", "mistake", "blunder")]
+        page.click("#first")
+        for step in error_steps[:4]:
+            page.click("#next-error")
+            expect_position(step)
+            move = review.moves[step]
+            assert move.reason in page.text_content("#status") and move.category in page.text_content("#status")
+        if len(error_steps) > 1:
+            page.click("#prev-error")
+            expect_position(error_steps[min(4, len(error_steps)) - 2])
+        assert "Regret" in page.text_content("#legend") and "Accuracy" in page.text_content("#legend")
         # key moves are listed and clickable
         keys = page.locator("#keys button.key")
         assert keys.count() == len(review.key_errors) + len(review.key_luck)
@@ -316,3 +328,21 @@ def test_hostile_names_in_csv_and_plots(finkel3_table, reviewed, tmp_path):
     with matplotlib.rc_context({"svg.fonttype": "none"}):  # text stays text in the SVG, so it can be read
         svg = review.save_plot(tmp_path / "r.svg").read_text()
     assert "$\\frac{1}{0}$ costs $5" in html_unescape(svg)  # drawn literally, not as mathtext
+
+
+@pytest.mark.parametrize(("light", "dark", "light_home", "roll", "played", "best", "reason"), [
+    ([5], [7], 2, 2, 0, 5, "missed a capture"),
+    ([14], [], 2, 1, 0, 14, "missed bearing a piece off"),
+    ([2], [], 2, 4, 2, 0, "missed a rosette and its extra roll"),
+    ([8, 1], [], 1, 2, 8, 1, "gave up the central rosette"),
+    ([2], [4], 2, 3, 2, 0, "left a piece open to capture"),
+    ([2], [], 2, 3, 2, 0, ""),  # no dark piece in reach: nothing simple to say
+])
+def test_mistake_reasons_are_read_from_the_position(light, dark, light_home, roll, played, best, reason):
+    from urgym.evaluation.review import mistake_reason
+
+    from urgym import Position, get_rules
+
+    position = Position.from_pieces(get_rules("finkel", 3), light=light, dark=dark, light_home=light_home,
+                                     dark_home=3 - len(dark))
+    assert mistake_reason(position, roll, played, best) == reason
