@@ -149,6 +149,10 @@ def test_a_whole_game_against_random_by_clicking_with_a_hint_a_download_and_the_
         wait_until(page, lambda: "best:" in page.text_content("#hint"))
         hint = game.hint()
         assert f"best: {hint['best']}" in page.text_content("#hint")
+        top = max(hint["values"].values())
+        for notation, value in hint["values"].items():  # each move's chance and its loss against the best
+            loss = "the best" if top - value < 5e-5 else f"\u2212{100 * (top - value):.1f} points"
+            assert f"{notation} {100 * value:.1f}% ({loss})" in page.text_content("#hint")
         assert page.get_attribute("#moves button.best", "data-notation") == hint["best"]
         clicks = 0
         while page.get_attribute("body", "data-over") != "true":
