@@ -28,7 +28,7 @@ from urgym import SIDES, Game, GameRecord, Position, Rules
 from urgym.files import loads_json, require_extra
 from urgym.notation import move_text
 
-__all__ = ["MAX_BODY", "TOKEN_HEADER", "WebGame", "create_app", "serve"]
+__all__ = ["FORCED_NOTE", "MAX_BODY", "TOKEN_HEADER", "WebGame", "create_app", "serve"]
 
 TOKEN_HEADER = "X-Urgym-Token"
 
@@ -118,19 +118,26 @@ class WebGame:
                 "hints": self.table is not None}
 
     # --- internals ---------------------------------------------------------------------------------------------
-    def _play(self, move: int) -> None:
+    def _play(self, move: int, note: str = "") -> None:
         game = self.game
         position, roll = game.position, game.roll
-        self._tell(game.turn, roll, move_text(position, roll, move), describe_move(position, roll, move),
+        self._tell(game.turn, roll, move_text(position, roll, move), describe_move(position, roll, move) + note,
                    position.play(roll, move))
         game.play(move)
         self._tell_passes()
 
     def _agent_moves(self) -> None:
+        """Play the agent's moves, and the human's only legal moves (as the terminal game does), until the human
+        has a choice to make or the game ends."""
         game = self.game
         self._tell_passes()  # before the first decision
-        while not game.is_over and game.turn != self.human:
-            self._play(self.agent.select_move(game.position, game.roll))
+        while not game.is_over:
+            if game.turn != self.human:
+                self._play(self.agent.select_move(game.position, game.roll))
+            elif len(game.legal_moves) == 1:
+                self._play(game.legal_moves[0], FORCED_NOTE)
+            else:
+                break
 
     def _tell_passes(self) -> None:
         """Add the rolls that passed since the last event (every step of the game's history is one event)."""
@@ -149,6 +156,9 @@ class WebGame:
 def _other(side: str) -> str:
     return "dark" if side == "light" else "light"
 
+
+FORCED_NOTE = " (your only legal move, played for you)"
+"""Added to the log line of a move the page played for the human."""
 
 MAX_BODY = 16 * 1024
 """Largest request body the server reads (its requests are a few bytes: ``{"move": 3}``)."""

@@ -107,6 +107,22 @@ def test_a_hint_after_the_game_or_out_of_turn_is_a_clear_answer(server):
     assert fetch(base + "/record.json", headers={TOKEN_HEADER: TOKEN})[0] == 200
 
 
+def test_the_humans_only_legal_move_is_played_for_them(private_cache):
+    from urgym.evaluation.web import FORCED_NOTE
+
+    game = WebGame(RULES, make_agent("random", seed=3), load_or_solve(RULES, progress=False), "light", 11)
+    while not game.game.is_over:
+        assert game.game.turn == "light" and len(game.game.legal_moves) > 1  # asked only for a real choice
+        game.move(game.game.legal_moves[-1])
+    forced = [e for e in game.events if e["text"].endswith(FORCED_NOTE)]
+    assert forced and all(e["side"] == "light" for e in forced)
+    record = game.record()  # the forced moves are in the record like any other
+    positions = record.positions()
+    for step, position in zip(record.steps, positions, strict=False):
+        if step.side == "light" and step.move is not None and len(position.legal_moves(step.roll)) == 1:
+            assert step.move == position.legal_moves(step.roll)[0]
+
+
 def test_the_favicon_is_no_content_without_the_token(server):
     base, _ = server
     assert fetch(base + "/favicon.ico")[0] == 204
