@@ -459,10 +459,10 @@ class OnnxAgent(ScoringAgent):
         parts = []
         for start in range(0, len(observations), self._batch):
             chunk = observations[start:start + self._batch]
-            padded = np.zeros((self._batch, observations.shape[1]), dtype=observations.dtype)
-            padded[:len(chunk)] = chunk
-            parts.append(np.asarray(self._session.run(None, {self._input: padded})[0])[:len(chunk)])
-        return np.concatenate(parts)
+            if len(chunk) < self._batch:  # only the last slice needs padding
+                chunk = np.concatenate([chunk, np.zeros((self._batch - len(chunk), chunk.shape[1]), chunk.dtype)])
+            parts.append(np.asarray(self._session.run(None, {self._input: chunk})[0]))
+        return np.concatenate(parts)[:len(observations)]
 
 
 class TorchScriptAgent(ScoringAgent):

@@ -18,7 +18,7 @@ from urgym.evaluation.match import RECORD_NAME
 from urgym.evaluation.review import review_game
 from urgym.evaluation.summary import summarise_player
 
-from urgym import get_rules
+from urgym import Rules, get_rules
 from urgym.records import GameRecord
 
 __all__ = ["build_parser", "main"]
@@ -58,7 +58,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--player goes with several games (records or a folder)")
     path = str(paths[0])
     try:
-        record = _load(args, path, {"the game record": path})
+        check_outputs(args, {"the game record": path})
+        record = _load(args, path)
     except FileNotFoundError:
         parser.error(f"no such game record: {path}")
     except ValueError as err:
@@ -76,12 +77,16 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _load(args: argparse.Namespace, path: str, inputs: dict[str, str]) -> GameRecord:
-    """One record, checked against --rules/--pieces, after the outputs are checked against ``inputs``."""
+def _given_rules(args: argparse.Namespace) -> Rules | None:
+    """The rules --rules/--pieces give (for RGN files that name none), or None."""
     if args.pieces is not None and not args.rules:
         raise ValueError("--pieces needs --rules (they give the rule set of an RGN file that names none)")
-    rules = get_rules(args.rules, args.pieces) if args.rules is not None else None
-    check_outputs(args, inputs)
+    return get_rules(args.rules, args.pieces) if args.rules is not None else None
+
+
+def _load(args: argparse.Namespace, path: str) -> GameRecord:
+    """One record, checked against --rules/--pieces."""
+    rules = _given_rules(args)
     record = GameRecord.load(path, rules)
     if rules is not None and record.rules != rules:
         raise ValueError(f"{path} is a game of {record.rules.describe()}, not of the --rules/--pieces "
@@ -110,9 +115,9 @@ def _summary(parser: argparse.ArgumentParser, args: argparse.Namespace, paths: l
     for option in ("csv", "html"):
         if getattr(args, option) is not None:
             parser.error(f"--{option} writes one game's review; with several games use --json or --plot")
-    inputs = {f"the game record {p}": str(p) for p in paths}
     try:
-        records = [_load(args, str(p), inputs) for p in paths]
+        check_outputs(args, {f"the game record {p}": str(p) for p in paths})  # once, against every input
+        records = [_load(args, str(p)) for p in paths]
     except FileNotFoundError as err:
         parser.error(f"no such game record: {err.filename}")
     except ValueError as err:

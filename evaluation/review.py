@@ -314,21 +314,16 @@ def mistake_reason(position: Position, roll: int, played: int, best: int) -> str
 
 
 def _exposed(position: Position, side: str) -> int:
-    """How many of ``side``'s pieces the other side could capture with its next roll (blocking ignored)."""
-    rules = position.rules
+    """How many of ``side``'s pieces the other side could capture with its next roll, by the core's legal moves
+    (after an extra roll the other side is asked as if the turn had passed)."""
+    if position.is_over:
+        return 0
     other = "dark" if side == "light" else "light"
-    own_path, their_path = (rules.path, rules.dark_path) if side == "light" else (rules.dark_path, rules.path)
-    rolls = [r for r in rules.rolls if r > 0 and rules.roll_probabilities[r] > 0]
-    starts = list(position.pieces(other)) + ([0] if position.home(other) else [])
-    safe = set(rules.rosette_positions) if rules.safe_rosettes else set()
-    count = 0
-    for p in position.pieces(side):
-        if p not in rules.shared_positions or p in safe:
-            continue
-        tile = own_path[p - 1]
-        targets = {q for q in range(1, rules.length + 1) if their_path[q - 1] == tile}
-        count += any(q + r in targets for q in starts for r in rolls)
-    return count
+    facing = position if position.turn == other else Position.from_pieces(
+        position.rules, position.pieces("light"), position.pieces("dark"), position.home("light"),
+        position.home("dark"), turn=other)
+    return len({move + roll for roll, _ in facing.chance_outcomes() for move in facing.legal_moves(roll)
+                if facing.move_result(roll, move).captured})  # one own piece per tile captured on
 
 
 def review_game(record: GameRecord, table: SolvedTable, analysis: GameAnalysis | None = None) -> GameReview:

@@ -31,8 +31,11 @@ class GameLine:
     review: PlayerReview
     won: bool | None
     """Whether the player won (None: unfinished)."""
-    choices: int
-    """The player's decisions with a choice of moves."""
+
+    @property
+    def choices(self) -> int:
+        """The player's decisions with a choice of moves (every graded move is one)."""
+        return sum(self.review.counts[c] for c in GRADED)
 
 
 @dataclass(frozen=True)
@@ -151,7 +154,6 @@ def summarise_player(reviews: list[tuple[str, GameReview]], player: str | None =
             raise ValueError(f"{name}: {player!r} does not play in it (its players: "
                              f"{', '.join(repr(p.player) for p in review.players)})")
         side = mine[0]  # a name on both sides (self-play): light's side
-        choices = sum(1 for m in review.moves if m.side == side.side and len(m.values) > 1)
         won = None if review.winner is None else review.winner == side.side
-        lines.append(GameLine(name, side.side, side, won, choices))
+        lines.append(GameLine(name, side.side, side, won))
     return PlayerSummary(player, tuple(lines))

@@ -26,10 +26,12 @@ __all__ = [
     "cache_dir",
     "check_distinct",
     "check_output",
+    "in_table_cache",
     "install_command",
     "loads_json",
     "precious_kind",
     "require_extra",
+    "table_kind",
     "write_atomic",
 ]
 
@@ -59,24 +61,33 @@ def cache_dir() -> Path:
     return Path(base) / "urgym"
 
 
-def precious_kind(path: str | os.PathLike) -> str | None:
-    """What ``path`` is if it is a table file (:data:`TABLE_MAGICS`) or lies in the table cache; None otherwise.
+def in_table_cache(path: str | os.PathLike) -> Path | None:
+    """The table cache's folder if ``path`` lies inside it (links and ``..`` resolved), else None."""
+    try:
+        cache = Path(os.path.realpath(cache_dir()))
+    except ValueError:  # $URGYM_CACHE names a file: no cache to protect
+        return None
+    real = Path(os.path.realpath(os.fspath(path)))
+    return cache if real == cache or cache in real.parents else None
 
-    Outputs never replace such files: only the solver writes tables, and only where it was asked to.
-    """
+
+def table_kind(path: str | os.PathLike) -> str | None:
+    """What table ``path`` holds, by its first bytes (:data:`TABLE_MAGICS`); None for anything else or no file."""
     try:
-        cache = os.path.realpath(cache_dir())
-    except ValueError:
-        cache = None
-    real = os.path.realpath(os.fspath(path))
-    if cache is not None and (real == cache or real.startswith(cache.rstrip(os.sep) + os.sep)):
-        return f"inside urgym's table cache ({cache}), which holds solved tables only"
-    try:
-        with open(real, "rb") as f:
+        with open(os.path.realpath(os.fspath(path)), "rb") as f:
             head = f.read(8)
     except OSError:
         return None
     return next((kind for magic, kind in TABLE_MAGICS.items() if head.startswith(magic)), None)
+
+
+def precious_kind(path: str | os.PathLike) -> str | None:
+    """Why an output may not be written at ``path``: it lies in the table cache, or it is a table file
+    (:func:`in_table_cache`, :func:`table_kind`); None otherwise."""
+    cache = in_table_cache(path)
+    if cache is not None:
+        return f"inside urgym's table cache ({cache}), which holds solved tables only"
+    return table_kind(path)
 
 
 def write_atomic(path: str | os.PathLike, write: Callable[[Path], None], table: bool = False) -> Path:
@@ -92,11 +103,11 @@ def write_atomic(path: str | os.PathLike, write: Callable[[Path], None], table: 
         table: True only for the solver's table files, which may replace a table; anything else refuses to.
 
     Raises:
-        ValueError: If ``path`` is a table file (see :func:`precious_kind`) and ``table`` is False.
+        ValueError: If ``path`` is a table file (see :func:`table_kind`) and ``table`` is False.
     """
     if str(path) == STDOUT:
         return _write_stdout(write)
-    if not table and (kind := precious_kind(path)) and not kind.startswith("inside"):
+    if not table and (kind := table_kind(path)):
         raise ValueError(f"cannot write {path}: it is {kind}; give another path")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -174,8 +185,14 @@ def check_output(path: str | os.PathLike, formats: tuple[str, ...] | None = None
     kind = _special_kind(path)
     if kind:
         raise ValueError(f"cannot write {path}: it is {kind}; give the name of a regular file (or a new one)")
-    kind = precious_kind(path)
-    if kind and not (table == "cache" or (table == "out" and not kind.startswith("inside"))):
+    if table not in (None, "cache", "out"):
+        raise ValueError(f"table must be None, 'cache' or 'out', got {table!r}")
+    cache = None if table == "cache" else in_table_cache(path)
+    if cache is not None:
+        raise ValueError(f"cannot write {path}: it is inside urgym's table cache ({cache}), which holds solved "
+                         "tables only; give another path")
+    kind = None if table is not None else table_kind(path)
+    if kind:
         raise ValueError(f"cannot write {path}: it is {kind}; give another path")
     folder = path.parent
     while not folder.exists() and folder != folder.parent:
