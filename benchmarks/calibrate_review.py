@@ -1,11 +1,13 @@
 """The calibration of the review's accuracy, grades and ratings: the built-in ladder against perfect play.
 
-Run: ``python -m benchmarks.calibrate_review [--rules finkel,blitz,masters] [--games 100] [--workers 2]``
+Run: ``python -m benchmarks.calibrate_review [--rules finkel,blitz,masters] [--games 100] [--workers 2]
+[--agents LIST] [--raw FILE]``
 
-Each agent of the ladder (random, greedy, heuristic, expectimax:3, expectimax:7, perfect) plays ``--games`` games
-against perfect play (sides alternate, seed 0); every game is reviewed as ``review`` does, and the table gives,
-per rule set and agent, the mean of the agent's per-game accuracy, its mean regret per decision with a choice
-(win-% points), the share of its choices graded brilliant or great, and the ratings its games got. The review's
+Each agent of the ladder (random, greedy, heuristic, expectimax:3, expectimax:7, perfect; or ``--agents``) plays
+``--games`` games against perfect play (sides alternate, seed 0); every game is reviewed as ``review`` does, and
+the table gives, per rule set and agent, the mean of the agent's per-game accuracy, its mean error per game and
+regret per decision with a choice (win-% points), its luck-adjusted result against perfect play (the strength the
+play page shows), the share of its choices graded brilliant or great, and the ratings its games got. The review's
 criteria: accuracy rises strictly along the ladder, random's mean accuracy is at most 50% and perfect's 100%, and
 at most 2% of random's choices are brilliant or great.
 """
@@ -23,7 +25,8 @@ from pathlib import Path
 LADDER = ("random", "greedy", "heuristic", "expectimax:3", "expectimax:7", "perfect")
 
 
-def calibrate(rule_set: str, games: int, workers: int) -> list[dict]:
+def calibrate(rule_set: str, games: int, workers: int, raw: list | None = None,
+              agents: tuple[str, ...] = LADDER) -> list[dict]:
     from urgym.evaluation.match import play_match
     from urgym.evaluation.review import RATINGS, review_game
     from urgym.evaluation.runner import RunOptions
@@ -34,7 +37,7 @@ def calibrate(rule_set: str, games: int, workers: int) -> list[dict]:
     rules = get_rules(rule_set)
     table = table_for(rules)
     rows = []
-    for agent in LADDER:
+    for agent in agents:
         started = time.perf_counter()
         with tempfile.TemporaryDirectory() as folder:
             play_match(agent, "perfect", rules, games=games, seed=0, table=table,
@@ -45,13 +48,24 @@ def calibrate(rule_set: str, games: int, workers: int) -> list[dict]:
                 review = review_game(record, table)
                 sides = [p for p in review.players if p.player != "perfect" or agent == "perfect"][:1]
                 players.extend(sides)
+                if raw is not None:
+                    for side in sides:
+                        raw.append({"rules": rule_set, "agent": agent, **side.to_dict(),
+                                    "regrets": [m.regret for m in review.moves
+                                                if m.side == side.side and len(m.values) > 1],
+                                    "spreads": [max(m.values.values()) - min(m.values.values())
+                                                for m in review.moves if m.side == side.side and len(m.values) > 1]})
         choices = sum(sum(p.counts[c] for c in ("brilliant", "great", "best", "good", "inaccuracy", "mistake",
                                                    "blunder")) for p in players)
         hard = sum(p.counts["brilliant"] + p.counts["great"] for p in players)
         ratings = Counter(p.rating for p in players)
         rows.append({"rules": rule_set, "agent": agent, "games": len(players),
                      "accuracy": statistics.fmean(p.accuracy for p in players),
+                     "accuracy_se": statistics.stdev(p.accuracy for p in players) / len(players) ** 0.5
+                     if len(players) > 1 else 0.0,
                      "regret": statistics.fmean(100 * p.mean_regret for p in players),
+                     "error": statistics.fmean(100 * p.error for p in players),
+                     "adjusted": statistics.fmean(p.luck_adjusted for p in players),
                      "hard_share": hard / max(choices, 1),
                      "ratings": ", ".join(f"{name} {ratings[name]}" for name, _ in RATINGS if ratings[name]),
                      "seconds": time.perf_counter() - started})
@@ -64,14 +78,28 @@ def main() -> None:
     parser.add_argument("--rules", default="finkel,blitz,masters")
     parser.add_argument("--games", type=int, default=100)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--agents", default=",".join(LADDER), help="the agents to measure, weakest first")
+    parser.add_argument("--raw", help="also write every reviewed game's figures to this JSON file")
     args = parser.parse_args()
-    rows = [row for name in args.rules.split(",") for row in calibrate(name, args.games, args.workers)]
-    print("\n| rule set | agent | games | accuracy (mean of games) | regret per decision (points) | brilliant or "
-          "great, of its choices | ratings of its games |")
-    print("|---|---|---|---|---|---|---|")
+    raw: list | None = [] if args.raw else None
+    agents = tuple(args.agents.split(","))
+    rows = [row for name in args.rules.split(",") for row in calibrate(name, args.games, args.workers, raw, agents)]
+    if args.raw:
+        import json
+        Path(args.raw).write_text(json.dumps(raw))
+    from urgym.evaluation.review import RATINGS, rating_of
+
+    print("\n| rule set | agent | games | accuracy (mean of games) | error per game (points) | rating of that error | "
+          "regret per decision (points) | vs perfect (luck-adjusted) | brilliant or great, of its choices | ratings "
+          "of its games |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for row in rows:
-        print(f"| {row['rules']} | `{row['agent']}` | {row['games']} | {row['accuracy']:.1f}% | {row['regret']:.3f} | "
-              f"{100 * row['hard_share']:.2f}% | {row['ratings']} |")
+        print(f"| {row['rules']} | `{row['agent']}` | {row['games']} | {row['accuracy']:.1f}% "
+              f"(±{row['accuracy_se']:.1f}) | {row['error']:.1f} | {rating_of(row['error'] / 100)} | "
+              f"{row['regret']:.3f} | {100 * row['adjusted']:.1f}% | {100 * row['hard_share']:.2f}% | "
+              f"{row['ratings']} |")
+    print("\nRatings by error per game (points), each up to its limit: " + ", ".join(
+        f"{name} {limit:g}" if limit != float("inf") else f"{name} above" for name, limit in RATINGS))
     for name in args.rules.split(","):
         mine = [r for r in rows if r["rules"] == name]
         rising = all(a["accuracy"] < b["accuracy"] for a, b in itertools.pairwise(mine))

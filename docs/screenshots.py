@@ -1,9 +1,10 @@
 """Screenshots of the play and review pages for the README (desktop and phone width), in headless Chromium.
 
 Run: ``python docs/screenshots.py`` (needs the web extra, playwright and Chromium: ``apt-get install -y chromium``).
-It serves a finkel game with 3 pieces against ``greedy`` with a fixed seed, clicks the first movable piece a few
-times, takes a hint, opens the review at the game's largest error, and saves ``docs/play-desktop.png``,
-``docs/play-phone.png``, ``docs/review-desktop.png`` and ``docs/review-phone.png``.
+It serves a finkel game with 3 pieces against ``greedy`` with a fixed seed, clicks the first movable piece (or piece
+at home) a few times, takes a hint, opens the review at the game's largest error and the rules page, and saves
+``docs/play-desktop.png``, ``docs/play-phone.png``, ``docs/review-desktop.png``, ``docs/review-phone.png`` and
+``docs/howto-desktop.png``.
 """
 
 from __future__ import annotations
@@ -33,11 +34,12 @@ def main() -> None:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=shutil.which("chromium"), args=["--no-sandbox"])
         page = browser.new_page(viewport={"width": 1000, "height": 900})
-        page.goto(url)
+        page.goto(url + "&pause=0")
         for _ in range(12):
-            page.wait_for_selector("#board .tile.movable")
-            page.locator("#board .tile.movable").first.click()
+            page.wait_for_selector("body[data-ready=true]")
+            page.locator(".movable").first.click()
             page.wait_for_timeout(150)
+        page.wait_for_selector("body[data-ready=true]")
         page.click("#hint-button")
         page.wait_for_timeout(300)
         page.screenshot(path=str(HERE / "play-desktop.png"))
@@ -46,9 +48,13 @@ def main() -> None:
         review = browser.new_page(viewport={"width": 1000, "height": 900})
         review.goto(url.replace("/?", "/review?"))
         review.locator("#keys button.key").first.click()  # the largest error: played and best move drawn
+        review.evaluate("() => window.scrollTo(0, 0)")  # the click scrolled down to the button
         review.screenshot(path=str(HERE / "review-desktop.png"))
         review.set_viewport_size({"width": 390, "height": 844})
         review.screenshot(path=str(HERE / "review-phone.png"))
+        rules_page = browser.new_page(viewport={"width": 1000, "height": 1150})
+        rules_page.goto(url.replace("/?", "/how-to-play?"))
+        rules_page.screenshot(path=str(HERE / "howto-desktop.png"))
         browser.close()
     httpd.shutdown()
 

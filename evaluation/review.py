@@ -22,12 +22,15 @@ best move by how hard it was to find:
 
 A roll with one legal move is ``forced`` and one with none ``pass``; neither counts toward accuracy.
 
-Accuracy. A player's accuracy over a game is ``100 * 2 ** (-r / 0.75)``, with ``r`` their mean regret per
-decision with a choice, in points: 100 for perfect play, halved for every 0.75 points given away per decision on
-average. The scale is calibrated on the built-in ladder against perfect play (``python -m
-benchmarks.calibrate_review``; the table is in the docs): a random player scores about 5-30%, ``greedy`` 20-60%,
-``expectimax:7`` about 85%. A move's accuracy is the same formula over its own regret. The rating names the level
-of a mean regret (:data:`RATINGS`), from ``Beginner`` to ``Perfect``.
+Accuracy. A player's accuracy over a game is ``100 - 2 * E`` (at least 0), with ``E`` the winning chance their
+moves gave away over the game, in points: the sum of their regrets (:attr:`PlayerReview.error`). Perfect play
+scores 100; giving away 50 points, an even game's worth, scores 0. Against perfect play ``E`` is the start
+chance minus the luck-adjusted result, so the scale orders players by strength: it is calibrated on the built-in
+ladder against perfect play (``python -m benchmarks.calibrate_review``; the table is in the docs): on finkel
+random scores 14%, greedy 16%, heuristic 25%, expectimax:3 32%, expectimax:7 70%, perfect play 100%. (A mean
+regret per decision does not order them: a player who falls behind faces decisions that matter less, which
+flatters weak play.) A move's accuracy is the same formula over its own regret. The rating names the level of a
+game's error (:data:`RATINGS`), from ``Beginner`` to ``Perfect``.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ import html
 import json
 import os
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,9 +56,9 @@ from urgym.position import SIDES, Position
 from urgym.records import GameRecord
 from urgym.rules import Rules
 
-__all__ = ["CATEGORIES", "CATEGORY_LIMITS", "ERRORS", "GRADED", "GREAT_MARGIN", "RATINGS", "SIMPLE_PLAYER",
-           "GameReview", "MoveReview", "PlayerReview", "accuracy_of", "board_data", "category_of", "mistake_reason",
-           "position_data", "rating_of", "render_page", "review_game"]
+__all__ = ["ACCURACY_ZERO_POINTS", "CATEGORIES", "CATEGORY_LIMITS", "ERRORS", "GRADED", "GREAT_MARGIN", "RATINGS",
+           "SIMPLE_PLAYER", "GameReview", "MoveReview", "PlayerReview", "accuracy_of", "board_data", "category_of",
+           "mistake_reason", "position_data", "rating_of", "render_page", "review_game"]
 
 CATEGORY_LIMITS = (("best", 1e-12), ("good", 0.01), ("inaccuracy", 0.025), ("mistake", BLUNDER))
 """Upper regret limits (probability) of the categories; a larger regret is a ``blunder``."""
@@ -69,12 +73,12 @@ ERRORS = ("inaccuracy", "mistake", "blunder")
 GREAT_MARGIN = 0.025
 """A best move is ``great`` when every other move loses at least this much (each would be a mistake or worse)."""
 
-ACCURACY_HALF_POINTS = 0.75
-"""Mean regret per decision, in percentage points, that halves a player's accuracy (calibrated on the ladder)."""
+ACCURACY_ZERO_POINTS = 50.0
+"""Winning chance given away over one game, in percentage points, at which its accuracy reaches 0."""
 
-RATINGS = (("Perfect", 0.01), ("Supernatural", 0.1), ("World class", 0.25), ("Expert", 0.5), ("Advanced", 0.8),
-           ("Intermediate", 1.2), ("Casual", 2.0), ("Beginner", float("inf")))
-"""Ratings by mean regret per decision with a choice (percentage points): a rating holds up to its limit. The
+RATINGS = (("Perfect", 0.5), ("Supernatural", 4.0), ("World class", 10.0), ("Expert", 20.0), ("Advanced", 30.0),
+           ("Intermediate", 40.0), ("Casual", 48.0), ("Beginner", float("inf")))
+"""Ratings by the winning chance given away per game (percentage points): a rating holds up to its limit. The
 limits sit between the levels of the built-in ladder against perfect play (see :func:`rating_of`)."""
 
 SIMPLE_PLAYER = "greedy"
@@ -104,15 +108,18 @@ def category_of(regret: float, legal_moves: int, margin: float = 0.0, obvious: b
     return "blunder"
 
 
-def accuracy_of(regret: float) -> float:
-    """The accuracy in percent of a (mean) regret per decision (probability): ``100 * 2 ** (-points / 0.75)``."""
-    return 100.0 * 2.0 ** (-max(regret, 0.0) * 100.0 / ACCURACY_HALF_POINTS)
+def accuracy_of(error: float) -> float:
+    """The accuracy in percent of the winning chance given away over a game (probability, the sum of the
+    regrets): ``100 - 2 * points``, at least 0."""
+    return max(0.0, 100.0 * (1.0 - max(error, 0.0) * 100.0 / ACCURACY_ZERO_POINTS))
 
 
-def rating_of(regret: float) -> str:
-    """The rating of a mean regret per decision with a choice (probability): the first of :data:`RATINGS` whose
-    limit it does not pass."""
-    points = max(regret, 0.0) * 100.0
+def rating_of(error: float) -> str:
+    """The rating of the winning chance given away per game (probability): the first of :data:`RATINGS` whose
+    limit it does not pass. The limits, calibrated on the ladder against perfect play (mean error per game on
+    finkel and blitz): random 50 and 46 points, greedy 47 and 39, heuristic 41 and 33, expectimax:3 35 and 20,
+    expectimax:7 15 and 6, perfect 0."""
+    points = max(error, 0.0) * 100.0
     return next(name for name, limit in RATINGS if points <= limit)
 
 
@@ -168,18 +175,21 @@ class PlayerReview:
     counts: dict[str, int]
     luck: float
     error: float
+    """The winning chance the side's moves gave away over the game (the sum of their regrets, probability)."""
     luck_adjusted: float
     """The side's result with the luck of both sides taken out."""
+    reasons: dict[str, int] | None = None
+    """How many of the side's errors had each reason (:func:`mistake_reason`; ``other`` for none)."""
 
     @property
     def rating(self) -> str:
-        """The level of play of :attr:`mean_regret` (:func:`rating_of`)."""
-        return rating_of(self.mean_regret)
+        """The level of play of :attr:`error` (:func:`rating_of`)."""
+        return rating_of(self.error)
 
     def to_dict(self) -> dict[str, Any]:
         return {"side": self.side, "player": self.player, "accuracy": self.accuracy, "rating": self.rating,
                 "mean_regret": self.mean_regret, "counts": self.counts, "luck": self.luck, "error": self.error,
-                "luck_adjusted": self.luck_adjusted}
+                "luck_adjusted": self.luck_adjusted, "reasons": self.reasons or {}}
 
 
 @dataclass(frozen=True)
@@ -210,9 +220,9 @@ class GameReview:
                                                               f"{SIMPLE_PLAYER} misses it",
                                                      "brilliant": f"every other move loses > {BLUNDER}, and "
                                                                   f"{SIMPLE_PLAYER} misses it"},
-                                "accuracy": f"100 * 2 ** (-mean_regret_points / {ACCURACY_HALF_POINTS}), over the "
-                                            "moves with a choice",
-                                "ratings": {name: f"mean regret up to {limit} points" for name, limit in RATINGS}}}
+                                "accuracy": f"max(0, 100 * (1 - error_points / {ACCURACY_ZERO_POINTS})), error: "
+                                            "the winning chance the player's moves gave away over the game",
+                                "ratings": {name: f"error up to {limit} points per game" for name, limit in RATINGS}}}
 
     def csv_rows(self) -> list[dict[str, Any]]:
         """One row per roll (the values of the other moves in one column, ``move=chance`` pairs)."""
@@ -238,15 +248,16 @@ class GameReview:
         lines.append(f"{rules.describe()}: {result} after {len(self.moves)} rolls; light's chance at the start "
                      f"{100 * self.start_chance:.1f}%")
         width = max(16, *(len(p.player) for p in self.players))
-        lines.append(f"{'':6} {'player':{width}} {'accuracy':>8} {'rating':12} {'mean regret':>11} {'luck':>7} "
+        lines.append(f"{'':6} {'player':{width}} {'accuracy':>8} {'rating':12} {'error':>7} {'luck':>7} "
                      f"{'adjusted':>8}  " + " ".join(f"{_ABBREVIATIONS[c]:>5}" for c in GRADED))
         for p in self.players:
             shown = min(max(p.luck_adjusted, 0.0), 1.0)  # one game's unbiased estimate may leave 0-100%
             mark = "*" if shown != p.luck_adjusted else " "
-            lines.append(f"{p.side:6} {p.player:{width}} {p.accuracy:7.1f}% {p.rating:12} {100 * p.mean_regret:10.2f}p "
+            lines.append(f"{p.side:6} {p.player:{width}} {p.accuracy:7.1f}% {p.rating:12} {100 * p.error:6.1f}p "
                          f"{100 * p.luck:+6.1f}p {100 * shown:6.1f}%{mark}  "
                          + " ".join(f"{p.counts[c]:>5}" for c in GRADED))
-        lines.append("(p: percentage points of winning chance; adjusted: the result with both sides' luck "
+        lines.append("(p: percentage points of winning chance; error: what the player's moves gave away over the "
+                     "game, accuracy 100 - 2 x error; adjusted: the result with both sides' luck "
                      "taken out, * where one game's estimate left 0-100% and is shown clipped (the JSON keeps it); "
                      "moves per grade: " + ", ".join(f"{_ABBREVIATIONS[c]} {c}" for c in GRADED) + ")")
         for label, steps in (("largest errors", self.key_errors), ("largest luck", self.key_luck)):
@@ -362,9 +373,10 @@ def _player_review(side: str, record: GameRecord, analysis: GameAnalysis, moves:
     choices = [m for m in own if m.accuracy is not None]
     counts = {c: sum(m.category == c for m in own) for c in CATEGORIES}
     mean_regret = sum(m.regret for m in choices) / len(choices) if choices else 0.0
-    accuracy = accuracy_of(mean_regret)
-    return PlayerReview(side, record.players.get(side, ""), accuracy, mean_regret, counts, analysis.luck(side),
-                        analysis.error(side), analysis.luck_adjusted(side))
+    error = analysis.error(side)
+    reasons = Counter(m.reason or "other" for m in own if m.category in ERRORS)
+    return PlayerReview(side, record.players.get(side, ""), accuracy_of(error), mean_regret, counts,
+                        analysis.luck(side), error, analysis.luck_adjusted(side), dict(reasons.most_common()))
 
 
 # --- the graph -------------------------------------------------------------------------------------------

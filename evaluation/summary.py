@@ -1,14 +1,15 @@
-"""One player over many reviewed games: accuracy and rating over all their decisions, error and luck per game,
-grades counted, and the accuracy of each game in the order played (``review FOLDER``).
+"""One player over many reviewed games: accuracy and rating, error and luck per game, grades counted, the most
+frequent kinds of mistake, and the accuracy of each game in the order played (``review FOLDER``).
 
-The overall accuracy and rating are those of the player's mean regret over every decision with a choice in all
-the games (:func:`urgym.evaluation.review.accuracy_of`, :func:`~urgym.evaluation.review.rating_of`), so a long game
-weighs more than a short one, as it holds more decisions.
+The overall accuracy and rating are those of the player's mean error per game (the winning chance their moves gave
+away in a game, :func:`urgym.evaluation.review.accuracy_of`, :func:`~urgym.evaluation.review.rating_of`): the
+accuracy is the mean of the games' accuracies before each is clipped at 0.
 """
 
 from __future__ import annotations
 
 import os
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,21 +57,36 @@ class PlayerSummary:
         return total / self.choices if self.choices else 0.0
 
     @property
+    def mean_error(self) -> float:
+        """Mean winning chance (probability) the player's moves gave away per game."""
+        return sum(g.review.error for g in self.games) / len(self.games) if self.games else 0.0
+
+    @property
     def accuracy(self) -> float:
-        return accuracy_of(self.mean_regret)
+        return accuracy_of(self.mean_error)
 
     @property
     def rating(self) -> str:
-        return rating_of(self.mean_regret)
+        return rating_of(self.mean_error)
 
     @property
     def counts(self) -> dict[str, int]:
         return {c: sum(g.review.counts[c] for g in self.games) for c in GRADED}
 
+    @property
+    def reasons(self) -> dict[str, int]:
+        """How many of the player's errors (inaccuracies, mistakes, blunders) had each reason, most frequent
+        first (``other``: none of the simple reasons of :func:`~urgym.evaluation.review.mistake_reason`)."""
+        total: Counter[str] = Counter()
+        for g in self.games:
+            total.update(g.review.reasons or {})
+        return dict(total.most_common())
+
     def to_dict(self) -> dict[str, Any]:
         return {"format": "urgym-player-summary", "version": 1, "player": self.player, "games": len(self.games),
-                "accuracy": self.accuracy, "rating": self.rating, "mean_regret": self.mean_regret,
-                "choices": self.choices, "counts": self.counts,
+                "accuracy": self.accuracy, "rating": self.rating, "mean_error": self.mean_error,
+                "mean_regret": self.mean_regret, "choices": self.choices, "counts": self.counts,
+                "reasons": self.reasons,
                 "won": sum(g.won is True for g in self.games),
                 "per_game": [{"record": g.name, "side": g.side, "accuracy": g.review.accuracy,
                               "rating": g.review.rating, "mean_regret": g.review.mean_regret, "error": g.review.error,
@@ -89,9 +105,13 @@ class PlayerSummary:
                          f"{g.review.rating:12} {100 * g.review.mean_regret:6.2f}p {100 * g.review.error:6.1f}p "
                          f"{100 * g.review.luck:+6.1f}p")
         won = sum(g.won is True for g in self.games)
-        lines.append(f"overall: accuracy {self.accuracy:.1f}% ({self.rating}), mean regret "
-                     f"{100 * self.mean_regret:.2f} points per decision, won {won} of {len(self.games)}")
+        lines.append(f"overall: accuracy {self.accuracy:.1f}% ({self.rating}), error {100 * self.mean_error:.1f} "
+                     f"points per game, mean regret {100 * self.mean_regret:.2f} points per decision, won {won} of "
+                     f"{len(self.games)}")
         lines.append("moves per grade: " + ", ".join(f"{c} {n}" for c, n in self.counts.items()))
+        if self.reasons:
+            lines.append("errors by kind, most frequent first: " + ", ".join(f"{kind} {n}"
+                                                                            for kind, n in self.reasons.items()))
         lines.append("(regret: per decision with a choice; error: winning chance given away in the game; luck: the "
                      "dice's net gift; p: percentage points)")
         return "\n".join(lines)

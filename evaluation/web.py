@@ -6,8 +6,10 @@ and name the server itself as their host (so a web page elsewhere cannot reach i
 (``pages/play.html``) is self-contained: nothing is fetched from the network.
 
 One game at a time, held by :class:`WebGame`: the human plays one side, the agent the other; every request that
-changes the game answers with the whole state (:meth:`WebGame.state`), which the page draws. The dice are game 0
-of the game's seed, as in the terminal's ``play``.
+changes the game answers with the whole state (:meth:`WebGame.state`), which the page draws, showing the rolls and
+moves since the human's last decision one at a time. The dice are game 0 of the game's seed, as in the terminal's
+``play``. A new game may change the opponent (one of :data:`LADDER`, or the one named on the command line), the
+rule set and the piece count; the page can never name any other agent (an engine or a file would run code).
 """
 
 from __future__ import annotations
@@ -20,17 +22,39 @@ from typing import Any
 
 import numpy as np
 from urgym.agents import Agent, make_agent
-from urgym.agents.play import describe_move
+from urgym.agents.play import cached_table, describe_move
 from urgym.evaluation.review import board_data, position_data, render_page, review_game
 from urgym.solver import SolvedTable
 
-from urgym import SIDES, Game, GameRecord, Position, Rules
+from urgym import RULE_SET_NAMES, SIDES, Game, GameRecord, Position, Rules, get_rules
+from urgym.checks import short_repr
 from urgym.files import loads_json, require_extra
+from urgym.howto import dice_count, how_to_play
 from urgym.notation import move_text
 
-__all__ = ["FORCED_NOTE", "MAX_BODY", "TOKEN_HEADER", "WebGame", "create_app", "serve"]
+__all__ = ["FORCED_NOTE", "LADDER", "MAX_BODY", "STRENGTH", "TOKEN_HEADER", "WebGame", "create_app", "serve"]
 
 TOKEN_HEADER = "X-Urgym-Token"
+
+LADDER = ("random", "greedy", "heuristic", "expectimax:1", "expectimax:3", "expectimax:5", "expectimax:7", "ppo",
+          "td", "perfect")
+"""The opponents a new game offers, weakest first (the learned ones only on the rules their models learned)."""
+
+LEARNED_RULES = {"ppo": ("finkel", 7), "td": ("finkel", 7)}
+"""The rule set and piece count each shipped model was trained on (and the only one the page offers it on)."""
+
+STRENGTH: dict[str, dict[str, float]] = {
+    # The mean luck-adjusted result against perfect play, at each rule set's own piece count: the review's
+    # calibration (benchmarks/calibrate_review.py, 100 games each, 2026-11-25; a result below 0 is shown as 0) and,
+    # for the learned models, their cards (1,000 games). Perfect play against itself scores 50% by definition.
+    "finkel": {"random": 0.0, "greedy": 0.027, "heuristic": 0.091, "expectimax:1": 0.0, "expectimax:3": 0.155,
+               "expectimax:5": 0.301, "expectimax:7": 0.348, "ppo": 0.293, "td": 0.436, "perfect": 0.5},
+    "blitz": {"random": 0.036, "greedy": 0.111, "heuristic": 0.166, "expectimax:1": 0.0, "expectimax:3": 0.300,
+              "expectimax:5": 0.404, "expectimax:7": 0.439, "perfect": 0.5},
+    "masters": {"random": 0.020, "greedy": 0.080, "heuristic": 0.086, "expectimax:1": 0.008, "expectimax:3": 0.270,
+                "expectimax:5": 0.354, "expectimax:7": 0.408, "perfect": 0.5},
+}
+"""Measured strength of the ladder's agents per rule set (a share, 0-1), shown beside each in the page."""
 
 
 class WebGame:
@@ -39,13 +63,26 @@ class WebGame:
     def __init__(self, rules: Rules, agent: Agent, table: SolvedTable | None, side: str = "light",
                  seed: int | None = None) -> None:
         self.rules, self.agent, self.table = rules, agent, table
+        self.opponent = _ladder_name(agent.spec)  # as the page names it (one of LADDER, or the command line's)
+        self._first, self._first_rules = agent, rules  # the command line's opponent stays offered
         self.lock = threading.Lock()  # one request changes the game at a time
         self.new(side, seed)
 
-    def new(self, side: str, seed: int | None) -> None:
-        """Start a new game with the human on ``side`` (``light``, ``dark`` or ``random``)."""
+    def new(self, side: str, seed: int | None, opponent: str | None = None, rules: str | None = None,
+            pieces: int | None = None) -> None:
+        """Start a new game with the human on ``side`` (``light``, ``dark`` or ``random``), optionally against
+        another ``opponent`` (a spec of :meth:`opponents`) on another rule set (a name of
+        :data:`~urgym.RULE_SET_NAMES`) and piece count.
+
+        Raises:
+            ValueError: For a side, opponent, rule set or piece count the page may not choose, saying which are
+                allowed; the current game is kept.
+        """
         if side not in (*SIDES, "random"):
             raise ValueError(f"side must be light, dark or random, got {side!r}")
+        if (opponent, rules, pieces) != (None, None, None):
+            self._configure(opponent or self.opponent, self.rules.name if rules is None else rules,
+                            self.rules.pieces if pieces is None else pieces)
         if seed is None:
             seed = int(np.random.default_rng().integers(2**63))
         if side == "random":
@@ -92,6 +129,14 @@ class WebGame:
         return {"values": {move_text(position, roll, m): v for m, v in values.items()},
                 "best": move_text(position, roll, best), "before": self.table.win_probability(position)}
 
+    def opponents(self) -> list[dict[str, Any]]:
+        """The opponents a new game on the current rules may choose: spec, measured strength (None where not
+        measured) and why it cannot play these rules (None when it can)."""
+        measured = STRENGTH.get(self.rules.name, {}) if self.rules == get_rules(self.rules.name) else {}
+        return [{"spec": spec, "strength": measured.get(spec), "unavailable": self._unavailable(spec, self.rules,
+                                                                                                   self.table)}
+                for spec in self._offered()]
+
     def record(self) -> GameRecord:
         players = {self.human: "human", _other(self.human): self.agent.spec}
         return GameRecord.from_game(self.game, players)
@@ -110,19 +155,58 @@ class WebGame:
         moves = []
         if deciding:
             for m in game.legal_moves:
-                text = move_text(position, game.roll, m)
-                moves.append({"move": m, "notation": text, "text": describe_move(position, game.roll, m)})
+                source, target = _move_tiles(position, game.roll, m)
+                moves.append({"move": m, "notation": move_text(position, game.roll, m), "from": source,
+                              "to": target, "text": describe_move(position, game.roll, m)})
+        rules = self.rules
         return {"position": position_data(position), "human": self.human, "agent": self.agent.spec,
                 "roll": game.roll if deciding else None, "moves": moves, "events": self.events,
                 "chances": self.chances, "over": game.is_over, "winner": game.winner, "seed": self.seed,
-                "hints": self.table is not None}
+                "hints": self.table is not None, "rules": rules.name, "pieces": rules.pieces,
+                "describe": rules.describe(), "board": board_view(rules),
+                "opponent": self.opponent, "opponents": self.opponents(), "rule_sets": RULE_SET_NAMES}
 
     # --- internals ---------------------------------------------------------------------------------------------
+    def _offered(self) -> list[str]:
+        first = _ladder_name(self._first.spec)
+        return list(LADDER) + ([first] if first not in LADDER else [])
+
+    @staticmethod
+    def _unavailable(spec: str, rules: Rules, table: SolvedTable | None) -> str | None:
+        """Why ``spec`` cannot play ``rules`` from the page, None when it can."""
+        if spec in LEARNED_RULES and (rules.name, rules.pieces) != LEARNED_RULES[spec]:
+            name, pieces = LEARNED_RULES[spec]
+            return f"its model learned {name} with {pieces} pieces only"
+        if spec == "perfect" and table is None:
+            return f"no solved table of these rules is cached (solve --rules {rules.name} --pieces {rules.pieces})"
+        return None
+
+    def _configure(self, opponent: str, name: Any, pieces: Any) -> None:
+        """Check a new game's opponent, rule set and piece count together, then switch to them (or raise and keep
+        the current ones)."""
+        if name not in RULE_SET_NAMES:
+            raise ValueError(f"unknown rule set {short_repr(name)}; the page offers {', '.join(RULE_SET_NAMES)}")
+        if isinstance(pieces, bool) or not isinstance(pieces, int) or not 1 <= pieces <= 7:
+            raise ValueError(f"pieces must be a whole number from 1 to 7, got {short_repr(pieces)}")
+        if opponent not in self._offered():
+            raise ValueError(f"unknown opponent {short_repr(opponent)}; the page offers {', '.join(self._offered())}")
+        rules = get_rules(name, pieces)
+        table = self.table if rules == self.rules else cached_table(rules)
+        why = self._unavailable(opponent, rules, table)
+        if why:
+            raise ValueError(f"{opponent} cannot play {rules.describe()}: {why}")
+        if opponent == _ladder_name(self._first.spec) and rules == self._first_rules:
+            agent = self._first
+        else:
+            agent = make_agent(opponent, table=table) if opponent == "perfect" else make_agent(opponent)
+        self.rules, self.table, self.agent, self.opponent = rules, table, agent, opponent
+
     def _play(self, move: int, note: str = "") -> None:
         game = self.game
         position, roll = game.position, game.roll
+        source, target = _move_tiles(position, roll, move)
         self._tell(game.turn, roll, move_text(position, roll, move), describe_move(position, roll, move) + note,
-                   position.play(roll, move))
+                   position.play(roll, move), source=source, target=target, forced=bool(note))
         game.play(move)
         self._tell_passes()
 
@@ -145,13 +229,40 @@ class WebGame:
             self._tell(step.side, step.roll, f"{step.roll}-", "no legal move: the turn passes",
                        self._after.play(step.roll, None))
 
-    def _tell(self, side: str, roll: int, notation: str, text: str, after: Position) -> None:
-        """Add one event, and light's winning chance after it (with the table): kept as the game goes, not
-        replayed from the record at every request."""
-        self.events.append({"side": side, "roll": roll, "notation": notation, "text": text})
+    def _tell(self, side: str, roll: int, notation: str, text: str, after: Position, source: str | None = None,
+              target: str | None = None, forced: bool = False) -> None:
+        """Add one event (with the position after it, and the tiles a move left and reached, for the page to
+        show), and light's winning chance after it (with the table): kept as the game goes, not replayed from
+        the record at every request."""
+        self.events.append({"side": side, "roll": roll, "notation": notation, "text": text, "from": source,
+                            "to": target, "forced": forced, "after": position_data(after)})
         self._after = after
         if self.table is not None:
             self.chances.append(self.table.win_probability(after, "light"))
+
+def howto_data(rules: Rules) -> dict[str, Any]:
+    """What the "how to play" page draws: the rule set's sections in words, its board, paths and dice."""
+    chances = [[roll, p] for roll, p in enumerate(rules.roll_probabilities) if p > 0]
+    return {"rules": rules.name, "describe": rules.describe(), "sections": how_to_play(rules),
+            "board": board_view(rules), "chances": chances}
+
+
+def board_view(rules: Rules) -> dict[str, Any]:
+    """The board as the play pages draw it: tiles, both paths (for the arrows) and how many dice to draw."""
+    return {**board_data(rules), "dice": dice_count(rules), "paths": {"light": rules.path, "dark": rules.dark_path}}
+
+
+def _move_tiles(position: Position, roll: int, move: int) -> tuple[str, str]:
+    """The tile a move leaves (``home`` when it enters a piece) and the tile it reaches (``off`` when it scores)."""
+    path = position.rules.path if position.turn == "light" else position.rules.dark_path
+    target = move + roll
+    return ("home" if move == 0 else path[move - 1]), ("off" if target > len(path) else path[target - 1])
+
+
+def _ladder_name(spec: str) -> str:
+    """The ladder's short name of an agent's spec (``expectimax:3`` for ``expectimax:depth=3``)."""
+    return spec.replace(":depth=", ":") if spec.startswith("expectimax:depth=") else spec
+
 
 def _other(side: str) -> str:
     return "dark" if side == "light" else "light"
@@ -221,7 +332,9 @@ def create_app(game: WebGame, token: str, port_of: Any = None):
     def new():
         with game.lock:
             try:
-                game.new(str(body().get("side", "light")), None)
+                data = body()
+                game.new(str(data.get("side", "light")), None, opponent=data.get("opponent"),
+                         rules=data.get("rules"), pieces=data.get("pieces"))
             except ValueError as err:
                 return jsonify({"error": str(err)}), 400
             return jsonify(game.state())
@@ -244,6 +357,17 @@ def create_app(game: WebGame, token: str, port_of: Any = None):
                 return jsonify({"error": str(err.args[0])}), 404
             except ValueError as err:
                 return jsonify({"error": str(err)}), 409
+
+    @app.get("/how-to-play")
+    def rules_page():
+        name = request.args.get("rules", game.rules.name)
+        if name not in RULE_SET_NAMES:
+            return Response(f"unknown rule set {short_repr(name)}; known: {', '.join(RULE_SET_NAMES)}\n", status=400,
+                            mimetype="text/plain")
+        with game.lock:
+            rules = game.rules if name == game.rules.name else get_rules(name)
+        return Response(render_page("howto", f"How to play Ur: {rules.name}", howto_data(rules)),
+                        mimetype="text/html")
 
     @app.get("/record.json")
     def record_json():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["integer", "integer_array", "is_integer"]
+__all__ = ["integer", "integer_array", "is_integer", "short_repr"]
 
 
 def is_integer(value: object) -> bool:
@@ -56,12 +56,13 @@ def integer_array(value: object, name: str) -> np.ndarray:
         if all(is_integer(v) and _INT64.min <= v <= _INT64.max for v in items):
             array = np.array([int(v) for v in items], dtype=np.int64).reshape(array.shape)
     if array is None or array.dtype.kind not in "iu" or array.dtype == np.bool_:
-        raise ValueError(f"{name} must be integers (int64), got {_short(value)}")
+        raise ValueError(f"{name} must be integers (int64), got {short_repr(value)}")
     if array.dtype.kind == "u" and array.size and array.max() > _INT64.max:
-        raise ValueError(f"{name} must be integers from {_INT64.min} to {_INT64.max}, got {_short(value)}")
+        raise ValueError(f"{name} must be integers from {_INT64.min} to {_INT64.max}, got {short_repr(value)}")
     return array.astype(np.int64, copy=False)
 
 
-def _short(value: object) -> str:
+def short_repr(value: object) -> str:
+    """``repr(value)`` cut to 80 characters (a value from a stranger quoted in an error message)."""
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."

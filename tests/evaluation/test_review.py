@@ -9,7 +9,7 @@ import pytest
 from urgym.agents import make_agent
 from urgym.commands.review import main as review_main
 from urgym.evaluation.luck import analyse_game
-from urgym.evaluation.review import CATEGORIES, accuracy_of, category_of, rating_of, review_game
+from urgym.evaluation.review import CATEGORIES, ERRORS, RATINGS, accuracy_of, category_of, rating_of, review_game
 
 from urgym import Game
 from urgym.notation import move_text
@@ -40,11 +40,14 @@ def test_categories_and_accuracy_follow_their_documented_limits():
     assert category_of(0.01, 3, 0.3) == "good"  # the margin grades only the best move
     assert category_of(0.0, 3, 0.3, obvious=True) == "best"  # a best move the simple player finds is no feat
     assert accuracy_of(0.0) == 100.0
-    assert accuracy_of(0.0075) == pytest.approx(50.0)  # 0.75 points per decision on average halve it
-    assert accuracy_of(0.015) == pytest.approx(25.0)
-    assert [rating_of(r / 100) for r in (0.0, 0.01, 0.05, 0.2, 0.4, 0.7, 1.0, 1.5, 2.5)] == [
-        "Perfect", "Perfect", "Supernatural", "World class", "Expert", "Advanced", "Intermediate", "Casual",
-        "Beginner"]
+    assert accuracy_of(0.25) == pytest.approx(50.0)  # 25 points given away over a game halve it
+    assert accuracy_of(0.1) == pytest.approx(80.0) and accuracy_of(0.5) == 0.0 and accuracy_of(0.9) == 0.0
+    # each rating holds up to its limit (points given away per game), the next one just above it
+    names = [name for name, _ in RATINGS]
+    assert names[0] == "Perfect" and names[-1] == "Beginner" and rating_of(0.0) == "Perfect"
+    for (name, limit), following in zip(RATINGS, names[1:], strict=False):
+        assert rating_of(limit / 100) == name and rating_of(limit / 100 + 1e-9) == following
+    assert rating_of(1.0) == "Beginner"
 
 
 GREEDY = make_agent("greedy")
@@ -82,8 +85,13 @@ def test_player_summaries_and_key_moves(finkel3_table, reviewed):
         assert player.luck == pytest.approx(analysis.luck(player.side))
         assert player.luck_adjusted == pytest.approx(analysis.luck_adjusted(player.side))
         choices = [m for m in own if len(m.values) > 1]
-        assert player.accuracy == pytest.approx(accuracy_of(sum(m.regret for m in choices) / len(choices)))
-        assert player.rating == rating_of(player.mean_regret)
+        assert player.error == pytest.approx(sum(m.regret for m in own))  # forced moves give nothing away
+        assert player.mean_regret == pytest.approx(sum(m.regret for m in choices) / len(choices))
+        assert player.accuracy == pytest.approx(max(0.0, 100 - 2 * 100 * player.error))
+        assert player.rating == rating_of(player.error)
+        errors = [m for m in own if m.category in ERRORS]
+        assert sum(player.reasons.values()) == len(errors)
+        assert player.reasons.get("other", 0) == sum(not m.reason for m in errors)
     assert review.players[0].accuracy < review.players[1].accuracy  # random (light) plays worse than greedy
     regrets = sorted((m.regret for m in review.moves), reverse=True)
     assert [review.moves[s].regret for s in review.key_errors] == regrets[:len(review.key_errors)]
@@ -224,9 +232,24 @@ def test_html_page_in_a_headless_browser(finkel3_table, reviewed, tmp_path):
         for cls, tile in (("best-from", best_tiles[0]), ("best-to", best_tiles[1])):
             drawn = page.eval_on_selector_all(f"#board .tile.{cls}", "els => els.map(e => e.dataset.tile)")
             assert drawn == ([tile] if tile in on_board else []), cls  # entering or bearing off: off the board
+        # every chance from one side's view (light's: neither player is named human), switchable to dark's
+        def chances():
+            return [float(x) for x in re.findall(r"(\d+\.\d)%", " ".join(page.locator("#status div")
+                                                                          .all_text_contents()))]
+
         status = page.locator("#status div").all_text_contents()
+        mover = "these" if error.side == "light" else "dark's"
         assert status[0].startswith("Light's winning chance") and status[2].startswith(
-            f"{error.side.capitalize()}'s winning chance after each move")
+            f"Light's winning chance after each of {mover} moves")
+        as_light = chances()
+        light_before = review.start_chance if error.step == 0 else review.moves[error.step - 1].light_chance
+        assert as_light[0] == pytest.approx(100 * light_before, abs=0.051)
+        page.select_option("#view", "dark")
+        assert page.get_attribute("body", "data-view") == "dark"
+        assert page.locator("#status div").first.text_content().startswith("Dark's winning chance")
+        assert chances() == pytest.approx([100 - c for c in as_light], abs=0.11)
+        assert page.text_content("#moves th:nth-child(6)") == "dark's chance after"
+        page.select_option("#view", "light")
         # a phone-sized window: nothing wider than the screen but the tables, which scroll in their own boxes
         page.set_viewport_size({"width": 390, "height": 844})
         widest = page.evaluate("""() => [...document.querySelectorAll('body *')]

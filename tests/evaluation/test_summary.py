@@ -32,8 +32,14 @@ def test_the_summary_pools_every_decision(games, finkel3_table):
                for m in r.moves if m.side == p.side and len(m.values) > 1]
     assert summary.choices == len(regrets)
     assert summary.mean_regret == pytest.approx(sum(regrets) / len(regrets))
-    assert summary.accuracy == pytest.approx(accuracy_of(summary.mean_regret))
-    assert summary.rating == rating_of(summary.mean_regret)
+    errors = [p.error for _, r in reviews for p in r.players if p.player == "heuristic"]
+    assert summary.mean_error == pytest.approx(sum(errors) / len(errors))
+    assert summary.accuracy == pytest.approx(accuracy_of(summary.mean_error))
+    assert summary.rating == rating_of(summary.mean_error)
+    kinds = [m.reason or "other" for _, r in reviews for p in r.players if p.player == "heuristic"
+             for m in r.moves if m.side == p.side and m.category in ("inaccuracy", "mistake", "blunder")]
+    assert summary.reasons == {k: kinds.count(k) for k in set(kinds)}
+    assert list(summary.reasons.values()) == sorted(summary.reasons.values(), reverse=True)
     assert sum(summary.counts.values()) == len(regrets)
     won = [r.winner == g.side for (_, r), g in zip(reviews, summary.games, strict=True)]
     assert [g.won for g in summary.games] == won

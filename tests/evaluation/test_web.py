@@ -146,41 +146,123 @@ def _browser():
     return path
 
 
-def test_a_whole_game_against_random_by_clicking_with_a_hint_a_download_and_the_review(server, tmp_path):
+def _launch(p, executable, base):
+    """A page that fails the test on a script error, a dialog or a request outside the server."""
+    browser = p.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+    page = browser.new_page(accept_downloads=True)
+    problems = []
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on("dialog", lambda d: (problems.append(f"dialog: {d.message}"), d.dismiss()))
+    page.on("request", lambda r: problems.append(f"outside: {r.url}") if not r.url.startswith(base) else None)
+    return browser, page, problems
+
+
+def _seen(page):
+    seen = page.get_attribute("body", "data-seen") or ""
+    return [int(i) for i in seen.split(",") if i]
+
+
+def play_by_clicking(page, game, prefer_home):
+    """Play the game to its end by clicking the board (a piece at home when ``prefer_home`` allows), checking at
+    each decision that every roll since the last one was shown, one at a time, before the decision was offered.
+    Returns the clicks, the home pieces clicked and the opponent's moves caught on screen while being shown."""
+    clicks = home_clicks = 0
+    caught = set()
+    while True:
+        ready = page.get_attribute("body", "data-ready")
+        if ready != "true" and page.get_attribute("body", "data-over") != "true":
+            showing = page.get_attribute("body", "data-showing")
+            if showing:
+                caught.add(json.loads(showing)["step"])
+            page.wait_for_timeout(10)
+            continue
+        state = game.state()
+        # every event of the game so far was shown, in order, and the board shows the position now
+        assert _seen(page) == list(range(len(state["events"])))
+        pieces = {side: sorted(page.eval_on_selector_all(f"#board .piece.{side}",
+                                                          "els => els.map(e => e.parentElement.dataset.tile)"))
+                  for side in ("light", "dark")}
+        position = game.game.position
+        assert pieces == {side: sorted(position.tiles(side)) for side in ("light", "dark")}
+        for side in ("light", "dark"):
+            assert page.locator(f"#{side}-home .piece").count() == position.home(side)
+            assert page.locator(f"#{side}-scored .piece").count() == position.scored(side)
+        if state["over"]:
+            return clicks, home_clicks, caught
+        legal = state["moves"]
+        home = page.locator(f"#{game.human}-home .piece.movable")
+        tiles = page.locator("#board .tile.movable")
+        assert home.count() + tiles.count() == len(legal)  # every legal move is clickable: a tile or a home piece
+        enter = home.count() > 0 and (prefer_home or not tiles.count())
+        target = home.first if enter else tiles.nth(clicks % tiles.count())
+        home_clicks += enter
+        before = len(state["events"])
+        target.click()
+        clicks += 1
+        wait_until(page, lambda: len(game.state()["events"]) > before)  # noqa: B023
+        assert clicks < 400
+
+
+@pytest.mark.parametrize(("rules", "opponent", "side"), [("finkel", "random", "light"), ("blitz", "greedy", "dark")])
+def test_whole_games_by_clicking_on_two_rule_sets_against_two_opponents(server, rules, opponent, side):
+    """A new game is chosen in the page (opponent, rules, pieces, side) and played to its end by clicking, pieces
+    at home included; the opponent's moves are shown one at a time before each decision."""
+    executable = _browser()
+    from playwright.sync_api import sync_playwright
+
+    load_or_solve(get_rules(rules, 3), progress=False)  # hints and the graph on both rule sets
+    base, game = server
+    with sync_playwright() as p:
+        browser, page, problems = _launch(p, executable, base)
+        page.goto(f"{base}/?token={TOKEN}&pause=40")
+        page.wait_for_selector("body[data-ready=true]")
+        offered = page.eval_on_selector_all("#opponent option", "els => els.map(e => e.value)")
+        assert offered[:4] == ["random", "greedy", "heuristic", "expectimax:1"] and "perfect" in offered
+        page.select_option("#opponent", opponent)
+        page.select_option("#rules", rules)
+        page.select_option("#pieces", "3")
+        page.select_option("#side", side)
+        page.click("#new")
+        wait_until(page, lambda: (game.rules.name, game.rules.pieces, game.human) == (rules, 3, side))
+        assert game.opponent == opponent and game.rules.pieces == 3
+        wait_until(page, lambda: page.get_attribute("body", "data-ready") == "true")
+        assert page.text_content("#title") == f"Ur: you ({side}) against {opponent}"
+        dice = page.locator("#dice polygon.die").count()
+        assert dice == 4  # four tetrahedral dice on both rule sets
+        clicks, home_clicks, caught = play_by_clicking(page, game, prefer_home=True)
+        # pieces entered by clicking them at home (the first is entered for the player: its only legal move)
+        assert game.game.is_over and clicks >= 3 and home_clicks >= 1
+        theirs = [i for i, e in enumerate(game.events) if e["side"] != side]
+        assert theirs and len(caught & set(theirs)) >= len(theirs) // 2  # seen on screen while being shown
+        assert page.text_content("#status") in ("You won!", f"{opponent} won.")
+        browser.close()
+    assert problems == []
+
+
+def test_a_whole_game_with_a_hint_a_download_and_the_review(server, tmp_path):
     executable = _browser()
     from playwright.sync_api import sync_playwright
 
     base, game = server
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=executable, args=["--no-sandbox"])
-        page = browser.new_page(accept_downloads=True)
-        errors, dialogs, outside = [], [], []
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-        page.on("request", lambda r: outside.append(r.url) if not r.url.startswith(base) else None)
-        page.goto(f"{base}/?token={TOKEN}")
-        page.wait_for_selector("#board .tile.movable")
-        # a hint: every legal move's chance and the best marked
+        browser, page, problems = _launch(p, executable, base)
+        page.goto(f"{base}/?token={TOKEN}&pause=0")
+        page.wait_for_selector("body[data-ready=true]")
+        # a hint: every legal move's chance and its loss against the best, in words and on the board
         page.click("#hint-button")
         wait_until(page, lambda: "best:" in page.text_content("#hint"))
         hint = game.hint()
         assert f"best: {hint['best']}" in page.text_content("#hint")
         top = max(hint["values"].values())
-        for notation, value in hint["values"].items():  # each move's chance and its loss against the best
+        for notation, value in hint["values"].items():
             loss = "the best" if top - value < 5e-5 else f"\u2212{100 * (top - value):.1f} points"
             assert f"{notation} {100 * value:.1f}% ({loss})" in page.text_content("#hint")
+            mark = page.locator(f'#board .hintmark[data-notation="{notation}"]')
+            assert mark.count() == 1
+            assert mark.text_content() == (f"best {100 * value:.1f}%" if notation == hint["best"]
+                                           else f"\u2212{100 * (top - value):.1f}")
         assert page.get_attribute("#moves button.best", "data-notation") == hint["best"]
-        clicks = 0
-        while page.get_attribute("body", "data-over") != "true":
-            events = page.get_attribute("body", "data-events")
-            tiles = page.locator("#board .tile.movable")
-            assert tiles.count() == len(game.state()["moves"])  # every legal move is clickable on the board
-            tiles.first.click()
-            clicks += 1
-            wait_until(page, lambda: page.get_attribute("body", "data-events") != events  # noqa: B023
-                       or page.get_attribute("body", "data-over") == "true")
-            assert page.locator("#graph polyline#curve").count() == 1
-            assert clicks < 400
+        clicks, _, _ = play_by_clicking(page, game, prefer_home=False)
         assert game.game.is_over and clicks > 3
         assert page.text_content("#status") in ("You won!", "random won.")
         # the record downloads as JSON and RGN, and replays to the same end
@@ -201,15 +283,40 @@ def test_a_whole_game_against_random_by_clicking_with_a_hint_a_download_and_the_
         frame.locator("#grades").wait_for()
         assert frame.locator("#board .tile").count() >= len(RULES.board)
         assert "human vs random" in frame.locator("#title").text_content()
+        # the rules of the game, from the page
+        with page.context.expect_page() as opened:
+            page.click("#how-to-play")
+        rules_page = opened.value
+        rules_page.wait_for_selector("#sections p")
+        assert rules_page.locator('p[data-section="Goal"]').text_content().startswith("Each player has 2 pieces")
+        assert rules_page.locator("#chances tr").count() == 5
         # a new game as dark: the agent moves first
         page.select_option("#side", "dark")
         page.click("#new")
-        wait_until(page, lambda: page.get_attribute("body", "data-over") == "false")
-        assert "You (dark) rolled" in page.text_content("#status") and game.human == "dark"
-        page.set_viewport_size({"width": 390, "height": 844})
-        page.screenshot(path=str(tmp_path / "phone.png"))
+        wait_until(page, lambda: page.get_attribute("body", "data-ready") == "true" and game.human == "dark")
+        assert "You (dark) rolled" in page.text_content("#status")
         browser.close()
-    assert errors == [] and dialogs == [] and outside == []
+    assert problems == []
+
+
+def test_a_phone_width_page_fits_the_screen(server):
+    executable = _browser()
+    from playwright.sync_api import sync_playwright
+
+    base, _ = server
+    with sync_playwright() as p:
+        browser, page, problems = _launch(p, executable, base)
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.goto(f"{base}/?token={TOKEN}&pause=0")
+        page.wait_for_selector("body[data-ready=true]")
+        widest = page.evaluate("""() => [...document.querySelectorAll('body *')]
+            .map(e => [e.getBoundingClientRect().right, e.tagName + '#' + e.id]).sort((a, b) => b[0] - a[0])[0]""")
+        assert widest[0] <= 390, widest
+        page.locator(".movable").first.click()  # still playable
+        wait_until(page, lambda: page.get_attribute("body", "data-ready") == "true"
+                   or page.get_attribute("body", "data-over") == "true")
+        browser.close()
+    assert problems == []
 
 
 def test_play_web_prints_a_tokened_url_serves_it_and_stops_on_ctrl_c(private_cache):
@@ -248,3 +355,44 @@ def test_the_live_chances_are_the_tables_chances_of_the_records_positions(privat
         assert game.chances == [table.win_probability(p, "light") for p in positions]
         passes += sum(e["notation"].endswith("-") for e in game.events)
     assert passes > 0  # passes were told, and their positions counted
+
+
+def test_a_new_game_chooses_opponent_rules_and_pieces_only_among_those_offered(server, private_cache):
+    base, game = server
+    before = (game.rules, game.opponent, game.seed)
+    for body, message in [
+        ({"opponent": "engine:rm -rf /"}, "unknown opponent 'engine:rm -rf /'; the page offers random, greedy"),
+        ({"opponent": "evil.py:Agent"}, "unknown opponent"),
+        ({"opponent": "x" * 5000}, "unknown opponent 'xxxx"),
+        ({"rules": "../finkel"}, "unknown rule set '../finkel'; the page offers finkel, blitz"),
+        ({"rules": ["finkel"]}, "unknown rule set ['finkel']"),
+        ({"pieces": 0}, "pieces must be a whole number from 1 to 7, got 0"),
+        ({"pieces": 8}, "got 8"), ({"pieces": "3"}, "got '3'"), ({"pieces": True}, "got True"),
+        ({"pieces": 2.5}, "got 2.5"),
+        ({"opponent": "td", "pieces": 3}, "td cannot play finkel"),  # its model learned 7 pieces only
+        ({"opponent": "perfect", "rules": "masters", "pieces": 1}, "no solved table of these rules is cached"),
+    ]:
+        status, text = fetch(base + "/api/new", body, {TOKEN_HEADER: TOKEN})
+        error = json.loads(text)["error"]
+        assert status == 400 and message in error, (body, error)
+        assert len(error) < 400  # a stranger's long value is cut, not echoed in full
+        assert (game.rules, game.opponent, game.seed) == before  # the game in progress is kept
+    status, text = fetch(base + "/api/new", {"opponent": "expectimax:1", "rules": "aseb", "pieces": 1,
+                                             "side": "dark"}, {TOKEN_HEADER: TOKEN})
+    state = json.loads(text)
+    assert status == 200 and (state["rules"], state["pieces"], state["opponent"], state["human"]) == (
+        "aseb", 1, "expectimax:1", "dark")
+    assert game.agent.spec == "expectimax:depth=1" and state["board"]["dice"] == 4 and not state["hints"]
+    unavailable = {o["spec"]: o["unavailable"] for o in state["opponents"]}
+    assert "no solved table" in unavailable["perfect"] and "learned finkel with 7 pieces" in unavailable["ppo"]
+    assert unavailable["greedy"] is None
+
+
+def test_the_how_to_play_page_is_drawn_from_the_rules(server):
+    base, _ = server
+    for name in ("finkel", "blitz", "masters", "aseb", "murray", "skiriuk"):
+        status, body = fetch(f"{base}/how-to-play?token={TOKEN}&rules={name}")
+        assert status == 200 and f"How to play Ur: {name}" in body
+    status, body = fetch(f"{base}/how-to-play?token={TOKEN}&rules=%3Cscript%3E")
+    assert status == 400 and "unknown rule set '<script>'" in body
+    assert fetch(f"{base}/how-to-play?rules=finkel")[0] == 403  # the token guards it too
