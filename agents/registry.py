@@ -237,18 +237,33 @@ def _register_builtins() -> None:
         main_param="epsilon", extra_kwargs=("table",)))
     register_agent(AgentInfo(
         "td", _td_agent, "TD(lambda) after-state network learned by self-play (agents.td)",
-        (Param("model", str, "", "a .npz written by `train --algo td-lambda` (default: the shipped finkel model)"),),
+        (Param("model", str, "", "a .npz written by `train --algo td-lambda` (default: the shipped finkel model)"),
+         Param("depth", int, 0, "plies searched beyond the move, the network at the leaves (0: none)")),
         main_param="model"))
+    register_agent(AgentInfo(
+        "neural", _neural_agent, "an after-state value network (default: the shipped one of the rules), alone or "
+        "at the leaves of expectiminimax",
+        (Param("model", str, "", "a .npz written by `train --algo distill` (default: the shipped model of the "
+                                 "rules)"),
+         Param("depth", int, 0, "plies searched beyond the move, the network at the leaves (0: none)"),
+         Param("threads", int, 0, "threads answering a batch of decisions (0: every core)")),
+        main_param="depth"))
     register_agent(AgentInfo(
         "ppo", _ppo_agent, "the shipped MaskablePPO policy, or another sb3 model (numpy alone plays it)",
         (Param("model", str, "", "a .zip written by `train` (default: the shipped finkel model)"),),
         main_param="model"))
 
 
-def _td_agent(model: Any = "", seed: int | None = None) -> Agent:
+def _td_agent(model: Any = "", depth: int = 0, seed: int | None = None) -> Agent:
     from urgym.agents.td import TDAgent
 
-    return TDAgent(model or None, seed=seed)
+    return TDAgent(model or None, seed=seed, depth=depth)
+
+
+def _neural_agent(model: Any = "", depth: int = 0, threads: int = 0, seed: int | None = None) -> Agent:
+    from urgym.agents.valuenet import NeuralAgent
+
+    return NeuralAgent(model or None, depth=depth, threads=threads, seed=seed)
 
 
 def _ppo_agent(model: Any = "", seed: int | None = None) -> Agent:

@@ -256,11 +256,19 @@ class TDAgent(Agent):
         model: A ``.npz`` file written by :meth:`TDNetwork.save`, or a :class:`TDNetwork`; by default the
             network that ships with the package (finkel).
         seed: Unused (the agent is deterministic); accepted like every agent's.
+        depth: Plies searched beyond the move with the network at the leaves (0: the best after-state), by the
+            search of :class:`urgym.agents.valuenet.NeuralAgent`.
     """
 
-    def __init__(self, model: str | os.PathLike | TDNetwork | None = None, seed: int | None = None) -> None:
+    def __init__(self, model: str | os.PathLike | TDNetwork | None = None, seed: int | None = None,
+                 depth: int = 0) -> None:
+        from urgym.agents.valuenet import NeuralAgent, ValueNetwork
+
         self.network = model if isinstance(model, TDNetwork) else TDNetwork.load(model or DEFAULT_TD_MODEL)
-        self.spec = f"td:model={model}" if model is not None and not isinstance(model, TDNetwork) else "td"
+        named = model is not None and not isinstance(model, TDNetwork)
+        self.spec = "td" + (f":model={model}" if named else "") + (f":depth={depth}" if depth else "")
+        self.depth = depth
+        self._search = NeuralAgent(ValueNetwork.from_td(self.network), depth=depth) if depth else None
         super().__init__(seed)
 
     def check_rules(self, rules: Rules) -> None:
@@ -276,8 +284,10 @@ class TDAgent(Agent):
         return int(self.select_moves(position.rules, Decisions.single(position.code, roll, moves, _NO_STREAM))[0])
 
     def select_moves(self, rules: Rules, decisions: Decisions) -> np.ndarray:
-        """The network's move for every decision, in numba."""
+        """The network's move for every decision (after the search, at ``depth`` > 0), in numba."""
         self.check_rules(rules)
+        if self._search is not None:
+            return self._search.select_moves(rules, decisions)
         out = np.empty(len(decisions), dtype=np.int64)
         choose_batch(decisions, geometry(rules), self.network.weights, out)
         return out

@@ -1,4 +1,5 @@
-"""``train``: learn an agent (MaskablePPO or TD(lambda)) and pick its best model on validation positions."""
+"""``train``: learn an agent (MaskablePPO, TD(lambda), or a network distilled from the solved table) and pick its best
+model on validation positions."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ from pathlib import Path
 from urgym.agents import make_agent
 from urgym.commands.common import ArgumentParser, command, seed
 from urgym.evaluation import training
+from urgym.evaluation.distill import DistillSettings, train_distill
 from urgym.evaluation.training import ALGORITHMS, VEC_ENVS, plot_curves, train_ppo, train_td
 from urgym.solver import table_for
 
 from urgym import RULE_SET_NAMES, get_rules
+from urgym.features import FEATURE_SETS
 from urgym.files import check_output, require_extra
 
 __all__ = ["main"]
@@ -45,6 +48,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hidden", type=int, default=80, help="hidden units of the TD network")
     parser.add_argument("--alpha", type=float, default=0.1, help="TD learning rate (decays to a tenth)")
     parser.add_argument("--lam", type=float, default=0.7, help="TD trace decay lambda")
+    parser.add_argument("--layers", default="384,128",
+                        help="distill: hidden layer sizes, comma-separated (default 384,128)")
+    parser.add_argument("--features", default="tactics-v1", choices=sorted(FEATURE_SETS),
+                        help="distill: the network's feature set (default tactics-v1)")
+    parser.add_argument("--decisions", type=int, default=8_000_000,
+                        help="distill: training decisions drawn from play (default 8,000,000; memory: about 170 "
+                        "bytes each at 7 pieces)")
+    parser.add_argument("--lr", type=float, default=2e-3, help="distill: peak learning rate (default 0.002)")
+    parser.add_argument("--rank", type=float, default=0.0,
+                        help="distill: weight of the softmax policy's regret in the loss (default 0: squared error "
+                        "only)")
+    parser.add_argument("--close-weight", type=float, default=0.0,
+                        help="distill: extra weight of decisions whose two best moves lie within a point")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     args = parser.parse_args(argv)
     if args.timesteps < 1:
@@ -63,8 +79,20 @@ def main(argv: list[str] | None = None) -> int:
         rules = get_rules(args.rules, args.pieces)
     except ValueError as err:
         parser.error(str(err))
-    if args.algo == "td-lambda" and args.opponent:
-        parser.error("td-lambda learns by self-play; --opponent is for maskable-ppo")
+    if args.algo in ("td-lambda", "distill") and args.opponent:
+        parser.error(f"{args.algo} needs no opponent; --opponent is for maskable-ppo")
+    layers = _layers(parser, args.layers)
+    if args.decisions < 1000:
+        parser.error(f"--decisions must be at least 1000, got {args.decisions}")
+    for name, value in (("lr", args.lr), ("rank", args.rank), ("close-weight", args.close_weight)):
+        if not (0 <= value < math.inf) or (name == "lr" and value == 0):
+            parser.error(f"--{name} must be a {'positive' if name == 'lr' else 'non-negative'} finite number, "
+                         f"got {value}")
+    if args.algo == "distill":
+        try:  # before the table, which may take minutes to solve
+            require_extra("torch", "learn", "train --algo distill")
+        except ImportError as err:
+            parser.error(str(err))
     opponents = args.opponent or ["self", "greedy"]
     try:
         for spec in opponents:
@@ -92,7 +120,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--out: {err}")
     out.mkdir(parents=True, exist_ok=True)
     table = table_for(rules, solve=True, progress=not args.no_progress)
-    if args.algo == "td-lambda":
+    if args.algo == "distill":
+        settings = DistillSettings(hidden=layers, features=args.features, decisions=args.decisions,
+                                   learning_rate=args.lr, rank=args.rank, close_weight=args.close_weight,
+                                   threads=args.threads)
+        result = train_distill(rules, table, out, args.timesteps, args.minutes, args.seed, settings,
+                               args.eval_every or 2_000_000, not args.no_progress)
+    elif args.algo == "td-lambda":
         result = train_td(rules, table, out, args.timesteps, args.minutes, args.seed, args.hidden, args.alpha,
                           args.lam, args.eval_every or 1_000_000, args.eval_positions, not args.no_progress)
     else:
@@ -100,6 +134,19 @@ def main(argv: list[str] | None = None) -> int:
                            args.vec_env, args.threads, args.eval_every or 200_000, args.eval_positions,
                            progress=not args.no_progress)
     plot_curves({args.algo: out / "curve.csv"}, out / "curve.png")
-    print(f"trained {result['timesteps']:,} timesteps in {result['seconds'] / 60:.1f} min; best mean regret "
-          f"{result['best_regret']:.3f} win-% points; models in {out}")
+    unit = "decisions" if args.algo == "distill" else "timesteps"
+    print(f"trained {result['timesteps']:,} {unit} in {result['seconds'] / 60:.1f} min; best mean regret "
+          f"{result['best_regret']:.4f} win-% points; models in {out}")
     return 0
+
+
+def _layers(parser: argparse.ArgumentParser, text: str) -> tuple[int, ...]:
+    """``--layers`` as sizes: 1 to 6 whole numbers from 1 to 4096, comma-separated."""
+    try:
+        sizes = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        sizes = ()
+    if not 1 <= len(sizes) <= 6 or not all(1 <= n <= 4096 for n in sizes):
+        parser.error(f"--layers must be 1 to 6 hidden layer sizes from 1 to 4096, comma-separated (384,128), got "
+                     f"{text!r}")
+    return sizes

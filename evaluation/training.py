@@ -38,7 +38,7 @@ from urgym.files import require_extra, write_atomic
 __all__ = ["ALGORITHMS", "VEC_ENVS", "LearnerOpponent", "plot_curves", "regret_callback", "slot_opponents", "train_ppo",
            "train_td"]
 
-ALGORITHMS = ("maskable-ppo", "td-lambda")
+ALGORITHMS = ("maskable-ppo", "td-lambda", "distill")
 VEC_ENVS = ("native", "dummy", "subproc")
 ROLLOUT_STEPS = 8192  # the steps of one PPO rollout over all environments
 

@@ -14,7 +14,7 @@ from urgym.solver._index import IndexTables, rank_state
 
 from urgym import core
 
-__all__ = ["TableView", "best_of", "move_probability"]
+__all__ = ["TableView", "best_of", "move_probability", "state_value"]
 
 
 class TableView(NamedTuple):
@@ -24,6 +24,15 @@ class TableView(NamedTuple):
     values: np.ndarray
     scale: float
     index: IndexTables
+
+
+@njit(cache=True)
+def state_value(state, table):
+    """The winning probability of the side to move in ``state`` under perfect play (0 in a finished game: the mover
+    has lost)."""
+    if core.is_over(state):
+        return 0.0
+    return table.values[rank_state(state, table.index)] * table.scale
 
 
 @njit(cache=True)
