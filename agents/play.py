@@ -7,13 +7,14 @@ from collections.abc import Callable
 
 import numpy as np
 from urgym.agents.base import Agent
+from urgym.agents.valuenet import NetworkEstimate, shipped_estimate
 from urgym.solver import SolvedTable, is_cached, table_for
 
 from urgym import Game, GameRecord, Position, Rules
 from urgym.notation import move_text
 from urgym.render import board_text
 
-__all__ = ["cached_table", "describe_move", "play_game"]
+__all__ = ["cached_table", "describe_move", "hint_source", "play_game"]
 
 HELP = ("type a move's number or its notation (a5a1+), h for a hint (the perfect move and every move's winning "
         "chance), q to quit")
@@ -115,10 +116,24 @@ def _chosen(answer: str, notations: list[str]) -> int | None:
     return notations.index(bare) if bare in notations else None
 
 
-def _load_hint_table(rules: Rules, write: Callable[[str], None]) -> SolvedTable | None:
+def _load_hint_table(rules: Rules, write: Callable[[str], None]) -> SolvedTable | NetworkEstimate | None:
+    """The exact table when cached, else the shipped neural network's estimate (saying so), else None."""
     if is_cached(rules):
         write(f"Loading the solved table of {rules.describe()} for hints (the first hint only)...")
-    return cached_table(rules)
+        return cached_table(rules)
+    estimate = hint_source(rules)
+    if estimate is not None:
+        write(f"No solved table of {rules.describe()} is cached: hints are {estimate.name}, not exact "
+              f"(`solve --rules {rules.name} --pieces {rules.pieces}` makes them exact).")
+    return estimate
+
+
+def hint_source(rules: Rules) -> SolvedTable | NetworkEstimate | None:
+    """What hints read for ``rules``: the cached solved table (exact), else the rule set's shipped neural network
+    (an estimate, ``exact`` False), else None."""
+    if is_cached(rules):
+        return cached_table(rules)
+    return shipped_estimate(rules)
 
 
 def _tell_passes(game: Game, shown: int, human_side: str, agent: Agent, write: Callable[[str], None]) -> int:
@@ -129,14 +144,18 @@ def _tell_passes(game: Game, shown: int, human_side: str, agent: Agent, write: C
     return len(game.history)
 
 
-def _hint(table: SolvedTable | None, rules: Rules, position: Position, roll: int, moves: tuple[int, ...]) -> str:
+def _hint(table: SolvedTable | NetworkEstimate | None, rules: Rules, position: Position, roll: int,
+          moves: tuple[int, ...]) -> str:
     if table is None:
-        return (f"No solved table is cached for {rules.describe()}. Create one with "
-                f"`solve --rules {rules.name} --pieces {rules.pieces}` to get hints.")
+        return (f"No solved table is cached for {rules.describe()}, and no neural network of urgym plays it. "
+                f"Create the table with `solve --rules {rules.name} --pieces {rules.pieces}` to get hints.")
     values = table.move_values(position, roll)
     best = table.best_move(position, roll)
-    lines = [f"Your winning chance before this roll: {table.win_probability(position):.1%}. With this roll:"]
+    exact = getattr(table, "exact", True)
+    lines = [] if exact else [f"(Estimated by {table.name}: not exact.)"]
+    lines.append(f"Your winning chance before this roll: {table.win_probability(position):.1%}. With this roll:")
     for i, m in enumerate(moves, 1):
-        mark = "  <- perfect move" if m == best else f"  (-{values[best] - values[m]:.1%})"
+        mark = ("  <- perfect move" if exact else "  <- the network's best") if m == best else \
+            f"  (-{values[best] - values[m]:.1%})"
         lines.append(f"  {i}) {describe_move(position, roll, m)}: {values[m]:.2%}{mark}")
     return "\n".join(lines)

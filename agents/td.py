@@ -1,8 +1,10 @@
 """TD(lambda) on after-states with a small network, as in TD-Gammon: the learned agent that learns fastest.
 
 The network estimates V(s), the winning chance of the side about to roll in s (the same quantity the
-solved table holds), from the mover's point of view: own and opponent pieces per path position, then
-each side's pieces at home and scored (the environment's observation without the roll). A move is worth
+solved table holds), from the mover's point of view, over a feature set of :mod:`urgym.features`: ``td-v1``
+(own and opponent pieces per path position, then each side's pieces at home and scored: the environment's
+observation without the roll) or ``tactics-v1`` (those one-hot, and each side's captures, rosettes and bear-offs
+per roll). A move is worth
 1 if it wins, V(s') if it keeps the turn and 1 - V(s') if it passes it; the agent plays the best.
 
 Training is self-play in numba. Along a game the prediction of light's winning chance y_t (V or 1 - V,
@@ -28,7 +30,8 @@ from urgym.agents.base import Agent, legal_moves_or_raise
 
 from urgym import Position, Rules, core
 from urgym.batch import Decisions
-from urgym.core import feature_count, geometry
+from urgym.core import geometry
+from urgym.features import FEATURE_SETS, feature_set_id, feature_size, write_value_features
 from urgym.files import loads_json, write_atomic
 
 __all__ = ["DEFAULT_TD_MODEL", "TDAgent", "TDNetwork"]
@@ -50,20 +53,22 @@ class TDNetwork:
     w2: np.ndarray  # (hidden,)
     b2: np.ndarray  # (1,)
     info: dict
+    features: str = "td-v1"
 
     @classmethod
-    def initial(cls, rules: Rules, hidden: int = 80, seed: int = 0) -> TDNetwork:
+    def initial(cls, rules: Rules, hidden: int = 80, seed: int = 0, features: str = "td-v1") -> TDNetwork:
         rng = np.random.default_rng(seed)
-        n = feature_count(rules)
+        n = feature_size(rules, features)
         return cls(rules, rng.normal(0, 0.1, (hidden, n)), np.zeros(hidden), rng.normal(0, 0.1, hidden),
-                   np.zeros(1), {})
+                   np.zeros(1), {}, features)
 
     @property
     def params(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         return self.w1, self.b1, self.w2, self.b2
 
     def copy(self) -> TDNetwork:
-        return TDNetwork(self.rules, self.w1.copy(), self.b1.copy(), self.w2.copy(), self.b2.copy(), dict(self.info))
+        return TDNetwork(self.rules, self.w1.copy(), self.b1.copy(), self.w2.copy(), self.b2.copy(), dict(self.info),
+                         self.features)
 
     @property
     def weights(self) -> Weights:
@@ -72,13 +77,17 @@ class TDNetwork:
 
     def value(self, position: Position) -> float:
         """The network's winning chance for the side to move."""
-        scratch = Scratch(np.zeros(feature_count(self.rules)), np.zeros(self.b1.shape[0]))
-        return float(_value(position.code, geometry(self.rules), self.weights, scratch))
+        return float(_value(position.code, geometry(self.rules), self.weights, self.scratch()))
+
+    def scratch(self) -> Scratch:
+        """Buffers for the kernels' evaluations of this network."""
+        return Scratch(np.zeros(self.w1.shape[1]), np.zeros(self.w1.shape[0]), np.zeros(core.MAX_MOVES, np.int64),
+                       feature_set_id(self.features))
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write the network atomically (``.npz`` with the rule set and training facts)."""
         meta = {"format": "urgym-td", "features_version": FEATURES_VERSION, "rules": self.rules.to_dict(),
-                **self.info}
+                "features": self.features, **self.info}
 
         def write(tmp: Path) -> None:
             with open(tmp, "wb") as f:
@@ -105,12 +114,17 @@ class TDNetwork:
                 meta.get("features_version") != FEATURES_VERSION:
             raise ValueError(f"{path} is not a urgym TD model of features version {FEATURES_VERSION}")
         rules = Rules.from_dict(meta.pop("rules"))
+        features = meta.pop("features", "td-v1")  # urgym 0.4's models name none: they read td-v1
+        if features not in FEATURE_SETS:
+            raise ValueError(f"{path} names an unknown feature set {str(features)[:40]!r}")
         w1, b1, w2, b2 = arrays
-        if w1.shape != (b1.shape[0], feature_count(rules)) or w2.shape != b1.shape or b2.shape != (1,):
+        if w1.shape != (b1.shape[0], feature_size(rules, features)) or w2.shape != b1.shape or b2.shape != (1,):
             raise ValueError(f"{path} has inconsistent weight shapes")
+        if not all(np.isfinite(a).all() for a in arrays):
+            raise ValueError(f"{path} holds weights that are not finite numbers")
         meta.pop("format")
         meta.pop("features_version")
-        return cls(rules, w1, b1, w2, b2, meta)
+        return cls(rules, w1, b1, w2, b2, meta, features)
 
 
 class Weights(NamedTuple):
@@ -134,10 +148,13 @@ class Traces(NamedTuple):
 
 
 class Scratch(NamedTuple):
-    """Buffers a network evaluation fills: the features and the hidden activations."""
+    """Buffers a network evaluation fills (the features and the hidden activations), a move buffer for the
+    features' tactics, and the feature set's id."""
 
     x: np.ndarray
     h: np.ndarray
+    moves: np.ndarray
+    kind: int
 
 
 @njit(cache=True)
@@ -149,7 +166,7 @@ def _sigmoid(z):
 def _value(state, geom, net, scratch):
     """V(state) for the side to move; leaves the features and hidden activations in ``scratch``."""
     x, h = scratch.x, scratch.h
-    core.write_features(state, geom, x)
+    write_value_features(state, geom, scratch.kind, scratch.moves, x)
     z = net.b2[0]
     for j in range(net.w1.shape[0]):
         a = net.b1[j]
@@ -180,9 +197,8 @@ def choose(state, roll, moves, n, geom, net, scratch):
 
 
 @njit(cache=True)
-def choose_batch(decisions, geom, net, out):
+def choose_batch(decisions, geom, net, scratch, out):
     """The network's move for every decision of a batch."""
-    scratch = Scratch(np.zeros(net.w1.shape[1]), np.zeros(net.w1.shape[0]))
     for i in range(decisions.states.shape[0]):
         moves = decisions.moves[i]
         out[i] = moves[choose(decisions.states[i], decisions.rolls[i], moves, decisions.counts[i], geom, net,
@@ -227,11 +243,10 @@ def _td_update(flows, i, geom, net, traces, alpha, lam, scratch):
 
 
 @njit(cache=True)
-def train_games(flows, geom, net, traces, alpha, lam):
+def train_games(flows, geom, net, scratch, traces, alpha, lam):
     """Self-play the started games of ``flows`` in lockstep, one chance node of each game per step: a TD(lambda)
     update (:func:`_td_update`), the roll (a roll with no legal move passes) and the network's move. The weights
     are updated in place; returns the moves played."""
-    scratch = Scratch(np.zeros(net.w1.shape[1]), np.zeros(net.w1.shape[0]))
     active = flows.shape[0]
     while active > 0:
         active = 0
@@ -289,7 +304,7 @@ class TDAgent(Agent):
         if self._search is not None:
             return self._search.select_moves(rules, decisions)
         out = np.empty(len(decisions), dtype=np.int64)
-        choose_batch(decisions, geometry(rules), self.network.weights, out)
+        choose_batch(decisions, geometry(rules), self.network.weights, self.network.scratch(), out)
         return out
 
 
@@ -312,5 +327,5 @@ def train_chunk(network: TDNetwork, games: int, seed: int, first_game: int, alph
         core.start_games(flows, network.rules.pieces, np.uint64(seed), first_game + lo)
         traces = Traces(np.zeros((batch, hidden, features)), np.zeros((batch, hidden)), np.zeros((batch, hidden)),
                         np.zeros(batch), np.full(batch, -1.0))
-        played += int(train_games(flows, geom, network.weights, traces, alpha, lam))
+        played += int(train_games(flows, geom, network.weights, network.scratch(), traces, alpha, lam))
     return played

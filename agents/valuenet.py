@@ -46,8 +46,9 @@ from urgym.core import geometry
 from urgym.features import feature_set_id, feature_size, write_value_features
 from urgym.files import loads_json, write_atomic
 
-__all__ = ["ACTIVATIONS", "MAX_NETWORK_BYTES", "NeuralAgent", "SearchStats", "ValueNetwork", "network_values",
-           "shipped_model", "shipped_models"]
+__all__ = ["ACTIVATIONS", "MAX_NETWORK_BYTES", "NetworkEstimate", "NeuralAgent", "SearchStats", "ValueNetwork",
+           "network_values", "selfplay_context", "selfplay_targets", "shipped_estimate", "shipped_model",
+           "shipped_models", "table_search_choices"]
 
 MODELS = Path(__file__).parent / "models"
 ACTIVATIONS = ("relu", "sigmoid")
@@ -165,8 +166,9 @@ class ValueNetwork:
 
     @classmethod
     def from_td(cls, td: Any) -> ValueNetwork:
-        """The same network as a :class:`urgym.agents.td.TDNetwork` (one sigmoid hidden layer over ``td-v1``)."""
-        return cls(td.rules, "td-v1", [(td.w1.T, td.b1), (td.w2.reshape(-1, 1), td.b2)], "sigmoid", dict(td.info))
+        """The same network as a :class:`urgym.agents.td.TDNetwork` (one sigmoid hidden layer)."""
+        return cls(td.rules, td.features, [(td.w1.T, td.b1), (td.w2.reshape(-1, 1), td.b2)], "sigmoid",
+                   dict(td.info))
 
 
 def _check_layers(rules: Rules, features: str, layers: list, activation: str) -> None:
@@ -221,20 +223,19 @@ def evaluate(state, geom, net, s):
     layers = net.offsets.shape[0]
     for k in range(layers):
         source = s.x if k == 0 else (s.a if k % 2 == 1 else s.b)
-        target = s.a if k % 2 == 0 else s.b
         n_in = net.sizes[k]
         n_out = net.sizes[k + 1]
         w0 = net.offsets[k]
         b0 = w0 + n_in * n_out
-        for j in range(n_out):
-            target[j] = net.flat[b0 + j]
+        target = (s.a if k % 2 == 0 else s.b)[:n_out]
+        target[:] = net.flat[b0:b0 + n_out]
         for i in range(n_in):
             v = source[i]
             if v == 0.0:
                 continue  # features are mostly 0 and ReLU leaves many units at 0
-            row = w0 + i * n_out
+            row = net.flat[w0 + i * n_out:w0 + (i + 1) * n_out]  # a slice: the loop below vectorizes
             for j in range(n_out):
-                target[j] += v * net.flat[row + j]
+                target[j] += v * row[j]
         if k < layers - 1:
             if net.activation == 0:
                 for j in range(n_out):
@@ -288,7 +289,10 @@ class Context(NamedTuple):
     net: NetArrays
     table: TableView
     scratch: Scratch
-    moves: np.ndarray  # int64[depth + 1, MAX_MOVES]
+    roll_order: np.ndarray  # int64[rolls]: indices of the geometry's rolls, likeliest first
+    moves: np.ndarray  # int64[depth + 2, MAX_MOVES]: legal moves per depth
+    order: np.ndarray  # int64[depth + 2, MAX_MOVES]: their search order per depth
+    keys: np.ndarray  # float64[depth + 2, MAX_MOVES]: their values at depth 0, the order's keys
     leaf_states: np.ndarray  # int64[MAX_ROLLS * MAX_MOVES]: one batch of leaves (-1: a win)
     leaf_flip: np.ndarray  # int64[same]: 1 where the leaf's side to move is the other side
     leaf_values: np.ndarray  # float64[same]: each leaf's value to the mover
@@ -317,37 +321,58 @@ def _leaf(state, ctx):
 
 
 @njit(cache=True)
-def _last_ply(state, ctx):
-    """W(state, 1): every roll's moves one ply above the horizon, their after-states evaluated as one batch."""
+def _last_ply(state, alpha, beta, ctx):
+    """W(state, 1), fail-hard within [alpha, beta]: each roll's moves one ply above the horizon, their after-states
+    evaluated as one batch, the likeliest rolls first and the rest cut by Star1 once the window is left."""
     geom = ctx.geom
     g = geom[0]
     moves = ctx.moves[1]
-    count = 0
-    for i in range(g.n_rolls):  # gather the batch of leaves: per roll its count, then its after-states
+    total = 0.0
+    remaining = 1.0
+    for t in range(g.n_rolls):
+        i = ctx.roll_order[t]
+        p = g.probabilities[i]
+        remaining -= p
         n = core.legal_moves(state, g.rolls[i], geom, moves)
-        ctx.leaf_counts[i] = n
+        count = 0
         if n == 0:  # the turn passes: the leaf is the same position, the other side to roll
-            ctx.leaf_states[count] = core.swap_sides(state)
-            ctx.leaf_flip[count] = 1
-            count += 1
+            ctx.leaf_states[0] = core.swap_sides(state)
+            ctx.leaf_flip[0] = 1
+            count = 1
         for k in range(n):
             nxt, flags = core.apply_move(state, g.rolls[i], moves[k], geom)
             ctx.leaf_states[count] = -1 if flags & core.WIN else nxt
             ctx.leaf_flip[count] = 0 if flags & (core.WIN | core.EXTRA_ROLL) else 1
             count += 1
-    for j in range(count):
-        leaf = ctx.leaf_states[j]
-        v = 1.0 if leaf == -1 else _leaf(leaf, ctx)
-        ctx.leaf_values[j] = 1.0 - v if ctx.leaf_flip[j] else v
-    total = 0.0
-    j = 0
-    for i in range(g.n_rolls):  # back up: each roll's best move
         best = 0.0
-        for _ in range(max(ctx.leaf_counts[i], 1)):
-            best = max(best, ctx.leaf_values[j])
-            j += 1
-        total += g.probabilities[i] * best
+        for j in range(count):  # the roll's batch of leaves
+            leaf = ctx.leaf_states[j]
+            v = 1.0 if leaf == -1 else _leaf(leaf, ctx)
+            best = max(best, 1.0 - v if ctx.leaf_flip[j] else v)
+        total += p * best
+        if ctx.prune and total + remaining <= alpha:
+            return min(total + remaining, alpha)  # fail low: an upper bound
+        if ctx.prune and total >= beta:
+            return max(total, beta)  # fail high: a lower bound
     return total
+
+
+@njit(cache=True)
+def _ordered(state, roll, moves, n, order, keys, ctx):
+    """``order[:n]``: the indices of ``moves[:n]`` by their value at depth 0, best first (a win first of all)."""
+    for k in range(n):
+        nxt, flags = core.apply_move(state, roll, moves[k], ctx.geom)
+        if flags & core.WIN:
+            keys[k] = 2.0
+        else:
+            v = _leaf(nxt, ctx)
+            keys[k] = v if flags & core.EXTRA_ROLL else 1.0 - v
+        order[k] = k
+    for k in range(1, n):  # insertion sort, stable: equal values keep the lower source first
+        j = k
+        while j > 0 and keys[order[j - 1]] < keys[order[j]]:
+            order[j - 1], order[j] = order[j], order[j - 1]
+            j -= 1
 
 
 @njit(cache=True)
@@ -360,10 +385,10 @@ def _chance(state, depth, alpha, beta, ctx):
     if core.is_over(state):
         return 0.0
     ctx.stats[S_NODES] += 1
-    if depth == 1:
-        return _last_ply(state, ctx)
     if not ctx.prune:
         alpha, beta = 0.0, 1.0
+    if depth == 1:
+        return _last_ply(state, alpha, beta, ctx)
     tt = ctx.tt
     slot = _tt_slot(state, depth, tt.state.shape[0] - 1)
     if ctx.prune and tt.flag[slot] != 0 and tt.state[slot] == state and tt.depth[slot] == depth:
@@ -380,7 +405,8 @@ def _chance(state, depth, alpha, beta, ctx):
     result = 0.0
     flag = TT_EXACT
     cut = False
-    for i in range(g.n_rolls):
+    for t in range(g.n_rolls):
+        i = ctx.roll_order[t]  # the likeliest rolls first: the window closes soonest
         p = g.probabilities[i]
         remaining -= p
         # this roll's value v must keep total + p v + remaining (all others at best) above alpha, and
@@ -392,7 +418,7 @@ def _chance(state, depth, alpha, beta, ctx):
             v = 1.0 - _chance(core.swap_sides(state), depth - 1, 1.0 - hi, 1.0 - lo, ctx)
         else:
             v = lo
-            for k in range(n):
+            for k in range(n):  # (ordering the moves by their depth-0 values cost more leaves than it saved)
                 nxt, flags = core.apply_move(state, g.rolls[i], moves[k], geom)
                 if flags & core.WIN:
                     q = 1.0
@@ -441,16 +467,34 @@ def _move_value(state, roll, move, depth, alpha, ctx):
     return alpha if c >= 1.0 - alpha else 1.0 - c  # cut: at most alpha (1 - (1 - alpha) may round above it)
 
 
+TIE = 1e-13
+"""Root moves within this of the best are ties, resolved to the lowest source (as the table's best move is)."""
+
+
 @njit(cache=True)
 def _choose(state, roll, moves, n, depth, ctx, values):
     """Index of the best of ``moves[:n]`` (lowest source on ties); ``values[:n]`` gets each move's value where it
-    was searched exactly (others: an upper bound)."""
-    best = 0
+    was searched exactly (others: an upper bound). Searched best first by their depth-0 values, so that the
+    first move's value cuts the others' searches."""
+    order, keys = ctx.order[depth + 1], ctx.keys[depth + 1]
+    if depth > 0:
+        _ordered(state, roll, moves, n, order, keys, ctx)
+    else:
+        for k in range(n):
+            order[k] = k
+    best = -1
     best_value = -1.0
-    for k in range(n):
-        values[k] = _move_value(state, roll, moves[k], depth, max(best_value, 0.0), ctx)
-        if values[k] > best_value:
-            best_value = values[k]
+    for t in range(n):
+        k = order[t]
+        if best < 0:
+            alpha = 0.0
+        elif k < best:  # a lower source wins a tie: search it exactly down to below a tie (a cut returns alpha)
+            alpha = max(best_value - 2 * TIE, 0.0)
+        else:
+            alpha = max(best_value, 0.0)
+        values[k] = _move_value(state, roll, moves[k], depth, alpha, ctx)
+        if best < 0 or (k < best and values[k] >= best_value - TIE) or (k > best and values[k] > best_value + TIE):
+            best_value = values[k] if best < 0 else max(values[k], best_value)
             best = k
     return best
 
@@ -461,13 +505,52 @@ def _context(geom: np.ndarray, kind: int, net: NetArrays, table: TableView, dept
                                                    np.zeros(int(net.sizes.max()), np.float32),
                                                    np.zeros(int(net.sizes.max()), np.float32),
                                                    np.zeros(core.MAX_MOVES, np.int64)),
-                   np.zeros((depth + 2, core.MAX_MOVES), np.int64),
+                   _roll_order(geom), np.zeros((depth + 2, core.MAX_MOVES), np.int64),
+                   np.zeros((depth + 2, core.MAX_MOVES), np.int64), np.zeros((depth + 2, core.MAX_MOVES), np.float64),
                    np.zeros(core.MAX_ROLLS * (core.MAX_MOVES + 1), np.int64),
                    np.zeros(core.MAX_ROLLS * (core.MAX_MOVES + 1), np.int64),
                    np.zeros(core.MAX_ROLLS * (core.MAX_MOVES + 1), np.float64),
                    np.zeros(core.MAX_ROLLS, np.int64),
                    np.full(1 << EVAL_CACHE_BITS, -1, np.int64), np.zeros(1 << EVAL_CACHE_BITS, np.float64),
                    transposition_table(tt_bits), np.zeros(STATS_SIZE, np.int64))
+
+
+@njit(cache=True, nogil=True)
+def selfplay_targets(flows, ctx, epsilon, keep, pick, states, targets, found):
+    """Self-play the started games of ``flows`` with the network of ``ctx`` (its best after-state, or with chance
+    ``epsilon`` a random other move, drawn from the game's policy stream), and at each chance node kept with chance
+    ``keep`` record the position and its one-ply expectation by the same network, W(s, 1) (the target of expected
+    TD), until ``states`` is full; return how many games were played to their end."""
+    geom = ctx.geom
+    values = np.zeros(core.MAX_MOVES, np.float64)
+    wanted = states.shape[0]
+    done = 0
+    for i in range(flows.shape[0]):
+        f = flows[i]
+        while found[0] < wanted and not core.is_over(f.state):
+            if core.next_uniform(pick) < keep:
+                states[found[0]] = f.state
+                targets[found[0]] = _last_ply(f.state, 0.0, 1.0, ctx)
+                found[0] += 1
+            if core.roll_turn(flows, i, geom) == 0:
+                continue
+            k = 0 if f.n == 1 else _choose(f.state, f.roll, f.moves, f.n, 0, ctx, values)
+            k = core.slip(k, f.n, epsilon, f.policy_rngs[core.turn_of(f.state)])
+            core.play_move(flows, i, f.moves[k], geom)
+        if found[0] >= wanted:
+            break
+        done += 1
+    return done
+
+
+def selfplay_context(network: ValueNetwork) -> Context:
+    """A search context of ``network`` without pruning (for :func:`selfplay_targets`: exact expectations)."""
+    return _context(geometry(network.rules), EVAL_NETWORK, network.arrays(), _no_table(), 1, 10, prune=False)
+
+
+def _roll_order(geom: np.ndarray) -> np.ndarray:
+    g = geom[0]
+    return np.argsort(-g["probabilities"][: g["n_rolls"]], kind="stable").astype(np.int64)
 
 
 @njit(cache=True, nogil=True)
@@ -492,6 +575,14 @@ def _no_table() -> TableView:
 
 
 # --- shipped models and the agent ---------------------------------------------------------------------------------
+def shipped_estimate(rules: Rules, depth: int = 2) -> NetworkEstimate | None:
+    """The shipped network of ``rules`` as a :class:`NetworkEstimate`, None when none plays them."""
+    try:
+        return NetworkEstimate(ValueNetwork.load(shipped_model(rules)), depth)
+    except ValueError:
+        return None
+
+
 def shipped_models() -> dict[tuple[str, int], Path]:
     """The value networks shipped with the package, by (rule set, pieces)."""
     found = {}
@@ -606,6 +697,34 @@ class NeuralAgent(Agent):
                                  self.prune) for _ in range(self.threads)]
             self._prepared[rules] = (arrays, contexts)
         return self._prepared[rules][1]
+
+
+class NetworkEstimate:
+    """Winning chances estimated by a value network searched ``depth`` plies deep, asked as a solved table is for
+    hints (:meth:`win_probability`, :meth:`move_values`, :meth:`best_move`): what ``ur-play`` hints with when no
+    table is cached. ``exact`` is False, so callers say that the numbers are the network's estimate."""
+
+    exact = False
+
+    def __init__(self, network: ValueNetwork, depth: int = 2) -> None:
+        self.network, self.depth, self.rules = network, depth, network.rules
+        self.name = f"the neural network's estimate ({network.info.get('algo', 'value network')}, search depth {depth})"
+        self._ctx = _context(geometry(network.rules), EVAL_NETWORK, network.arrays(), _no_table(), depth, 16)
+
+    def win_probability(self, position: Position, side: str | None = None) -> float:
+        """The chance that ``side`` (default: the side to move) wins, before the roll."""
+        value = _chance(position.code, self.depth, 0.0, 1.0, self._ctx) if self.depth else _leaf(position.code,
+                                                                                                   self._ctx)
+        return value if side in (None, position.turn) else 1.0 - value
+
+    def move_values(self, position: Position, roll: int) -> dict[int, float]:
+        """Each legal move's winning chance for the mover."""
+        return {m: _move_value(position.code, roll, m, self.depth, 0.0, self._ctx) for m in position.legal_moves(roll)}
+
+    def best_move(self, position: Position, roll: int) -> int | None:
+        """The move with the best estimate (the lowest source on ties), None when the roll has no legal move."""
+        values = self.move_values(position, roll)
+        return max(values, key=lambda m: (values[m], -m)) if values else None
 
 
 def table_search_choices(table: Any, decisions: Decisions, depth: int, tt_bits: int = 16,

@@ -11,6 +11,7 @@ from urgym.agents import make_agent
 from urgym.commands.common import ArgumentParser, command, seed
 from urgym.evaluation import training
 from urgym.evaluation.distill import DistillSettings, train_distill
+from urgym.evaluation.expected_td import ExpectedTDSettings, train_expected_td
 from urgym.evaluation.training import ALGORITHMS, VEC_ENVS, plot_curves, train_ppo, train_td
 from urgym.solver import table_for
 
@@ -48,14 +49,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hidden", type=int, default=80, help="hidden units of the TD network")
     parser.add_argument("--alpha", type=float, default=0.1, help="TD learning rate (decays to a tenth)")
     parser.add_argument("--lam", type=float, default=0.7, help="TD trace decay lambda")
-    parser.add_argument("--layers", default="384,128",
-                        help="distill: hidden layer sizes, comma-separated (default 384,128)")
-    parser.add_argument("--features", default="tactics-v1", choices=sorted(FEATURE_SETS),
-                        help="distill: the network's feature set (default tactics-v1)")
+    parser.add_argument("--layers",
+                        help="distill and expected-td: hidden layer sizes, comma-separated (default 384,128 for "
+                        "distill, 256,128 for expected-td)")
+    parser.add_argument("--features", choices=sorted(FEATURE_SETS),
+                        help="distill and td-lambda: the network's feature set (default: tactics-v1 for distill, "
+                        "td-v1 for td-lambda)")
     parser.add_argument("--decisions", type=int, default=8_000_000,
                         help="distill: training decisions drawn from play (default 8,000,000; memory: about 170 "
                         "bytes each at 7 pieces)")
-    parser.add_argument("--lr", type=float, default=2e-3, help="distill: peak learning rate (default 0.002)")
+    parser.add_argument("--lr", type=float,
+                        help="distill and expected-td: peak learning rate (default 0.002 and 0.001)")
+    parser.add_argument("--epsilon", type=float, default=0.05,
+                        help="expected-td: chance of a random exploring move in self-play (default 0.05)")
     parser.add_argument("--rank", type=float, default=0.0,
                         help="distill: weight of the softmax policy's regret in the loss (default 0: squared error "
                         "only)")
@@ -81,16 +87,19 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(err))
     if args.algo in ("td-lambda", "distill") and args.opponent:
         parser.error(f"{args.algo} needs no opponent; --opponent is for maskable-ppo")
-    layers = _layers(parser, args.layers)
+    layers = _layers(parser, args.layers or ("256,128" if args.algo == "expected-td" else "384,128"))
+    lr = args.lr if args.lr is not None else (1e-3 if args.algo == "expected-td" else 2e-3)
+    if not 0 <= args.epsilon < 1:
+        parser.error(f"--epsilon must be from 0 to below 1, got {args.epsilon}")
     if args.decisions < 1000:
         parser.error(f"--decisions must be at least 1000, got {args.decisions}")
-    for name, value in (("lr", args.lr), ("rank", args.rank), ("close-weight", args.close_weight)):
+    for name, value in (("lr", lr), ("rank", args.rank), ("close-weight", args.close_weight)):
         if not (0 <= value < math.inf) or (name == "lr" and value == 0):
             parser.error(f"--{name} must be a {'positive' if name == 'lr' else 'non-negative'} finite number, "
                          f"got {value}")
-    if args.algo == "distill":
+    if args.algo in ("distill", "expected-td"):
         try:  # before the table, which may take minutes to solve
-            require_extra("torch", "learn", "train --algo distill")
+            require_extra("torch", "learn", f"train --algo {args.algo}")
         except ImportError as err:
             parser.error(str(err))
     opponents = args.opponent or ["self", "greedy"]
@@ -121,20 +130,25 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     table = table_for(rules, solve=True, progress=not args.no_progress)
     if args.algo == "distill":
-        settings = DistillSettings(hidden=layers, features=args.features, decisions=args.decisions,
-                                   learning_rate=args.lr, rank=args.rank, close_weight=args.close_weight,
+        settings = DistillSettings(hidden=layers, features=args.features or "tactics-v1", decisions=args.decisions,
+                                   learning_rate=lr, rank=args.rank, close_weight=args.close_weight,
                                    threads=args.threads)
         result = train_distill(rules, table, out, args.timesteps, args.minutes, args.seed, settings,
                                args.eval_every or 2_000_000, not args.no_progress)
+    elif args.algo == "expected-td":
+        result = train_expected_td(rules, table, out, args.timesteps, args.minutes, args.seed, ExpectedTDSettings(
+            hidden=layers, features=args.features or "tactics-v1", epsilon=args.epsilon, learning_rate=lr,
+            threads=args.threads), args.eval_every or 1_000_000, not args.no_progress)
     elif args.algo == "td-lambda":
         result = train_td(rules, table, out, args.timesteps, args.minutes, args.seed, args.hidden, args.alpha,
-                          args.lam, args.eval_every or 1_000_000, args.eval_positions, not args.no_progress)
+                          args.lam, args.eval_every or 1_000_000, args.eval_positions, not args.no_progress,
+                          args.features or "td-v1")
     else:
         result = train_ppo(rules, table, out, args.timesteps, args.minutes, opponents, args.seed, args.envs,
                            args.vec_env, args.threads, args.eval_every or 200_000, args.eval_positions,
                            progress=not args.no_progress)
     plot_curves({args.algo: out / "curve.csv"}, out / "curve.png")
-    unit = "decisions" if args.algo == "distill" else "timesteps"
+    unit = {"distill": "decisions", "expected-td": "positions"}.get(args.algo, "timesteps")
     print(f"trained {result['timesteps']:,} {unit} in {result['seconds'] / 60:.1f} min; best mean regret "
           f"{result['best_regret']:.4f} win-% points; models in {out}")
     return 0

@@ -38,7 +38,7 @@ from urgym.files import require_extra, write_atomic
 __all__ = ["ALGORITHMS", "VEC_ENVS", "LearnerOpponent", "plot_curves", "regret_callback", "slot_opponents", "train_ppo",
            "train_td"]
 
-ALGORITHMS = ("maskable-ppo", "td-lambda", "distill")
+ALGORITHMS = ("maskable-ppo", "td-lambda", "distill", "expected-td")
 VEC_ENVS = ("native", "dummy", "subproc")
 ROLLOUT_STEPS = 8192  # the steps of one PPO rollout over all environments
 
@@ -180,12 +180,14 @@ def _write_rows(path: Path, rows: list[dict[str, float]]) -> None:
 # --- TD(lambda) -------------------------------------------------------------------------------------------
 def train_td(rules: Rules, table: SolvedTable, out: Path, timesteps: int, minutes: float | None, seed: int = 0,
              hidden: int = 80, alpha: float = 0.1, lam: float = 0.7, eval_every: int = 1_000_000,
-             eval_positions: int = 500, progress: bool = True) -> dict[str, Any]:
-    """Self-play TD(lambda); ``alpha`` decays linearly to a tenth of itself over the run."""
+             eval_positions: int = 500, progress: bool = True, features: str = "td-v1") -> dict[str, Any]:
+    """Self-play TD(lambda) over ``features`` (a feature set of :mod:`urgym.features`); ``alpha`` decays linearly
+    to a tenth of itself over the run. The table only measures (the validation regret): no position of it is
+    learned from."""
     from urgym.agents.learned import write_model_card
     from urgym.agents.td import TDAgent, TDNetwork, train_chunk
 
-    network = TDNetwork.initial(rules, hidden, seed)
+    network = TDNetwork.initial(rules, hidden, seed, features)
     positions = validation_positions(table, eval_positions)
     curve, writer = Curve(out), _tensorboard(out)
     log: list[dict[str, float]] = []  # logs/progress.csv, as SB3's logger writes it for PPO
@@ -212,7 +214,7 @@ def train_td(rules: Rules, table: SolvedTable, out: Path, timesteps: int, minute
             if curve.add(done, elapsed, regret):
                 best = network.copy()
                 best.info = _facts(rules, "td-lambda", seed, done, elapsed, regret, games=games, hidden=hidden,
-                                   alpha=alpha, lam=lam)
+                                   alpha=alpha, lam=lam, features=features)
                 best.save(out / "best_model.npz")
                 write_model_card(out / "best_model.npz", rules, **best.info)
     bar.close()
@@ -220,7 +222,7 @@ def train_td(rules: Rules, table: SolvedTable, out: Path, timesteps: int, minute
         curve.add(done, time.perf_counter() - start, _score(TDAgent(network), table, positions))
     elapsed = time.perf_counter() - start
     network.info = _facts(rules, "td-lambda", seed, done, elapsed, curve.rows[-1]["mean_regret"], games=games,
-                          hidden=hidden, alpha=alpha, lam=lam)
+                          hidden=hidden, alpha=alpha, lam=lam, features=features)
     network.save(out / "model.npz")
     write_model_card(out / "model.npz", rules, **network.info)
     _write_rows(out / "logs" / "progress.csv", log)

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from urgym.agents import Agent, make_agent
 from urgym.agents.play import cached_table, describe_move
+from urgym.agents.valuenet import shipped_estimate, shipped_models
 from urgym.evaluation.review import board_data, position_data, render_page, review_game
 from urgym.solver import SolvedTable
 
@@ -37,7 +38,7 @@ __all__ = ["FORCED_NOTE", "LADDER", "MAX_BODY", "STRENGTH", "TOKEN_HEADER", "Web
 TOKEN_HEADER = "X-Urgym-Token"
 
 LADDER = ("random", "greedy", "heuristic", "expectimax:1", "expectimax:3", "expectimax:5", "expectimax:7", "ppo",
-          "td", "perfect")
+          "td", "neural", "neural:2", "perfect")
 """The opponents a new game offers, weakest first (the learned ones only on the rules their models learned)."""
 
 LEARNED_RULES = {"ppo": ("finkel", 7), "td": ("finkel", 7)}
@@ -63,6 +64,8 @@ class WebGame:
     def __init__(self, rules: Rules, agent: Agent, table: SolvedTable | None, side: str = "light",
                  seed: int | None = None) -> None:
         self.rules, self.agent, self.table = rules, agent, table
+        self._estimate: Any = False  # the network's estimate for hints without a table (False: not loaded)
+        self._estimate_rules = rules
         self.opponent = _ladder_name(agent.spec)  # as the page names it (one of LADDER, or the command line's)
         self._first, self._first_rules = agent, rules  # the command line's opponent stays offered
         self.lock = threading.Lock()  # one request changes the game at a time
@@ -110,13 +113,15 @@ class WebGame:
         self._agent_moves()
 
     def hint(self) -> dict[str, Any]:
-        """Every legal move's winning chance for the human and the best move.
+        """Every legal move's winning chance for the human and the best move: exact from the solved table, else
+        the rule set's shipped neural network's estimate (``exact`` False, ``source`` naming it).
 
         Raises:
-            LookupError: When no solved table of the rules is cached.
+            LookupError: When no solved table of the rules is cached and no neural network plays them.
             ValueError: When the game is over or it is not the human's turn.
         """
-        if self.table is None:
+        source = self._hint_source()
+        if source is None:
             raise LookupError(f"no solved table of {self.rules.describe()} is cached: hints need one "
                               f"(solve --rules {self.rules.name} --pieces {self.rules.pieces})")
         if self.game.is_over:
@@ -124,10 +129,12 @@ class WebGame:
         if self.game.turn != self.human:
             raise ValueError("it is not your turn")
         position, roll = self.game.position, self.game.roll
-        values = self.table.move_values(position, roll)
-        best = self.table.best_move(position, roll)
+        values = source.move_values(position, roll)
+        best = source.best_move(position, roll)
         return {"values": {move_text(position, roll, m): v for m, v in values.items()},
-                "best": move_text(position, roll, best), "before": self.table.win_probability(position)}
+                "best": move_text(position, roll, best), "before": source.win_probability(position),
+                "exact": source is self.table,
+                "source": "the solved table (exact)" if source is self.table else source.name}
 
     def opponents(self) -> list[dict[str, Any]]:
         """The opponents a new game on the current rules may choose: spec, measured strength (None where not
@@ -162,11 +169,19 @@ class WebGame:
         return {"position": position_data(position), "human": self.human, "agent": self.agent.spec,
                 "roll": game.roll if deciding else None, "moves": moves, "events": self.events,
                 "chances": self.chances, "over": game.is_over, "winner": game.winner, "seed": self.seed,
-                "hints": self.table is not None, "rules": rules.name, "pieces": rules.pieces,
+                "hints": self._hint_source() is not None, "rules": rules.name, "pieces": rules.pieces,
                 "describe": rules.describe(), "board": board_view(rules),
                 "opponent": self.opponent, "opponents": self.opponents(), "rule_sets": RULE_SET_NAMES}
 
     # --- internals ---------------------------------------------------------------------------------------------
+    def _hint_source(self) -> Any:
+        """The table, else the shipped network's estimate of these rules (loaded once per rule set), else None."""
+        if self.table is not None:
+            return self.table
+        if self._estimate is False or self._estimate_rules != self.rules:
+            self._estimate, self._estimate_rules = shipped_estimate(self.rules), self.rules
+        return self._estimate
+
     def _offered(self) -> list[str]:
         first = _ladder_name(self._first.spec)
         return list(LADDER) + ([first] if first not in LADDER else [])
@@ -177,6 +192,9 @@ class WebGame:
         if spec in LEARNED_RULES and (rules.name, rules.pieces) != LEARNED_RULES[spec]:
             name, pieces = LEARNED_RULES[spec]
             return f"its model learned {name} with {pieces} pieces only"
+        if spec.startswith("neural") and (rules.name, rules.pieces) not in shipped_models():
+            learned = ", ".join(f"{name} with {pieces}" for name, pieces in shipped_models())
+            return f"its networks learned {learned or 'no rules'} pieces only"
         if spec == "perfect" and table is None:
             return f"no solved table of these rules is cached (solve --rules {rules.name} --pieces {rules.pieces})"
         return None

@@ -174,7 +174,7 @@ def test_a_network_file_round_trips(tmp_path):
     assert all((a == c).all() and (b == d).all() for (a, b), (c, d) in zip(loaded.layers, network.layers, strict=True))
     agent = make_agent(f"neural:model={tmp_path / 'net.npz'}:depth=1")
     assert agent.spec == f"neural:model={tmp_path / 'net.npz'}:depth=1"
-    with pytest.raises(ValueError, match="this network learned .aseb: path of 16, 2 pieces"):
+    with pytest.raises(ValueError, match=r"this network learned .aseb: path of 16, 2 pieces"):
         agent.check_rules(get_rules("finkel", 2))
 
 

@@ -198,3 +198,78 @@ def test_the_regret_callback_scores_any_sb3_model_while_it_trains(finkel3_table,
     lines = (tmp_path / "regret.csv").read_text().splitlines()
     assert lines[0] == "timesteps,seconds,mean_regret" and len(lines) == len(callback.rows) + 1
     assert callback.evaluate() == pytest.approx(callback.rows[-1]["mean_regret"])
+
+
+def _regret(agent, table, count=400):
+    positions = benchmark_positions(table, count)
+    return score_positions(agent, table, positions, run=RunOptions(workers=1, progress=False)).regret.mean
+
+
+def test_distillation_improves_the_validation_regret_and_plays_from_its_file(finkel3_table, tmp_path):
+    from urgym.agents.valuenet import NeuralAgent, ValueNetwork
+    from urgym.evaluation.distill import DistillSettings, train_distill
+
+    settings = DistillSettings(hidden=(48, 16), decisions=30_000, validation=1000, threads=1)
+    result = train_distill(RULES, finkel3_table, tmp_path, timesteps=240_000, minutes=None, seed=2, settings=settings,
+                           eval_every=60_000, progress=False)
+    with (tmp_path / "curve.csv").open() as f:
+        curve = [float(row["mean_regret"]) for row in csv.DictReader(f)]
+    assert len(curve) >= 4 and min(curve[1:]) < curve[0]  # learning went on after the first evaluation
+    best = ValueNetwork.load(tmp_path / "best_model.npz")
+    assert best.info["algo"] == "distill" and best.info["position_benchmark_regret"] == result["best_regret"]
+    assert best.parameters == best.info["parameters"] and json.loads((tmp_path / "best_model.json").read_text())[
+        "features"] == "tactics-v1"
+    untrained = ValueNetwork(RULES, "tactics-v1", [(w * 0 + np.random.default_rng(0).normal(0, 0.1, w.shape), b * 0)
+                                                   for w, b in best.layers])
+    learned, before = _regret(NeuralAgent(best), finkel3_table), _regret(NeuralAgent(untrained), finkel3_table)
+    assert learned < 0.3 < before and learned < before / 5, (learned, before)  # far better than a random network
+    assert _regret(make_agent(f"neural:model={tmp_path / 'best_model.npz'}:depth=2"), finkel3_table) <= learned
+
+
+def test_expected_td_learns_by_self_play_alone(tmp_path):
+    from urgym.agents.valuenet import NeuralAgent, ValueNetwork
+    from urgym.evaluation.expected_td import ExpectedTDSettings, train_expected_td
+    from urgym.solver.cache import load_or_solve
+
+    rules = get_rules("finkel", 2)
+    table = load_or_solve(rules, progress=False)
+    settings = ExpectedTDSettings(hidden=(32,), generate=20_000, buffer=60_000, threads=1, validation=300)
+    result = train_expected_td(rules, table, tmp_path, timesteps=400_000, minutes=None, seed=1, settings=settings,
+                               eval_every=100_000, progress=False)
+    network = ValueNetwork.load(tmp_path / "best_model.npz")
+    assert network.info["algo"] == "expected-td" and network.info["games"] > 0
+    learned = _regret(NeuralAgent(network), table, 300)
+    assert learned == pytest.approx(result["best_regret"], abs=1.0) and learned < 0.5 * _regret("random", table, 300)
+
+
+def test_td_with_tactics_features_trains_saves_and_searches(tmp_path, finkel3_table):
+    network = TDNetwork.initial(RULES, hidden=24, seed=1, features="tactics-v1")
+    train_chunk(network, 300, seed=3, first_game=0, alpha=0.1, lam=0.7)
+    again = TDNetwork.load(network.save(tmp_path / "td.npz"))
+    assert again.features == "tactics-v1" and np.array_equal(again.w1, network.w1)
+    position = Position.start(RULES).play(2, 0)
+    assert again.value(position) == network.value(position)
+    for depth in (0, 1, 2):
+        agent = make_agent(f"td:model={tmp_path / 'td.npz'}:depth={depth}")
+        for position, roll in decision_positions("finkel", 10, seed=3, pieces=3):
+            assert agent.select_move(position, roll) in position.legal_moves(roll)
+    from urgym.agents.td import DEFAULT_TD_MODEL
+
+    assert TDNetwork.load(DEFAULT_TD_MODEL).features == "td-v1"  # 0.4's files name no feature set: td-v1
+
+
+def test_td_files_with_unknown_features_or_non_finite_weights_are_refused(tmp_path):
+    network = TDNetwork.initial(RULES, hidden=4, seed=1)
+    path = network.save(tmp_path / "td.npz")
+    with np.load(path) as data:
+        arrays = {k: data[k] for k in data.files}
+    meta = json.loads(str(arrays["meta"]))
+    for key, value, message in (("features", "rm -rf", "unknown feature set"), ("w1", np.nan, "not finite")):
+        changed = dict(arrays)
+        if key == "features":
+            changed["meta"] = np.array(json.dumps({**meta, "features": value}))
+        else:
+            changed["w1"] = arrays["w1"] * value
+        np.savez(tmp_path / "bad.npz", **changed)
+        with pytest.raises(ValueError, match=message):
+            TDNetwork.load(tmp_path / "bad.npz")

@@ -1,0 +1,178 @@
+"""``train --algo expected-td``: an after-state value network learned by self-play alone, with expected TD(0).
+
+TD(lambda) (``td-lambda``) moves each prediction towards the next one along a sampled game. Expected TD moves it
+towards the network's own one-ply expectation, over every roll and the best move of each:
+
+    V(s) <- W(s, 1) = sum_r P(r) max_m q(s, r, m),     q = 1 (win) | V(s') (extra roll) | 1 - V(s'),
+
+so the dice's chance is averaged exactly instead of sampled, and a target never rests on a move the explorer
+happened to play. The loop alternates two phases:
+
+1. **Self-play** in numba (:func:`urgym.agents.valuenet.selfplay_targets`) with the current network (its best
+   after-state, or a random other move with chance ``epsilon``): each chance node kept (half of them) goes into a
+   replay buffer with its target W(s, 1), computed by the same network;
+2. **Fitting** in torch: minibatches from the buffer, squared error between V(s) and the target.
+
+Nothing is learned from the solved table: it only measures the network (the validation regret that picks the
+best model, as every ``train`` does). The network is a :class:`urgym.agents.valuenet.ValueNetwork`, played by
+``neural:model=PATH`` (and with search, ``neural:model=PATH:depth=2``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm.auto import tqdm
+from urgym.agents.valuenet import selfplay_context, selfplay_targets
+from urgym.evaluation.distill import _Batches, _network, to_value_network, validation_data, validation_regret
+from urgym.solver import SolvedTable
+
+from urgym import Rules, core
+from urgym.core import geometry
+from urgym.features import feature_set_id, feature_size, write_value_features_batch
+from urgym.files import require_extra
+
+__all__ = ["ExpectedTDSettings", "train_expected_td"]
+
+
+@dataclass(frozen=True)
+class ExpectedTDSettings:
+    """How ``train --algo expected-td`` learns (see the module docstring)."""
+
+    hidden: tuple[int, ...] = (256, 128)
+    features: str = "tactics-v1"
+    epsilon: float = 0.05
+    """Chance of exploring: a random move other than the network's best."""
+    keep: float = 0.5
+    """Chance that a chance node of self-play is kept."""
+    generate: int = 100_000
+    """Positions generated (with their targets) per self-play phase."""
+    buffer: int = 2_000_000
+    """Positions the replay buffer holds (the oldest are replaced)."""
+    replay: float = 4.0
+    """Times each generated position is sampled for fitting, on average."""
+    batch: int = 1024
+    learning_rate: float = 1e-3
+    threads: int = 2
+    validation: int = 5000
+
+
+def _generate(network: Any, settings: ExpectedTDSettings, seed: int, first_game: int,
+              threads: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """``settings.generate`` self-play positions and their targets, in ``threads`` slices played at once."""
+    rules = network.rules
+    per = math.ceil(settings.generate / threads)
+
+    def slice_(t: int) -> tuple[np.ndarray, np.ndarray, int]:
+        ctx = selfplay_context(network)
+        states, targets, found = np.zeros(per, np.int64), np.zeros(per, np.float64), np.zeros(1, np.int64)
+        pick = np.zeros(1, np.uint64)
+        core.policy_stream(pick, np.uint64(seed), first_game + t, 5)
+        games = 0
+        while found[0] < per:
+            flows = core.flow_buffers(64)
+            core.start_games(flows, rules.pieces, np.uint64(seed), first_game + (t << 40) + games)
+            games += 64
+            selfplay_targets(flows, ctx, settings.epsilon, settings.keep, pick, states, targets, found)
+        return states, targets, games
+
+    with ThreadPoolExecutor(threads) as pool:
+        parts = list(pool.map(slice_, range(threads)))
+    return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
+            sum(p[2] for p in parts))
+
+
+def _rate(top: float, share: float) -> float:
+    """Cosine from ``top`` down to a hundredth of it over the run."""
+    return top * (0.01 + 0.99 * 0.5 * (1.0 + math.cos(math.pi * min(share, 1.0))))
+
+
+def train_expected_td(rules: Rules, table: SolvedTable, out: Path, timesteps: int, minutes: float | None,
+                      seed: int = 0, settings: ExpectedTDSettings | None = None, eval_every: int = 1_000_000,
+                      progress: bool = True) -> dict[str, Any]:
+    """Learn a value network by self-play with expected TD(0) (see the module docstring); ``timesteps`` counts the
+    self-play positions generated. Writes the best network (by validation regret, the table's only use) and the
+    last one to ``out`` with their cards, the curve and the logs."""
+    torch = require_extra("torch", "learn", "train --algo expected-td")
+    from urgym.agents.learned import write_model_card
+    from urgym.evaluation.training import Curve, _facts, _tensorboard, _write_rows
+
+    settings = settings or ExpectedTDSettings()
+    torch.manual_seed(seed)
+    torch.set_num_threads(settings.threads)
+    start = time.perf_counter()
+    check = _Batches(validation_data(table, settings.validation), rules, settings.features, torch)
+    size, kind, geom = feature_size(rules, settings.features), feature_set_id(settings.features), geometry(rules)
+    net = _network([size, *settings.hidden, 1], torch)
+    optimizer = torch.optim.Adam(net.parameters(), lr=settings.learning_rate)
+    buffer_states = np.zeros(settings.buffer, np.int64)
+    buffer_targets = np.zeros(settings.buffer, np.float32)
+    filled = written = 0
+    curve, writer, log = Curve(out), _tensorboard(out), []
+    facts = {"features": settings.features, "hidden": list(settings.hidden),
+             "parameters": sum(p.numel() for p in net.parameters()), "settings": asdict(settings)}
+    generated, games, steps, next_eval = 0, 0, 0, eval_every
+    rng = np.random.default_rng(seed)
+    bar = tqdm(total=timesteps, desc="expected-td", unit="position", disable=not progress, dynamic_ncols=True)
+
+    def share() -> float:
+        spent = (time.perf_counter() - start) / (60 * minutes) if minutes else 0.0
+        return max(generated / timesteps, spent)
+
+    def evaluate() -> float:
+        regret = validation_regret(net, torch, check)
+        elapsed = time.perf_counter() - start
+        bar.set_postfix_str(f"regret {regret:.4f}")
+        log.append({"timesteps": generated, "games": games, "seconds": round(elapsed, 1), "steps": steps,
+                    "learning_rate": optimizer.param_groups[0]["lr"], "eval/mean_regret": regret})
+        _write_rows(out / "logs" / "progress.csv", log)
+        if writer:
+            writer.add_scalar("eval/mean_regret", regret, generated)
+        if curve.add(generated, elapsed, regret):
+            info = _facts(rules, "expected-td", seed, generated, elapsed, regret, games=games, **facts)
+            to_value_network(net, rules, settings.features, info).save(out / "best_model.npz")
+            write_model_card(out / "best_model.npz", rules, **info)
+        return regret
+
+    while share() < 1.0:
+        network = to_value_network(net, rules, settings.features, {})
+        states, targets, played = _generate(network, settings, seed, games, settings.threads)
+        games += played
+        for k in range(0, len(states), settings.buffer):  # into the ring buffer
+            chunk = states[k:k + settings.buffer]
+            at = (written + np.arange(len(chunk))) % settings.buffer
+            buffer_states[at], buffer_targets[at] = chunk, targets[k:k + settings.buffer]
+            written += len(chunk)
+        filled = min(settings.buffer, written)
+        generated += len(states)
+        bar.update(len(states))
+        for _ in range(max(1, int(settings.replay * len(states) / settings.batch))):
+            rows = rng.integers(0, filled, settings.batch)
+            x = np.zeros((settings.batch, size), np.float32)
+            write_value_features_batch(buffer_states[rows], geom, kind, x)
+            for group in optimizer.param_groups:
+                group["lr"] = _rate(settings.learning_rate, share())
+            prediction = torch.sigmoid(net(torch.from_numpy(x))[:, 0])
+            loss = ((prediction - torch.from_numpy(buffer_targets[rows])) ** 2).mean()
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            steps += 1
+        if generated >= next_eval:
+            next_eval += eval_every
+            evaluate()
+    bar.close()
+    regret = evaluate() if not curve.rows or curve.rows[-1]["timesteps"] != generated else curve.rows[-1][
+        "mean_regret"]
+    elapsed = time.perf_counter() - start
+    info = _facts(rules, "expected-td", seed, generated, elapsed, regret, games=games, **facts)
+    to_value_network(net, rules, settings.features, info).save(out / "model.npz")
+    write_model_card(out / "model.npz", rules, **info)
+    return {"model": str(out / "model.npz"), "best_model": str(out / "best_model.npz"), "timesteps": generated,
+            "seconds": elapsed, "best_regret": curve.best}
