@@ -268,8 +268,9 @@ class TDAgent(Agent):
     """Plays the move the TD network rates best (see the module docstring).
 
     Args:
-        model: A ``.npz`` file written by :meth:`TDNetwork.save`, or a :class:`TDNetwork`; by default the
-            network that ships with the package (finkel).
+        model: A ``.npz`` file written by :meth:`TDNetwork.save` (``train --algo td-lambda``) or by ``train --algo
+            expected-td`` (a :class:`urgym.agents.valuenet.ValueNetwork`), or either network; by default the
+            table-free network that ships with the package (finkel).
         seed: Unused (the agent is deterministic); accepted like every agent's.
         depth: Plies searched beyond the move with the network at the leaves (0: the best after-state), by the
             search of :class:`urgym.agents.valuenet.NeuralAgent`.
@@ -279,11 +280,18 @@ class TDAgent(Agent):
                  depth: int = 0) -> None:
         from urgym.agents.valuenet import NeuralAgent, ValueNetwork
 
-        self.network = model if isinstance(model, TDNetwork) else TDNetwork.load(model or DEFAULT_TD_MODEL)
-        named = model is not None and not isinstance(model, TDNetwork)
+        if isinstance(model, (TDNetwork, ValueNetwork)):
+            network = model
+        else:
+            path = Path(model or DEFAULT_TD_MODEL)
+            network = ValueNetwork.load(path) if _is_value_network(path) else TDNetwork.load(path)
+        self.network = network
+        named = model is not None and not isinstance(model, (TDNetwork, ValueNetwork))
         self.spec = "td" + (f":model={model}" if named else "") + (f":depth={depth}" if depth else "")
         self.depth = depth
-        self._search = NeuralAgent(ValueNetwork.from_td(self.network), depth=depth) if depth else None
+        value_network = network if isinstance(network, ValueNetwork) else ValueNetwork.from_td(network)
+        self._search = NeuralAgent(value_network, depth=depth) if depth or isinstance(network, ValueNetwork) \
+            else None
         super().__init__(seed)
 
     def check_rules(self, rules: Rules) -> None:
@@ -309,6 +317,20 @@ class TDAgent(Agent):
 
 
 _NO_STREAM = np.zeros(1, dtype=np.uint64)  # the network never draws
+
+
+def _is_value_network(path: Path) -> bool:
+    """Whether ``path`` is a value network of ``train --algo expected-td`` rather than a TD(lambda) model (its
+    header names the format); a file that is neither is left to :meth:`TDNetwork.load` to refuse."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            if "meta.npy" not in archive.namelist():
+                return False
+            with archive.open("meta.npy") as member:
+                header = member.read(4096)  # never more: the member is a stranger's and may inflate without end
+    except (OSError, zipfile.BadZipFile):
+        return False
+    return b"urgym-value-network" in header
 
 
 TRAIN_BATCH = 8

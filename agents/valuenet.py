@@ -515,31 +515,57 @@ def _context(geom: np.ndarray, kind: int, net: NetArrays, table: TableView, dept
                    transposition_table(tt_bits), np.zeros(STATS_SIZE, np.int64))
 
 
+MAX_TRAJECTORY = 4096
+"""Chance nodes of one self-play game kept for its lambda-returns (a longer game's are not kept)."""
+
+
 @njit(cache=True, nogil=True)
-def selfplay_targets(flows, ctx, epsilon, keep, pick, states, targets, found):
+def selfplay_targets(flows, ctx, epsilon, lam, keep, pick, states, targets, found):
     """Self-play the started games of ``flows`` with the network of ``ctx`` (its best after-state, or with chance
-    ``epsilon`` a random other move, drawn from the game's policy stream), and at each chance node kept with chance
-    ``keep`` record the position and its one-ply expectation by the same network, W(s, 1) (the target of expected
-    TD), until ``states`` is full; return how many games were played to their end."""
+    ``epsilon`` a random other move, drawn from the game's policy stream) and, once each game ends, record its
+    chance nodes (each kept with chance ``keep``) with their targets, until ``states`` is full; return how many
+    games were recorded.
+
+    A chance node's target is the lambda-return of one-ply expectations: G_t = (1 - lam) W(s_t, 1) + lam G_{t+1},
+    with G_{t+1} seen from s_t's roller (1 - G_{t+1} when the turn passed) and the game's result after the last
+    node. ``lam`` = 0 gives W(s_t, 1) alone (expected TD(0)); larger values carry the result back faster."""
     geom = ctx.geom
     values = np.zeros(core.MAX_MOVES, np.float64)
+    path = np.zeros(MAX_TRAJECTORY, np.int64)
+    expected = np.zeros(MAX_TRAJECTORY, np.float64)
     wanted = states.shape[0]
     done = 0
     for i in range(flows.shape[0]):
         f = flows[i]
-        while found[0] < wanted and not core.is_over(f.state):
-            if core.next_uniform(pick) < keep:
-                states[found[0]] = f.state
-                targets[found[0]] = _last_ply(f.state, 0.0, 1.0, ctx)
-                found[0] += 1
+        length = 0
+        while not core.is_over(f.state):
+            if length < MAX_TRAJECTORY:
+                path[length] = f.state
+                expected[length] = _last_ply(f.state, 0.0, 1.0, ctx)
+            length += 1
             if core.roll_turn(flows, i, geom) == 0:
                 continue
             k = 0 if f.n == 1 else _choose(f.state, f.roll, f.moves, f.n, 0, ctx, values)
             k = core.slip(k, f.n, epsilon, f.policy_rngs[core.turn_of(f.state)])
             core.play_move(flows, i, f.moves[k], geom)
+        if length > MAX_TRAJECTORY:
+            continue
+        winner = core.winner_of(f.state)
+        following = 0.0
+        for t in range(length - 1, -1, -1):  # back from the result
+            mover = core.turn_of(path[t])
+            if t == length - 1:
+                after = 1.0 if winner == mover else 0.0
+            else:
+                after = following if core.turn_of(path[t + 1]) == mover else 1.0 - following
+            following = (1.0 - lam) * expected[t] + lam * after
+            if found[0] < wanted and core.next_uniform(pick) < keep:
+                states[found[0]] = path[t]
+                targets[found[0]] = following
+                found[0] += 1
+        done += 1
         if found[0] >= wanted:
             break
-        done += 1
     return done
 
 

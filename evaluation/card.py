@@ -88,7 +88,7 @@ def card_row(card: dict[str, Any]) -> str:
             regrets.append("-")
             results.append("-")
             continue
-        regrets.append(f"{entry['regret']:.3f}")
+        regrets.append(f"{entry['regret']:.4f}")
         vs = entry["vs_perfect"]
         if vs["raw_is_narrower"]:
             raw = vs["raw"]

@@ -1,16 +1,18 @@
 """``train --algo expected-td``: an after-state value network learned by self-play alone, with expected TD(0).
 
-TD(lambda) (``td-lambda``) moves each prediction towards the next one along a sampled game. Expected TD moves it
-towards the network's own one-ply expectation, over every roll and the best move of each:
+TD(lambda) (``td-lambda``) moves each prediction towards the next one along a sampled game. Expected TD builds its
+targets from the network's own one-ply expectation, over every roll and the best move of each,
 
-    V(s) <- W(s, 1) = sum_r P(r) max_m q(s, r, m),     q = 1 (win) | V(s') (extra roll) | 1 - V(s'),
+    W(s, 1) = sum_r P(r) max_m q(s, r, m),     q = 1 (win) | V(s') (extra roll) | 1 - V(s'),
 
-so the dice's chance is averaged exactly instead of sampled, and a target never rests on a move the explorer
-happened to play. The loop alternates two phases:
+in which the dice's chance is averaged exactly instead of sampled, and carries the game's result back with a
+lambda-return over them, G_t = (1 - lambda) W(s_t, 1) + lambda G_{t+1} (from s_t's roller; the result after the
+last roll): lambda = 0 is expected TD(0), whose information moves one ply per fit. The loop alternates two
+phases:
 
 1. **Self-play** in numba (:func:`urgym.agents.valuenet.selfplay_targets`) with the current network (its best
-   after-state, or a random other move with chance ``epsilon``): each chance node kept (half of them) goes into a
-   replay buffer with its target W(s, 1), computed by the same network;
+   after-state, or a random other move with chance ``epsilon``): when a game ends, each of its chance nodes kept
+   (half of them) goes into a replay buffer with its target, computed by the same network;
 2. **Fitting** in torch: minibatches from the buffer, squared error between V(s) and the target.
 
 Nothing is learned from the solved table: it only measures the network (the validation regret that picks the
@@ -49,12 +51,14 @@ class ExpectedTDSettings:
     features: str = "tactics-v1"
     epsilon: float = 0.05
     """Chance of exploring: a random move other than the network's best."""
+    lam: float = 0.7
+    """Weight of the rest of the game in a target (0: the one-ply expectation alone)."""
     keep: float = 0.5
     """Chance that a chance node of self-play is kept."""
     generate: int = 100_000
     """Positions generated (with their targets) per self-play phase."""
-    buffer: int = 2_000_000
-    """Positions the replay buffer holds (the oldest are replaced)."""
+    buffer: int = 400_000
+    """Positions the replay buffer holds (the oldest are replaced: their targets came from older networks)."""
     replay: float = 4.0
     """Times each generated position is sampled for fitting, on average."""
     batch: int = 1024
@@ -79,7 +83,7 @@ def _generate(network: Any, settings: ExpectedTDSettings, seed: int, first_game:
             flows = core.flow_buffers(64)
             core.start_games(flows, rules.pieces, np.uint64(seed), first_game + (t << 40) + games)
             games += 64
-            selfplay_targets(flows, ctx, settings.epsilon, settings.keep, pick, states, targets, found)
+            selfplay_targets(flows, ctx, settings.epsilon, settings.lam, settings.keep, pick, states, targets, found)
         return states, targets, games
 
     with ThreadPoolExecutor(threads) as pool:

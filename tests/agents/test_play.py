@@ -101,3 +101,33 @@ def test_play_saves_a_record_that_replays(tmp_path):
     assert unfinished.winner is None and 0 < len(unfinished.steps) < len(record.steps)
     with pytest.raises(SystemExit):
         main(["--save", str(tmp_path)], read=lambda prompt: "q", write=lines.append)
+
+
+def test_without_a_table_the_hint_is_the_shipped_networks_estimate_and_says_so(private_cache):
+    from urgym.agents.valuenet import shipped_models
+
+    if ("blitz", 5) not in shipped_models():
+        pytest.fail("the shipped blitz network is missing from urgym/agents/models")
+    text = run(["--rules", "blitz", "--agent", "random", "--seed", "3"], ["h", "q"])
+    assert "No solved table of blitz" in text and "hints are the neural network's estimate" in text
+    assert "(Estimated by the neural network's estimate" in text and "not exact" in text
+    assert "<- the network's best" in text and "<- perfect move" not in text
+
+
+def test_a_network_estimate_answers_as_its_agent_plays(finkel3_table):
+    from urgym.agents.valuenet import NetworkEstimate, NeuralAgent, shipped_estimate
+    from urgym.evaluation.positions import benchmark_positions
+
+    from tests.agents.test_valuenet import random_network
+    from urgym import get_rules
+
+    network = random_network(finkel3_table.rules, seed=5)
+    assert shipped_estimate(get_rules("finkel", 3)) is None  # no network learned 3 pieces
+    for depth in (0, 2):
+        estimate, agent = NetworkEstimate(network, depth), NeuralAgent(network, depth=depth)
+        for position, roll in benchmark_positions(finkel3_table, 40):
+            values = estimate.move_values(position, roll)
+            assert set(values) == set(position.legal_moves(roll)) and all(0 <= v <= 1 for v in values.values())
+            assert estimate.best_move(position, roll) == agent.select_move(position, roll)
+            mover = estimate.win_probability(position)
+            assert estimate.win_probability(position, "dark" if position.turn == "light" else "light") == 1 - mover

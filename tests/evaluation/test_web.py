@@ -396,3 +396,22 @@ def test_the_how_to_play_page_is_drawn_from_the_rules(server):
     status, body = fetch(f"{base}/how-to-play?token={TOKEN}&rules=%3Cscript%3E")
     assert status == 400 and "unknown rule set '<script>'" in body
     assert fetch(f"{base}/how-to-play?rules=finkel")[0] == 403  # the token guards it too
+
+
+def test_without_a_table_hints_are_the_shipped_networks_estimate_and_say_so(private_cache):
+    from urgym.agents.valuenet import shipped_models
+
+    if ("blitz", 5) not in shipped_models():
+        pytest.fail("the shipped blitz network is missing from urgym/agents/models")
+    rules = get_rules("blitz")
+    game = WebGame(rules, make_agent("greedy"), None, "light", 5)
+    while len(game.game.legal_moves) < 2:
+        game.move(game.game.legal_moves[0])
+    state = game.state()
+    assert state["hints"] and not state["chances"]  # hints from the network; no exact graph without the table
+    hint = game.hint()
+    assert not hint["exact"] and "neural network" in hint["source"] and "depth 2" in hint["source"]
+    assert set(hint["values"]) == {m["notation"] for m in state["moves"]}
+    assert hint["values"][hint["best"]] == max(hint["values"].values())
+    with pytest.raises(LookupError, match="the review needs the solved table"):
+        game.review_html()
