@@ -10,6 +10,7 @@ from urgym.agents.expectimax import ExpectimaxAgent, SearchResult
 from urgym.agents.heuristic import GainAgent, GainTable, SequenceGain, gain_table
 from urgym.agents.perfect import PerfectAgent
 from urgym.agents.registry import AGENTS, agent_help, builtin_name, make_agent, parse_spec, register_agent
+from urgym.agents.valuenet import NeuralAgent, ValueNetwork
 
 import urgym  # noqa: F401 (first: Ctrl-C while a command starts ends with one line)
 
@@ -20,9 +21,11 @@ __all__ = [
     "ExpectimaxAgent",
     "GainAgent",
     "GainTable",
+    "NeuralAgent",
     "PerfectAgent",
     "SearchResult",
     "SequenceGain",
+    "ValueNetwork",
     "agent_help",
     "builtin_name",
     "gain_table",

@@ -43,9 +43,9 @@ def main(argv: list[str] | None = None) -> int:
                         "dummy: one UrEnv after another in this process; subproc: one process each (no 'self')")
     parser.add_argument("--threads", type=int, default=1, help="torch threads of the learner (default 1)")
     parser.add_argument("--eval-every", type=int, help="timesteps between position-benchmark scorings")
-    parser.add_argument("--eval-positions", type=int, default=500,
-                        help="validation positions scored to pick the best model (default 500; never the test set "
-                        "that evaluate reports)")
+    parser.add_argument("--eval-positions", type=int,
+                        help="validation positions scored to pick the best model (default 500; 5,000 for distill and "
+                        "expected-td; never the test set that evaluate reports)")
     parser.add_argument("--hidden", type=int, default=80, help="hidden units of the TD network")
     parser.add_argument("--alpha", type=float, default=0.1, help="TD learning rate (decays to a tenth)")
     parser.add_argument("--lam", type=float, default=0.7, help="TD trace decay lambda")
@@ -87,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(err))
     if args.algo in ("td-lambda", "distill") and args.opponent:
         parser.error(f"{args.algo} needs no opponent; --opponent is for maskable-ppo")
+    validation = args.eval_positions or (5000 if args.algo in ("distill", "expected-td") else 500)
     layers = _layers(parser, args.layers or ("256,128" if args.algo == "expected-td" else "384,128"))
     lr = args.lr if args.lr is not None else (1e-3 if args.algo == "expected-td" else 2e-3)
     if not 0 <= args.epsilon < 1:
@@ -132,20 +133,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.algo == "distill":
         settings = DistillSettings(hidden=layers, features=args.features or "tactics-v1", decisions=args.decisions,
                                    learning_rate=lr, rank=args.rank, close_weight=args.close_weight,
-                                   threads=args.threads)
+                                   threads=args.threads, validation=validation)
         result = train_distill(rules, table, out, args.timesteps, args.minutes, args.seed, settings,
                                args.eval_every or 2_000_000, not args.no_progress)
     elif args.algo == "expected-td":
         result = train_expected_td(rules, table, out, args.timesteps, args.minutes, args.seed, ExpectedTDSettings(
             hidden=layers, features=args.features or "tactics-v1", epsilon=args.epsilon, learning_rate=lr,
-            threads=args.threads), args.eval_every or 1_000_000, not args.no_progress)
+            threads=args.threads, validation=validation), args.eval_every or 1_000_000, not args.no_progress)
     elif args.algo == "td-lambda":
         result = train_td(rules, table, out, args.timesteps, args.minutes, args.seed, args.hidden, args.alpha,
-                          args.lam, args.eval_every or 1_000_000, args.eval_positions, not args.no_progress,
+                          args.lam, args.eval_every or 1_000_000, validation, not args.no_progress,
                           args.features or "td-v1")
     else:
         result = train_ppo(rules, table, out, args.timesteps, args.minutes, opponents, args.seed, args.envs,
-                           args.vec_env, args.threads, args.eval_every or 200_000, args.eval_positions,
+                           args.vec_env, args.threads, args.eval_every or 200_000, validation,
                            progress=not args.no_progress)
     plot_curves({args.algo: out / "curve.csv"}, out / "curve.png")
     unit = {"distill": "decisions", "expected-td": "positions"}.get(args.algo, "timesteps")
