@@ -280,8 +280,9 @@ class SearchStats(NamedTuple):
 
 
 class Context(NamedTuple):
-    """What a search passes down: the rules, the evaluation (a network or, for tests, the table), per-depth move
-    buffers, the leaf batch, the evaluation cache, the transposition table and the counters."""
+    """What a search passes down: the rules, the evaluation (a network or, for tests, the table), the roll order,
+    per-depth move buffers, one roll's batch of leaves, the evaluation cache, the transposition table and the
+    counters."""
 
     geom: np.ndarray
     kind: int  # EVAL_NETWORK or EVAL_TABLE
@@ -293,10 +294,8 @@ class Context(NamedTuple):
     moves: np.ndarray  # int64[depth + 2, MAX_MOVES]: legal moves per depth
     order: np.ndarray  # int64[depth + 2, MAX_MOVES]: their search order per depth
     keys: np.ndarray  # float64[depth + 2, MAX_MOVES]: their values at depth 0, the order's keys
-    leaf_states: np.ndarray  # int64[MAX_ROLLS * MAX_MOVES]: one batch of leaves (-1: a win)
+    leaf_states: np.ndarray  # int64[MAX_MOVES + 1]: one roll's batch of leaves (-1: a win)
     leaf_flip: np.ndarray  # int64[same]: 1 where the leaf's side to move is the other side
-    leaf_values: np.ndarray  # float64[same]: each leaf's value to the mover
-    leaf_counts: np.ndarray  # int64[MAX_ROLLS]: legal moves per roll
     cache_state: np.ndarray  # int64[2^EVAL_CACHE_BITS], -1: empty
     cache_value: np.ndarray  # float64[same]
     tt: TranspositionTable
@@ -507,10 +506,7 @@ def _context(geom: np.ndarray, kind: int, net: NetArrays, table: TableView, dept
                                                    np.zeros(core.MAX_MOVES, np.int64)),
                    _roll_order(geom), np.zeros((depth + 2, core.MAX_MOVES), np.int64),
                    np.zeros((depth + 2, core.MAX_MOVES), np.int64), np.zeros((depth + 2, core.MAX_MOVES), np.float64),
-                   np.zeros(core.MAX_ROLLS * (core.MAX_MOVES + 1), np.int64),
-                   np.zeros(core.MAX_ROLLS * (core.MAX_MOVES + 1), np.int64),
-                   np.zeros(core.MAX_ROLLS * (core.MAX_MOVES + 1), np.float64),
-                   np.zeros(core.MAX_ROLLS, np.int64),
+                   np.zeros(core.MAX_MOVES + 1, np.int64), np.zeros(core.MAX_MOVES + 1, np.int64),
                    np.full(1 << EVAL_CACHE_BITS, -1, np.int64), np.zeros(1 << EVAL_CACHE_BITS, np.float64),
                    transposition_table(tt_bits), np.zeros(STATS_SIZE, np.int64))
 

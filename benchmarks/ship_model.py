@@ -1,0 +1,86 @@
+"""Ship a trained value network: measure it, and write it and its card into the package's models.
+
+Run: ``python -m benchmarks.ship_model RUN/best_model.npz --name neural_finkel_7p [--training-minutes 90]``
+
+Measures the network as its card reports it: the mean regret (win-% points per decision) on the test set that
+``evaluate`` reports, at depths 0, 1 and 2, and the decisions per second at depth 0 and 2 (4,000 decisions of
+perfect play answered in one batch, every core, the median of 3 runs after a warm-up), then writes
+``urgym/agents/models/NAME.npz`` (the network, its header holding the card's facts) and ``NAME.json`` (the card:
+rules, method and command, parameters, training time, the figures above, the file's size) atomically.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from pathlib import Path
+
+from urgym.agents import NeuralAgent, ValueNetwork
+from urgym.agents.learned import write_model_card
+from urgym.agents.td import TDNetwork
+from urgym.evaluation.positions import benchmark_positions, score_positions
+from urgym.evaluation.runner import RunOptions
+from urgym.solver import table_for
+
+from benchmarks.bench_neural import decisions_of
+from benchmarks.common import machine
+
+MODELS = Path(__file__).resolve().parent.parent / "agents" / "models"
+
+
+def measure(network: ValueNetwork, depths: tuple[int, ...] = (0, 1, 2),
+            speed_depths: tuple[int, ...] = (0, 2)) -> dict[str, float]:
+    """The card's figures: test-set regret per depth and decisions per second per depth."""
+    rules = network.rules
+    table = table_for(rules, solve=False, progress=False)
+    test = benchmark_positions(table)
+    figures: dict[str, float] = {}
+    for depth in depths:
+        agent = NeuralAgent(network, depth=depth)
+        figures[f"test_regret_depth{depth}"] = score_positions(agent, table, test,
+                                                               RunOptions(workers=1, progress=False)).regret.mean
+    batch = decisions_of(benchmark_positions(table, 4000, seed=777))
+    for depth in speed_depths:
+        NeuralAgent(network, depth=depth).select_moves(rules, batch)  # compiles
+        seconds = []
+        for _ in range(3):
+            agent = NeuralAgent(network, depth=depth)
+            start = time.perf_counter()
+            agent.select_moves(rules, batch)
+            seconds.append(time.perf_counter() - start)
+        figures[f"decisions_per_second_depth{depth}"] = round(len(batch) / statistics.median(seconds))
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("model")
+    parser.add_argument("--name", required=True, help="file name in the package's models, without .npz")
+    parser.add_argument("--note", default="", help="a sentence for the card (how the run went)")
+    args = parser.parse_args()
+    try:
+        network, td = ValueNetwork.load(args.model), None
+    except ValueError:  # a TD(lambda) model: measured as the value network it is, shipped in its own format
+        td = TDNetwork.load(args.model)
+        network = ValueNetwork.from_td(td)
+    figures = measure(network)
+    facts = {**network.info, **figures, "measured_on": machine(), "measured": time.strftime("%Y-%m-%d"),
+             "parameters": network.parameters, "sizes": list(network.sizes), "features": network.features}
+    if args.note:
+        facts["note"] = args.note
+    if td is not None:
+        shipped_td = td.copy()
+        shipped_td.info = facts
+        path = shipped_td.save(MODELS / f"{args.name}.npz")
+    else:
+        path = ValueNetwork(network.rules, network.features, network.layers, network.activation, facts).save(
+            MODELS / f"{args.name}.npz")
+    facts["file_bytes"] = path.stat().st_size
+    write_model_card(path, network.rules, **facts)
+    print(json.dumps({k: v for k, v in facts.items() if k not in ("settings",)}, indent=1))
+
+
+if __name__ == "__main__":
+    main()
