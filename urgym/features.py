@@ -56,31 +56,45 @@ def feature_size(rules: Rules, name: str) -> int:
 
 
 @njit(cache=True)
-def _write_tactics(state, geom, moves, out, base):
+def _write_tactics(state, geom, out, base):
     """For each roll r = 1 .. R of the side to move in ``state``: [a legal move, a capture, a rosette, a bear-off]
-    at ``out[base + 4 (r - 1):]``."""
+    at ``out[base + 4 (r - 1):]``. The core's move rules (:func:`urgym.core.can_move`) on the occupancy masks, as
+    :func:`urgym.core.legal_moves` and :func:`urgym.core.apply_move` read them, without building each move's
+    position (this runs at every leaf of a search)."""
     g = geom[0]
+    length = g.length
+    own, opp = core.own_mask(state), core.opp_mask(state)
+    home = core.own_home(state)
     for r in range(1, g.max_roll + 1):
+        legal = capture = rosette = off = 0.0
+        for p in range(0, length + 1):
+            if p == 0:
+                if home == 0:
+                    continue
+            elif not (own >> (p - 1)) & 1:
+                continue
+            dest = p + r
+            if not core.can_move(own, opp, p, dest, geom):
+                continue
+            legal = 1.0
+            if dest == length + 1:
+                off = 1.0
+            else:
+                if opp & g.opp_same_tile[dest]:
+                    capture = 1.0
+                if g.rosette[dest]:
+                    rosette = 1.0
         at = base + 4 * (r - 1)
-        n = core.legal_moves(state, r, geom, moves)
-        out[at] = 1.0 if n > 0 else 0.0
-        out[at + 1] = 0.0
-        out[at + 2] = 0.0
-        out[at + 3] = 0.0
-        for k in range(n):
-            _, flags = core.apply_move(state, r, moves[k], geom)
-            if flags & core.CAPTURE:
-                out[at + 1] = 1.0
-            if flags & core.ROSETTE:
-                out[at + 2] = 1.0
-            if flags & core.SCORED:
-                out[at + 3] = 1.0
+        out[at] = legal
+        out[at + 1] = capture
+        out[at + 2] = rosette
+        out[at + 3] = off
 
 
 @njit(cache=True)
 def write_value_features(state, geom, kind, moves, out):
     """Encode ``state`` from the side to move with feature set ``kind`` into ``out`` (``moves``: a scratch array of
-    :data:`urgym.core.MAX_MOVES` ints)."""
+    :data:`urgym.core.MAX_MOVES` ints, kept in the signature for feature sets that list moves)."""
     if kind == TD_V1:
         core.write_features(state, geom, out)
         return
@@ -98,8 +112,8 @@ def write_value_features(state, geom, kind, moves, out):
     out[base + 2 * (pieces + 1) + core.own_scored(state, pieces)] = 1.0
     out[base + 3 * (pieces + 1) + core.opp_scored(state, pieces)] = 1.0
     base += 4 * (pieces + 1)
-    _write_tactics(state, geom, moves, out, base)
-    _write_tactics(core.swap_sides(state), geom, moves, out, base + 4 * g.max_roll)
+    _write_tactics(state, geom, out, base)
+    _write_tactics(core.swap_sides(state), geom, out, base + 4 * g.max_roll)
 
 
 @njit(cache=True)
