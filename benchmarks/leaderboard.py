@@ -1,6 +1,7 @@
 """The leaderboard: every built-in agent and shipped model on finkel, blitz and masters, from their cards.
 
-Run: ``python -m benchmarks.leaderboard [--agents LIST] [--games 1000] [--slow-games 150] [--out cards.json]``
+Run: ``python -m benchmarks.leaderboard [--agents LIST] [--games 1000] [--slow-games 150] [--out cards.json]``;
+``--cards A.json B.json`` prints the tables of cards written before (several runs joined).
 
 Each agent's card (:func:`urgym.evaluation.card.agent_card`: the mean regret on the 1,000 test positions, the
 result against perfect play, luck-adjusted, over ``--games`` games; ``--slow-games`` for the deep searches) on each
@@ -20,7 +21,7 @@ from urgym.evaluation.runner import RunOptions
 
 from benchmarks.common import machine
 
-AGENTS = ("perfect", "neural:2", "neural", "td:2", "td", "expectimax:7", "expectimax:5", "ppo", "expectimax:3",
+AGENTS = ("perfect", "neural:2", "neural", "td:depth=2", "td", "expectimax:7", "expectimax:5", "ppo", "expectimax:3",
           "heuristic", "greedy", "random")
 SLOW = ("expectimax:7", "expectimax:5")
 PUBLISHED = {
@@ -43,28 +44,50 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=1000)
     parser.add_argument("--slow-games", type=int, default=150)
     parser.add_argument("--out", default="leaderboard-cards.json")
+    parser.add_argument("--cards", nargs="+", metavar="FILE",
+                        help="print the tables from cards written before (runs nothing; several runs' files join)")
     args = parser.parse_args()
-    print(machine())
-    cards = []
-    for spec in args.agents.split(","):
-        games = args.slow_games if spec in SLOW else args.games
-        start = time.perf_counter()
-        cards.append(agent_card(spec, tuple(args.rules.split(",")), games=games,
-                                run=RunOptions(workers=1, progress=False)))
-        print(f"{spec}: {time.perf_counter() - start:.0f} s", flush=True)
-        Path(args.out).write_text(json.dumps(cards, indent=1))
-    for name in args.rules.split(","):
-        rows = [(c["agent"], c["rule_sets"][name], c["games"]) for c in cards if "regret" in c["rule_sets"][name]]
-        rows.sort(key=lambda row: row[1]["regret"])
-        print(f"\n{name}\n\n| agent | regret (test set) | vs perfect (luck-adjusted) | games | decisions/s |")
-        print("|---|---|---|---|---|")
-        for agent, entry, games in rows:
-            adjusted = entry["vs_perfect"]["luck_adjusted"]
-            seconds = entry["regret_summary"]["seconds_per_move"]
-            print(f"| `{agent}` | {entry['regret']:.4f} | {adjusted['shown_mean']:.1%} [{adjusted['shown_low']:.1%}, "
-                  f"{adjusted['shown_high']:.1%}] | {games} | {1 / seconds:,.0f} |")
-        for label, regret in PUBLISHED.get(name, []):
-            print(f"| {label} (published) | {regret} | | | |")
+    rule_sets = args.rules.split(",")
+    if args.cards:
+        joined = {card["agent"]: card for file in args.cards for card in json.loads(Path(file).read_text())}
+        cards = list(joined.values())  # an agent in several files: the last file's card
+    else:
+        print(machine())
+        cards = []
+        for spec in args.agents.split(","):
+            games = args.slow_games if spec in SLOW else args.games
+            start = time.perf_counter()
+            cards.append(agent_card(spec, tuple(rule_sets), games=games, run=RunOptions(workers=1, progress=False)))
+            print(f"{spec}: {time.perf_counter() - start:.0f} s", flush=True)
+            Path(args.out).write_text(json.dumps(cards, indent=1))
+    for name in rule_sets:
+        print(f"\n{name}\n")
+        print("\n".join(table(cards, name)))
+
+
+def table(cards: list[dict], rule_set: str) -> list[str]:
+    """One rule set's leaderboard in Markdown: the agents that play it and the published figures, best first."""
+    rows: list[tuple[float, str]] = []
+    for card in cards:
+        entry = card["rule_sets"].get(rule_set, {})
+        if "regret" not in entry:
+            continue
+        seconds = entry["regret_summary"]["seconds_per_move"]
+        rows.append((entry["regret"], f"| `{card['agent']}` | {entry['regret']:.4f} | {_result(entry['vs_perfect'])} | "
+                     f"{card['games']:,} | {1 / seconds:,.0f} |"))
+    rows += [(regret, f"| {label} (published) | {regret:.4f} | | | |") for label, regret in PUBLISHED.get(rule_set, [])]
+    rows.sort(key=lambda row: row[0])
+    return ["| agent | regret (test set) | vs perfect (luck-adjusted) | games | decisions/s |",
+            "|---|---|---|---|---|", *(line for _, line in rows)]
+
+
+def _result(vs_perfect: dict) -> str:
+    """The luck-adjusted rate with its interval, or the raw rate where its interval is the narrower (near 0%)."""
+    if vs_perfect["raw_is_narrower"]:
+        raw = vs_perfect["raw"]
+        return f"{raw['rate']:.1%} [{raw['low95']:.1%}, {raw['high95']:.1%}] raw"
+    adjusted = vs_perfect["luck_adjusted"]
+    return f"{adjusted['shown_mean']:.1%} [{adjusted['shown_low']:.1%}, {adjusted['shown_high']:.1%}]"
 
 
 if __name__ == "__main__":

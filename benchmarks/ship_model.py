@@ -1,9 +1,9 @@
 """Ship a trained value network: measure it, and write it and its card into the package's models.
 
-Run: ``python -m benchmarks.ship_model RUN/best_model.npz --name neural_finkel_7p [--training-minutes 90]``
+Run: ``python -m benchmarks.ship_model RUN/best_model.npz --name neural_finkel_7p [--note TEXT]``
 
 Measures the network as its card reports it: the mean regret (win-% points per decision) on the test set that
-``evaluate`` reports, at depths 0, 1 and 2, and the decisions per second at depth 0 and 2 (4,000 decisions of
+``evaluate`` reports, at depths 0, 1 and 2, and the decisions per second at each (4,000 decisions of
 perfect play answered in one batch, every core, the median of 3 runs after a warm-up), then writes
 ``urgym/agents/models/NAME.npz`` (the network, its header holding the card's facts) and ``NAME.json`` (the card:
 rules, method and command, parameters, training time, the figures above, the file's size) atomically.
@@ -31,7 +31,7 @@ MODELS = Path(__file__).resolve().parent.parent / "agents" / "models"
 
 
 def measure(network: ValueNetwork, depths: tuple[int, ...] = (0, 1, 2),
-            speed_depths: tuple[int, ...] = (0, 2)) -> dict[str, float]:
+            speed_depths: tuple[int, ...] = (0, 1, 2)) -> dict[str, float]:
     """The card's figures: test-set regret per depth and decisions per second per depth."""
     rules = network.rules
     table = table_for(rules, solve=False, progress=False)

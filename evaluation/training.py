@@ -64,8 +64,11 @@ class Curve:
         return False
 
 
-def plot_curves(curves: dict[str, str | Path], path: str | Path) -> Path:
-    """Plot mean regret against timesteps for one or more ``curve.csv`` files (label -> file)."""
+def plot_curves(curves: dict[str, str | Path], path: str | Path, x: str = "timesteps", log: bool = False) -> Path:
+    """Plot mean regret against ``x`` (``"timesteps"`` or ``"minutes"``) for ``curve.csv`` files (label -> file);
+    ``log`` puts the regret on a log scale, for curves that span orders of magnitude."""
+    if x not in ("timesteps", "minutes"):
+        raise ValueError(f"x must be 'timesteps' or 'minutes', not {x!r}")
     import matplotlib
 
     matplotlib.use("Agg")
@@ -75,11 +78,14 @@ def plot_curves(curves: dict[str, str | Path], path: str | Path) -> Path:
     for label, file in curves.items():
         with open(file, newline="") as f:
             rows = list(csv.DictReader(f))
-        ax.plot([float(r["timesteps"]) for r in rows], [float(r["mean_regret"]) for r in rows], label=label)
-    ax.set_xlabel("timesteps (the learner's moves)")
+        xs = [float(r["timesteps"]) if x == "timesteps" else float(r["seconds"]) / 60 for r in rows]
+        ax.plot(xs, [float(r["mean_regret"]) for r in rows], label=label)
+    ax.set_xlabel("timesteps (the learner's moves)" if x == "timesteps" else "training time (minutes)")
     ax.set_ylabel("mean regret (win-% points)")
+    if log:
+        ax.set_yscale("log")
     ax.set_title("position benchmark during training")
-    ax.legend()
+    ax.legend(fontsize="small")
     out = write_atomic(path, lambda tmp: fig.savefig(tmp, format=Path(path).suffix.lstrip(".") or "png"))
     plt.close(fig)
     return out

@@ -37,23 +37,25 @@ __all__ = ["FORCED_NOTE", "LADDER", "MAX_BODY", "STRENGTH", "TOKEN_HEADER", "Web
 
 TOKEN_HEADER = "X-Urgym-Token"
 
-LADDER = ("random", "greedy", "heuristic", "expectimax:1", "expectimax:3", "expectimax:5", "expectimax:7", "ppo",
-          "td", "neural", "neural:2", "perfect")
+LADDER = ("random", "greedy", "heuristic", "expectimax:1", "expectimax:3", "expectimax:5", "ppo", "expectimax:7",
+          "td", "td:depth=2", "neural", "neural:2", "perfect")
 """The opponents a new game offers, weakest first (the learned ones only on the rules their models learned)."""
 
-LEARNED_RULES = {"ppo": ("finkel", 7), "td": ("finkel", 7)}
+LEARNED_RULES = {"ppo": ("finkel", 7), "td": ("finkel", 7), "td:depth=2": ("finkel", 7)}
 """The rule set and piece count each shipped model was trained on (and the only one the page offers it on)."""
 
 STRENGTH: dict[str, dict[str, float]] = {
     # The mean luck-adjusted result against perfect play, at each rule set's own piece count: the review's
     # calibration (benchmarks/calibrate_review.py, 100 games each, 2026-11-25; a result below 0 is shown as 0) and,
-    # for the learned models, their cards (1,000 games). Perfect play against itself scores 50% by definition.
+    # for the learned models, their cards (benchmarks/leaderboard.py, 1,000 games, 2026-11-25). Perfect play
+    # against itself scores 50% by definition.
     "finkel": {"random": 0.0, "greedy": 0.027, "heuristic": 0.091, "expectimax:1": 0.0, "expectimax:3": 0.155,
-               "expectimax:5": 0.301, "expectimax:7": 0.348, "ppo": 0.293, "td": 0.436, "perfect": 0.5},
+               "expectimax:5": 0.301, "expectimax:7": 0.348, "ppo": 0.293, "td": 0.456, "td:depth=2": 0.486,
+               "neural": 0.497, "neural:2": 0.4996, "perfect": 0.5},
     "blitz": {"random": 0.036, "greedy": 0.111, "heuristic": 0.166, "expectimax:1": 0.0, "expectimax:3": 0.300,
-              "expectimax:5": 0.404, "expectimax:7": 0.439, "perfect": 0.5},
+              "expectimax:5": 0.404, "expectimax:7": 0.439, "neural": 0.497, "neural:2": 0.4996, "perfect": 0.5},
     "masters": {"random": 0.020, "greedy": 0.080, "heuristic": 0.086, "expectimax:1": 0.008, "expectimax:3": 0.270,
-                "expectimax:5": 0.354, "expectimax:7": 0.408, "perfect": 0.5},
+                "expectimax:5": 0.354, "expectimax:7": 0.408, "neural": 0.495, "neural:2": 0.4992, "perfect": 0.5},
 }
 """Measured strength of the ladder's agents per rule set (a share, 0-1), shown beside each in the page."""
 
@@ -278,8 +280,12 @@ def _move_tiles(position: Position, roll: int, move: int) -> tuple[str, str]:
 
 
 def _ladder_name(spec: str) -> str:
-    """The ladder's short name of an agent's spec (``expectimax:3`` for ``expectimax:depth=3``)."""
-    return spec.replace(":depth=", ":") if spec.startswith("expectimax:depth=") else spec
+    """The ladder's short name of an agent's spec (``expectimax:3`` for ``expectimax:depth=3``, ``neural:2`` for
+    ``neural:depth=2``: the agents whose first parameter is the depth)."""
+    for name in ("expectimax", "neural"):
+        if spec.startswith(f"{name}:depth="):
+            return spec.replace(":depth=", ":")
+    return spec
 
 
 def _other(side: str) -> str:

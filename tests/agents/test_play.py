@@ -24,7 +24,8 @@ def test_bad_input_is_explained_and_quit_stops():
     assert "You quit the game." in text
 
 
-def test_hint_without_a_table_says_how_to_get_one(private_cache):
+def test_hint_without_a_table_says_how_to_get_one(tmp_path, monkeypatch):
+    monkeypatch.setenv("URGYM_CACHE", str(tmp_path))  # its own cache: another test may have solved blitz-2 before
     text = run(["--rules", "blitz", "--pieces", "2", "--agent", "random", "--seed", "3"], ["h", "q"])
     assert "solve --rules blitz --pieces 2" in text
 

@@ -253,9 +253,18 @@ def test_td_with_tactics_features_trains_saves_and_searches(tmp_path, finkel3_ta
         agent = make_agent(f"td:model={tmp_path / 'td.npz'}:depth={depth}")
         for position, roll in decision_positions("finkel", 10, seed=3, pieces=3):
             assert agent.select_move(position, roll) in position.legal_moves(roll)
-    from urgym.agents.td import DEFAULT_TD_MODEL
 
-    assert TDNetwork.load(DEFAULT_TD_MODEL).features == "td-v1"  # 0.4's files name no feature set: td-v1
+
+def test_td_files_of_urgym_0_4_naming_no_feature_set_read_td_v1(tmp_path):
+    network = TDNetwork.initial(RULES, hidden=4, seed=1)
+    with np.load(network.save(tmp_path / "td.npz")) as data:
+        arrays = dict(data)
+    meta = json.loads(str(arrays["meta"]))
+    del meta["features"]  # as urgym 0.4 wrote its files
+    arrays["meta"] = np.array(json.dumps(meta))
+    np.savez(tmp_path / "old.npz", **arrays)
+    old = TDNetwork.load(tmp_path / "old.npz")
+    assert old.features == "td-v1" and np.array_equal(old.w1, network.w1)
 
 
 def test_td_files_with_unknown_features_or_non_finite_weights_are_refused(tmp_path):
@@ -273,3 +282,15 @@ def test_td_files_with_unknown_features_or_non_finite_weights_are_refused(tmp_pa
         np.savez(tmp_path / "bad.npz", **changed)
         with pytest.raises(ValueError, match=message):
             TDNetwork.load(tmp_path / "bad.npz")
+
+
+def test_plot_curves_against_steps_or_minutes(tmp_path):
+    from urgym.evaluation.training import plot_curves
+
+    curve = tmp_path / "curve.csv"
+    curve.write_text("timesteps,seconds,mean_regret\n100,6.0,0.5\n200,12.0,0.25\n")
+    for x in ("timesteps", "minutes"):
+        out = plot_curves({"a": curve}, tmp_path / f"{x}.png", x=x, log=True)
+        assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(ValueError, match="'timesteps' or 'minutes'"):
+        plot_curves({"a": curve}, tmp_path / "x.png", x="hours")

@@ -415,3 +415,15 @@ def test_without_a_table_hints_are_the_shipped_networks_estimate_and_say_so(priv
     assert hint["values"][hint["best"]] == max(hint["values"].values())
     with pytest.raises(LookupError, match="the review needs the solved table"):
         game.review_html()
+
+
+def test_every_rung_of_the_ladder_is_an_agent_named_back_as_the_ladder_names_it():
+    from urgym.evaluation.web import LADDER, LEARNED_RULES, STRENGTH, _ladder_name
+
+    for spec in LADDER:
+        assert _ladder_name(make_agent(spec).spec) == spec
+    for spec in LEARNED_RULES:
+        assert spec in LADDER
+    for rule_set, strengths in STRENGTH.items():
+        assert set(strengths) <= set(LADDER), rule_set
+        assert strengths["perfect"] == 0.5 and all(0 <= value <= 0.5 for value in strengths.values())
