@@ -87,9 +87,10 @@ def test_parse_spec_forms_agree():
 
 
 def test_every_registered_agent_plays_legal_moves():
-    # The learned agents' shipped models belong to 7-piece finkel; tests/agents/test_learned.py plays them.
+    # The learned agents' shipped models play 5 or 7 pieces; tests/evaluation/test_training.py and
+    # tests/agents/test_valuenet.py play them.
     positions = decision_positions("finkel", 5, seed=9, pieces=3)
-    for name in (a for a in AGENTS if a not in ("td", "ppo")):
+    for name in (a for a in AGENTS if a not in ("td", "ppo", "neural")):
         agent = make_agent(name, seed=1)
         assert isinstance(agent, Agent)
         for position, roll in positions:

@@ -38,7 +38,8 @@ def test_slips_are_seeded(finkel3_table):
     assert a == b
 
 
-def test_missing_table_without_solving_names_the_command(private_cache):
+def test_missing_table_without_solving_names_the_command(tmp_path, monkeypatch):
+    monkeypatch.setenv("URGYM_CACHE", str(tmp_path))  # its own cache: another test may have solved blitz-2
     rules = get_rules("blitz", 2)
     with pytest.raises(TableMissingError, match="solve --rules blitz --pieces 2"):
         table_for(rules, solve=False)

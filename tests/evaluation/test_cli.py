@@ -57,7 +57,8 @@ def test_tournament(finkel3_table, tmp_path, capsys):
     assert "tournament: finkel, 3 pieces, 20 games per pair" in svg
 
 
-def test_missing_table_with_no_solve_gives_the_command(capsys):
+def test_missing_table_with_no_solve_gives_the_command(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("URGYM_CACHE", str(tmp_path))  # its own cache: another test may have solved masters-2
     with pytest.raises(SystemExit) as stop:
         cli.main(["--agent", "greedy", "--rules", "masters", "--pieces", "2", "--no-solve", "--no-progress"])
     assert stop.value.code == 3
