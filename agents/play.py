@@ -152,7 +152,7 @@ def _hint(table: SolvedTable | NetworkEstimate | None, rules: Rules, position: P
     values = table.move_values(position, roll)
     best = table.best_move(position, roll)
     exact = getattr(table, "exact", True)
-    lines = [] if exact else [f"(Estimated by {table.name}: not exact.)"]
+    lines = [] if exact else [f"({table.name[:1].upper()}{table.name[1:]}: not exact.)"]
     lines.append(f"Your winning chance before this roll: {table.win_probability(position):.1%}. With this roll:")
     for i, m in enumerate(moves, 1):
         mark = ("  <- perfect move" if exact else "  <- the network's best") if m == best else \

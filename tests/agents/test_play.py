@@ -111,7 +111,7 @@ def test_without_a_table_the_hint_is_the_shipped_networks_estimate_and_says_so(p
         pytest.fail("the shipped blitz network is missing from urgym/agents/models")
     text = run(["--rules", "blitz", "--agent", "random", "--seed", "3"], ["h", "q"])
     assert "No solved table of blitz" in text and "hints are the neural network's estimate" in text
-    assert "(Estimated by the neural network's estimate" in text and "not exact" in text
+    assert "(The neural network's estimate" in text and "not exact" in text
     assert "<- the network's best" in text and "<- perfect move" not in text
 
 

@@ -21,6 +21,7 @@ from urgym.agents.valuenet import (
 from urgym.evaluation.positions import benchmark_positions
 from urgym.solver.cache import load_or_solve
 
+from tests.agents.positions import decision_positions
 from urgym import Position, core, get_rules
 from urgym.batch import Decisions
 from urgym.core import geometry
@@ -239,3 +240,21 @@ def test_bad_agent_parameters_are_clear():
         make_agent("neural").check_rules(get_rules("aseb"))
     with pytest.raises(ValueError, match="no shipped neural model plays finkel with 3 pieces"):
         shipped_model(get_rules("finkel", 3))
+
+
+@pytest.mark.parametrize(("name", "pieces"), [("finkel", 7), ("blitz", 5), ("masters", 7)])
+def test_each_solved_rule_set_has_a_shipped_network_with_its_card(name, pieces):
+    rules = get_rules(name, pieces)
+    path = shipped_model(rules)
+    assert path.stat().st_size <= 1_000_000  # small enough to ship
+    network = ValueNetwork.load(path)
+    card = json.loads(path.with_suffix(".json").read_text())
+    assert network.rules == rules and card["rules"]["pieces"] == pieces and card["algo"] == "distill"
+    for fact in ("command", "train_seconds", "test_regret_depth0", "test_regret_depth2", "decisions_per_second_depth0",
+                 "decisions_per_second_depth2"):  # the card says what the file's header says
+        assert card[fact] == network.info[fact], fact
+    assert card["parameters"] == network.parameters and card["file_bytes"] == path.stat().st_size
+    for depth in (0, 1):
+        agent = NeuralAgent(depth=depth)
+        for position, roll in decision_positions(name, 20, seed=4, pieces=pieces):
+            assert agent.select_move(position, roll) in position.legal_moves(roll)

@@ -427,3 +427,31 @@ def test_every_rung_of_the_ladder_is_an_agent_named_back_as_the_ladder_names_it(
     for rule_set, strengths in STRENGTH.items():
         assert set(strengths) <= set(LADDER), rule_set
         assert strengths["perfect"] == 0.5 and all(0 <= value <= 0.5 for value in strengths.values())
+
+
+def test_in_chromium_a_hint_without_a_table_says_it_is_the_networks_estimate(private_cache):
+    executable = _browser()
+    from playwright.sync_api import sync_playwright
+    from werkzeug.serving import make_server
+
+    game = WebGame(get_rules("blitz"), make_agent("greedy"), None, "light", 5)  # no blitz-5 table is cached
+    httpd = make_server("127.0.0.1", 0, create_app(game, TOKEN), threaded=True)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{httpd.server_port}"
+    try:
+        with sync_playwright() as p:
+            browser, page, problems = _launch(p, executable, base)
+            page.goto(f"{base}/?token={TOKEN}&pause=0")
+            page.wait_for_selector("body[data-ready=true]")
+            # the page plays a single legal move by itself: wait for a decision with a choice
+            wait_until(page, lambda: page.get_attribute("body", "data-ready") == "true"
+                       and len(game.game.legal_moves) >= 2)
+            page.click("#hint-button")
+            wait_until(page, lambda: "best:" in page.text_content("#hint"))
+            text = page.text_content("#hint")
+            assert text.startswith("The neural network's estimate") and "not exact" in text
+            assert f"best: {game.hint()['best']}" in text
+            assert problems == []
+            browser.close()
+    finally:
+        httpd.shutdown()
