@@ -32,7 +32,7 @@ from urgym import Position, Rules, core
 from urgym.batch import Decisions
 from urgym.core import geometry
 from urgym.features import FEATURE_SETS, feature_set_id, feature_size, write_value_features
-from urgym.files import loads_json, write_atomic
+from urgym.files import loads_json, read_npz, write_atomic
 
 __all__ = ["DEFAULT_TD_MODEL", "TDAgent", "TDNetwork"]
 
@@ -81,8 +81,7 @@ class TDNetwork:
 
     def scratch(self) -> Scratch:
         """Buffers for the kernels' evaluations of this network."""
-        return Scratch(np.zeros(self.w1.shape[1]), np.zeros(self.w1.shape[0]), np.zeros(core.MAX_MOVES, np.int64),
-                       feature_set_id(self.features))
+        return Scratch(np.zeros(self.w1.shape[1]), np.zeros(self.w1.shape[0]), feature_set_id(self.features))
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write the network atomically (``.npz`` with the rule set and training facts)."""
@@ -101,14 +100,10 @@ class TDNetwork:
         if not path.exists():
             raise FileNotFoundError(f"no TD model at {path}")
         try:
-            with zipfile.ZipFile(path) as archive:  # what np.load would inflate, bounded before it does
-                inflated = sum(info.file_size for info in archive.infolist())
-            if inflated > MAX_TD_BYTES:
-                raise ValueError(f"its arrays inflate to {inflated:,} bytes, more than a TD model's {MAX_TD_BYTES:,}")
-            with np.load(path, allow_pickle=False) as data:
-                meta = loads_json(str(data["meta"]), f"{path}'s metadata")
-                arrays = [np.array(data[k], dtype=np.float64) for k in ("w1", "b1", "w2", "b2")]
-        except (KeyError, ValueError, OSError, zipfile.BadZipFile) as err:
+            data = read_npz(path, MAX_TD_BYTES, "a TD model")
+            meta = loads_json(str(data["meta"]), f"{path}'s metadata")
+            arrays = [data[k].astype(np.float64) for k in ("w1", "b1", "w2", "b2")]
+        except (KeyError, ValueError, OSError) as err:
             raise ValueError(f"{path} is not a urgym TD model: {err}") from None
         if not isinstance(meta, dict) or meta.get("format") != "urgym-td" or \
                 meta.get("features_version") != FEATURES_VERSION:
@@ -148,12 +143,10 @@ class Traces(NamedTuple):
 
 
 class Scratch(NamedTuple):
-    """Buffers a network evaluation fills (the features and the hidden activations), a move buffer for the
-    features' tactics, and the feature set's id."""
+    """Buffers a network evaluation fills (the features and the hidden activations), and the feature set's id."""
 
     x: np.ndarray
     h: np.ndarray
-    moves: np.ndarray
     kind: int
 
 
@@ -166,7 +159,7 @@ def _sigmoid(z):
 def _value(state, geom, net, scratch):
     """V(state) for the side to move; leaves the features and hidden activations in ``scratch``."""
     x, h = scratch.x, scratch.h
-    write_value_features(state, geom, scratch.kind, scratch.moves, x)
+    write_value_features(state, geom, scratch.kind, x)
     z = net.b2[0]
     for j in range(net.w1.shape[0]):
         a = net.b1[j]

@@ -15,8 +15,8 @@ with a roll that has no legal move passing the turn (1 - W(s with the other side
 sees as far as ``expectimax:N+1`` (whose depth counts the root decision too), with the network instead of the
 advancement heuristic at the horizon. The search prunes as the built-in one does, without changing a value:
 Star1 at chance nodes (values lie in [0, 1]), alpha-beta at decisions, and a transposition table of (position,
-depth). The leaves of a chance node one ply above the horizon are evaluated together, in one batch through the
-network, after an evaluation cache (positions recur across the tree and across decisions).
+depth), and one ply above the horizon Star2's probe (one leaf per roll bounds the node from below). Leaves go
+through an evaluation cache (positions recur across the tree and across decisions).
 
 Inference runs in numba, from numpy arrays: playing a network needs no torch. A network file is ``.npz``
 (``allow_pickle=False``) with the layers and a JSON header; loading one checks it as data from a stranger (size
@@ -25,9 +25,9 @@ before inflating, shapes that chain, finite weights, the feature set and the rul
 
 from __future__ import annotations
 
+import functools
 import json
 import os
-import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,7 +44,7 @@ from urgym import Position, Rules, core, get_rules
 from urgym.batch import Decisions
 from urgym.core import geometry
 from urgym.features import feature_set_id, feature_size, write_value_features
-from urgym.files import loads_json, write_atomic
+from urgym.files import loads_json, read_npz, write_atomic
 
 __all__ = ["ACTIVATIONS", "MAX_NETWORK_BYTES", "NetworkEstimate", "NeuralAgent", "SearchStats", "ValueNetwork",
            "network_values", "selfplay_context", "selfplay_targets", "shipped_estimate", "shipped_model",
@@ -139,21 +139,16 @@ class ValueNetwork:
         if not path.is_file():
             raise FileNotFoundError(f"no value network at {path}")
         try:
-            with zipfile.ZipFile(path) as archive:  # what np.load would inflate, bounded before it does
-                inflated = sum(info.file_size for info in archive.infolist())
-            if inflated > MAX_NETWORK_BYTES:
-                raise ValueError(f"its arrays inflate to {inflated:,} bytes, more than a network's "
-                                 f"{MAX_NETWORK_BYTES:,}")
-            with np.load(path, allow_pickle=False) as data:
-                meta = loads_json(str(data["meta"]), f"{path}'s header")
-                if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-                    raise ValueError("its header does not name the format " + FORMAT)
-                if meta.get("version") != FORMAT_VERSION:
-                    raise ValueError(f"format version {meta.get('version')!r}, not {FORMAT_VERSION}")
-                count = meta.get("layers")
-                if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_LAYERS:
-                    raise ValueError(f"it must have 1 to {MAX_LAYERS} layers, got {count!r}")
-                layers = [(np.array(data[f"w{k}"]), np.array(data[f"b{k}"])) for k in range(count)]
+            data = read_npz(path, MAX_NETWORK_BYTES, "a network")
+            meta = loads_json(str(data["meta"]), f"{path}'s header")
+            if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+                raise ValueError("its header does not name the format " + FORMAT)
+            if meta.get("version") != FORMAT_VERSION:
+                raise ValueError(f"format version {meta.get('version')!r}, not {FORMAT_VERSION}")
+            count = meta.get("layers")
+            if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_LAYERS:
+                raise ValueError(f"it must have 1 to {MAX_LAYERS} layers, got {count!r}")
+            layers = [(data[f"w{k}"], data[f"b{k}"]) for k in range(count)]
             rules = Rules.from_dict(meta["rules"])
             for w, b in layers:
                 if w.dtype.kind != "f" or b.dtype.kind != "f":
@@ -161,7 +156,7 @@ class ValueNetwork:
             info = {k: v for k, v in meta.items() if k not in ("format", "version", "rules", "features",
                                                                 "activation", "layers")}
             return cls(rules, str(meta.get("features")), layers, str(meta.get("activation")), info)
-        except (KeyError, TypeError, ValueError, OSError, zipfile.BadZipFile) as err:
+        except (KeyError, TypeError, ValueError, OSError) as err:
             raise ValueError(f"{path} is not a urgym value network: {err}") from None
 
     @classmethod
@@ -200,13 +195,12 @@ class NetArrays(NamedTuple):
 
 
 class Scratch(NamedTuple):
-    """Buffers one evaluation fills: the features, two layers of activations, moves for the tactics, and the
-    indices of a layer's non-zero inputs."""
+    """Buffers one evaluation fills: the features, two layers of activations, and the indices of a layer's
+    non-zero inputs."""
 
     x: np.ndarray  # float32[features]
     a: np.ndarray  # float32[widest layer]
     b: np.ndarray  # float32[widest layer]
-    moves: np.ndarray  # int64[MAX_MOVES]
     active: np.ndarray  # int64[widest layer]
 
 
@@ -215,7 +209,7 @@ def scratch(net: NetArrays) -> Scratch:
     """Fresh buffers for evaluating ``net`` (callable from numba and from Python)."""
     width = net.sizes.max()
     return Scratch(np.zeros(net.sizes[0], np.float32), np.zeros(width, np.float32), np.zeros(width, np.float32),
-                   np.zeros(core.MAX_MOVES, np.int64), np.zeros(width, np.int64))
+                   np.zeros(width, np.int64))
 
 
 @njit(cache=True, fastmath=True)
@@ -223,7 +217,7 @@ def evaluate(state, geom, net, s):
     """V(state): the network's winning chance for the side to move (a finished game: 0, the mover has lost)."""
     if core.is_over(state):
         return 0.0
-    write_value_features(state, geom, net.features, s.moves, s.x)
+    write_value_features(state, geom, net.features, s.x)
     layers = net.offsets.shape[0]
     for k in range(layers):
         source = s.x if k == 0 else (s.a if k % 2 == 1 else s.b)
@@ -290,8 +284,7 @@ class SearchStats(NamedTuple):
 
 class Context(NamedTuple):
     """What a search passes down: the rules, the evaluation (a network or, for tests, the table), the roll order,
-    per-depth move buffers, one roll's batch of leaves, the evaluation cache, the transposition table and the
-    counters."""
+    per-depth move buffers, the evaluation cache, the transposition table and the counters."""
 
     geom: np.ndarray
     kind: int  # EVAL_NETWORK or EVAL_TABLE
@@ -303,8 +296,6 @@ class Context(NamedTuple):
     moves: np.ndarray  # int64[depth + 2, MAX_MOVES]: legal moves per depth
     order: np.ndarray  # int64[depth + 2, MAX_MOVES]: their search order per depth
     keys: np.ndarray  # float64[depth + 2, MAX_MOVES]: their values at depth 0, the order's keys
-    leaf_states: np.ndarray  # int64[MAX_MOVES + 1]: one roll's batch of leaves (-1: a win)
-    leaf_flip: np.ndarray  # int64[same]: 1 where the leaf's side to move is the other side
     cache_state: np.ndarray  # int64[2^EVAL_CACHE_BITS], -1: empty
     cache_value: np.ndarray  # float64[same]
     tt: TranspositionTable
@@ -329,6 +320,23 @@ def _leaf(state, ctx):
 
 
 @njit(cache=True)
+def _after_value(state, roll, move, ctx):
+    """The mover's value of ``move`` by the evaluation of its after-state: 1 if it wins, V(s') if it keeps the
+    turn, else 1 - V(s')."""
+    nxt, flags = core.apply_move(state, roll, move, ctx.geom)
+    if flags & core.WIN:
+        return 1.0
+    v = _leaf(nxt, ctx)
+    return v if flags & core.EXTRA_ROLL else 1.0 - v
+
+
+@njit(cache=True)
+def _pass_value(state, ctx):
+    """The roller's value of a roll with no legal move: the same position, the other side to roll."""
+    return 1.0 - _leaf(core.swap_sides(state), ctx)
+
+
+@njit(cache=True)
 def _probe(state, beta, ctx):
     """A lower bound of W(state, 1) from one leaf per roll (Star2's probe): each roll's value is at least that of
     any one of its moves. Stops below ``beta`` once the rolls left cannot lift it to ``beta``. The probed leaves
@@ -344,23 +352,15 @@ def _probe(state, beta, ctx):
         i = ctx.roll_order[t]
         remaining -= g.probabilities[i]
         n = core.legal_moves(state, g.rolls[i], geom, moves)
-        if n == 0:
-            v = 1.0 - _leaf(core.swap_sides(state), ctx)
-        else:
-            nxt, flags = core.apply_move(state, g.rolls[i], moves[0], geom)
-            if flags & core.WIN:
-                v = 1.0
-            else:
-                v = _leaf(nxt, ctx)
-                v = v if flags & core.EXTRA_ROLL else 1.0 - v
+        v = _pass_value(state, ctx) if n == 0 else _after_value(state, g.rolls[i], moves[0], ctx)
         bound += g.probabilities[i] * v
     return bound
 
 
 @njit(cache=True)
 def _last_ply(state, alpha, beta, ctx):
-    """W(state, 1), fail-hard within [alpha, beta]: each roll's moves one ply above the horizon, their after-states
-    evaluated as one batch, the likeliest rolls first and the rest cut by Star1 once the window is left."""
+    """W(state, 1), fail-hard within [alpha, beta]: each roll's best move one ply above the horizon by its
+    after-state's value, the likeliest rolls first and the rest cut by Star1 once the window is left."""
     geom = ctx.geom
     g = geom[0]
     moves = ctx.moves[1]
@@ -373,21 +373,16 @@ def _last_ply(state, alpha, beta, ctx):
         p = g.probabilities[i]
         remaining -= p
         n = core.legal_moves(state, g.rolls[i], geom, moves)
-        count = 0
-        if n == 0:  # the turn passes: the leaf is the same position, the other side to roll
-            ctx.leaf_states[0] = core.swap_sides(state)
-            ctx.leaf_flip[0] = 1
-            count = 1
-        for k in range(n):
+        best = _pass_value(state, ctx) if n == 0 else 0.0
+        for k in range(n):  # _after_value spelled out: a call per leaf here cost a tenth of the search's speed
             nxt, flags = core.apply_move(state, g.rolls[i], moves[k], geom)
-            ctx.leaf_states[count] = -1 if flags & core.WIN else nxt
-            ctx.leaf_flip[count] = 0 if flags & (core.WIN | core.EXTRA_ROLL) else 1
-            count += 1
-        best = 0.0
-        for j in range(count):  # the roll's batch of leaves
-            leaf = ctx.leaf_states[j]
-            v = 1.0 if leaf == -1 else _leaf(leaf, ctx)
-            best = max(best, 1.0 - v if ctx.leaf_flip[j] else v)
+            if flags & core.WIN:
+                v = 1.0
+            else:
+                v = _leaf(nxt, ctx)
+                if not flags & core.EXTRA_ROLL:
+                    v = 1.0 - v
+            best = max(best, v)
         total += p * best
         if ctx.prune and total + remaining <= alpha:
             return min(total + remaining, alpha)  # fail low: an upper bound
@@ -398,14 +393,9 @@ def _last_ply(state, alpha, beta, ctx):
 
 @njit(cache=True)
 def _ordered(state, roll, moves, n, order, keys, ctx):
-    """``order[:n]``: the indices of ``moves[:n]`` by their value at depth 0, best first (a win first of all)."""
+    """``order[:n]``: the indices of ``moves[:n]`` by their value at depth 0, best first."""
     for k in range(n):
-        nxt, flags = core.apply_move(state, roll, moves[k], ctx.geom)
-        if flags & core.WIN:
-            keys[k] = 2.0
-        else:
-            v = _leaf(nxt, ctx)
-            keys[k] = v if flags & core.EXTRA_ROLL else 1.0 - v
+        keys[k] = _after_value(state, roll, moves[k], ctx)
         order[k] = k
     for k in range(1, n):  # insertion sort, stable: equal values keep the lower source first
         j = k
@@ -494,12 +484,11 @@ def _chance(state, depth, alpha, beta, ctx):
 @njit(cache=True)
 def _move_value(state, roll, move, depth, alpha, ctx):
     """The mover's value of ``move``: exact when above ``alpha``, else at most ``alpha``."""
+    if depth == 0:
+        return _after_value(state, roll, move, ctx)
     nxt, flags = core.apply_move(state, roll, move, ctx.geom)
     if flags & core.WIN:
         return 1.0
-    if depth == 0:
-        v = _leaf(nxt, ctx)
-        return v if flags & core.EXTRA_ROLL else 1.0 - v
     if flags & core.EXTRA_ROLL:
         return _chance(nxt, depth, alpha, 1.0, ctx)
     c = _chance(nxt, depth, 0.0, 1.0 - alpha, ctx)
@@ -543,7 +532,6 @@ def _context(geom: np.ndarray, kind: int, net: NetArrays, table: TableView, dept
     return Context(geom, kind, prune, net, table, scratch(net),
                    _roll_order(geom), np.zeros((depth + 2, core.MAX_MOVES), np.int64),
                    np.zeros((depth + 2, core.MAX_MOVES), np.int64), np.zeros((depth + 2, core.MAX_MOVES), np.float64),
-                   np.zeros(core.MAX_MOVES + 1, np.int64), np.zeros(core.MAX_MOVES + 1, np.int64),
                    np.full(1 << EVAL_CACHE_BITS, -1, np.int64), np.zeros(1 << EVAL_CACHE_BITS, np.float64),
                    transposition_table(tt_bits), np.zeros(STATS_SIZE, np.int64))
 
@@ -623,14 +611,10 @@ def _choose_all(decisions, depth, ctx, out, start, stop):
                                                        ctx, values)]
 
 
-_DUMMY_TABLES: dict[str, Any] = {}
-
-
+@functools.cache
 def _no_table() -> TableView:
     """A table view the kernels carry but never read (network evaluation)."""
-    if "view" not in _DUMMY_TABLES:
-        _DUMMY_TABLES["view"] = TableView(np.zeros(1), 1.0, PositionIndex(get_rules("finkel", 1)).tables)
-    return _DUMMY_TABLES["view"]
+    return TableView(np.zeros(1), 1.0, PositionIndex(get_rules("finkel", 1)).tables)
 
 
 # --- shipped models and the agent ---------------------------------------------------------------------------------

@@ -16,26 +16,14 @@ import argparse
 import statistics
 import time
 
-import numpy as np
 from urgym.agents import make_agent
 from urgym.evaluation.positions import benchmark_positions, score_positions
 from urgym.evaluation.runner import RunOptions
 from urgym.solver import table_for
 
 from benchmarks.common import machine
-from urgym import core, get_rules
+from urgym import get_rules
 from urgym.batch import Decisions
-
-
-def decisions_of(pairs: list) -> Decisions:
-    moves = np.zeros((len(pairs), core.MAX_MOVES), np.int64)
-    counts = np.zeros(len(pairs), np.int64)
-    for i, (position, roll) in enumerate(pairs):
-        legal = position.legal_moves(roll)
-        moves[i, : len(legal)] = legal
-        counts[i] = len(legal)
-    return Decisions(np.array([p.code for p, _ in pairs], np.int64), np.array([r for _, r in pairs], np.int64),
-                     moves, counts, np.zeros((len(pairs), 1), np.uint64))
 
 
 def with_depth(spec: str, depth: int) -> str:
@@ -70,7 +58,7 @@ def main() -> None:
                 regret = score_positions(agent, table, test, RunOptions(workers=1, progress=False)).regret.mean
                 row[f"regret{depth}"] = regret
                 print(f"{name} {with_depth(spec, depth)}: test-set regret {regret:.4f}", flush=True)
-            batch = decisions_of(benchmark_positions(table, args.decisions, seed=777))
+            batch = Decisions.of_positions(benchmark_positions(table, args.decisions, seed=777))
             for depth in (int(d) for d in args.speed_depths.split(",")):
                 make_agent(with_depth(spec, depth)).select_moves(rules, batch)  # compiles the kernels
                 seconds = []

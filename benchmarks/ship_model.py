@@ -24,8 +24,8 @@ from urgym.evaluation.positions import benchmark_positions, score_positions
 from urgym.evaluation.runner import RunOptions
 from urgym.solver import table_for
 
-from benchmarks.bench_neural import decisions_of
 from benchmarks.common import machine
+from urgym.batch import Decisions
 
 MODELS = Path(__file__).resolve().parent.parent / "agents" / "models"
 
@@ -41,7 +41,7 @@ def measure(network: ValueNetwork, depths: tuple[int, ...] = (0, 1, 2),
         agent = NeuralAgent(network, depth=depth)
         figures[f"test_regret_depth{depth}"] = score_positions(agent, table, test,
                                                                RunOptions(workers=1, progress=False)).regret.mean
-    batch = decisions_of(benchmark_positions(table, 4000, seed=777))
+    batch = Decisions.of_positions(benchmark_positions(table, 4000, seed=777))
     for depth in speed_depths:
         NeuralAgent(network, depth=depth).select_moves(rules, batch)  # compiles
         seconds = []

@@ -195,12 +195,70 @@ def validation_regret(net: Any, torch: Any, batches: _Batches) -> float:
     return 100.0 * float(torch.cat(regrets).double().mean())
 
 
-def _learning_rate(top: float, progress: float) -> float:
-    """Linear warm-up over the first 3% of the run, then a cosine down to a hundredth."""
-    if progress < 0.03:
-        return top * max(progress / 0.03, 0.01)
-    share = min(1.0, (progress - 0.03) / 0.97)
+def _learning_rate(top: float, progress: float, warmup: float = 0.03) -> float:
+    """Linear warm-up over the first ``warmup`` of the run, then a cosine down to a hundredth."""
+    if progress < warmup:
+        return top * max(progress / warmup, 0.01)
+    share = min(1.0, (progress - warmup) / (1.0 - warmup))
     return top * (0.01 + 0.99 * 0.5 * (1.0 + math.cos(math.pi * share)))
+
+
+class _Run:
+    """The bookkeeping every value-network run of ``train`` shares: its budget (``timesteps`` or ``minutes``,
+    whichever ends first), the progress bar, and at each evaluation the validation regret, the logs, the curve
+    and the best model with its card; at the end the last model."""
+
+    def __init__(self, algo: str, rules: Rules, seed: int, out: Path, timesteps: int, minutes: float | None,
+                 settings: Any, net: Any, torch: Any, check: _Batches, unit: str, progress: bool) -> None:
+        from urgym.evaluation.training import Curve, _tensorboard
+
+        self.algo, self.rules, self.seed, self.out = algo, rules, seed, out
+        self.timesteps, self.minutes, self.features = timesteps, minutes, settings.features
+        self.net, self.torch, self.check = net, torch, check
+        self.start = time.perf_counter()
+        self.curve, self.writer, self.log = Curve(out), _tensorboard(out), []
+        self.facts = {"features": settings.features, "hidden": list(settings.hidden),
+                      "parameters": sum(p.numel() for p in net.parameters()), "settings": asdict(settings)}
+        self.bar = tqdm(total=timesteps, desc=algo, unit=unit, disable=not progress, dynamic_ncols=True)
+
+    def share(self, done: int) -> float:
+        """How much of the budget is spent, 0 to 1 (or more)."""
+        spent = (time.perf_counter() - self.start) / (60 * self.minutes) if self.minutes else 0.0
+        return max(done / self.timesteps, spent)
+
+    def evaluate(self, done: int, **log: Any) -> float:
+        """Score the network on the validation decisions, log it, and keep it if it is the best so far."""
+        from urgym.evaluation.training import _write_rows
+
+        regret = validation_regret(self.net, self.torch, self.check)
+        elapsed = time.perf_counter() - self.start
+        self.bar.set_postfix_str(f"regret {regret:.4f}")
+        self.log.append({"timesteps": done, **log, "seconds": round(elapsed, 1), "eval/mean_regret": regret})
+        _write_rows(self.out / "logs" / "progress.csv", self.log)
+        if self.writer:
+            self.writer.add_scalar("eval/mean_regret", regret, done)
+        if self.curve.add(done, elapsed, regret):
+            self._save("best_model.npz", done, regret, log)
+        return regret
+
+    def finish(self, done: int, **log: Any) -> dict[str, Any]:
+        """Score the last network (unless just scored), save it as ``model.npz`` and say what the run did."""
+        self.bar.close()
+        rows = self.curve.rows
+        regret = rows[-1]["mean_regret"] if rows and rows[-1]["timesteps"] == done else self.evaluate(done, **log)
+        self._save("model.npz", done, regret, log)
+        return {"model": str(self.out / "model.npz"), "best_model": str(self.out / "best_model.npz"),
+                "timesteps": done, "seconds": time.perf_counter() - self.start, "best_regret": self.curve.best}
+
+    def _save(self, name: str, done: int, regret: float, log: dict[str, Any]) -> None:
+        from urgym.agents.learned import write_model_card
+        from urgym.evaluation.training import _facts
+
+        more = {"games": log["games"]} if "games" in log else {}
+        info = _facts(self.rules, self.algo, self.seed, done, time.perf_counter() - self.start, regret, **more,
+                      **self.facts)
+        to_value_network(self.net, self.rules, self.features, info).save(self.out / name)
+        write_model_card(self.out / name, self.rules, **info)
 
 
 def train_distill(rules: Rules, table: SolvedTable, out: Path, timesteps: int, minutes: float | None, seed: int = 0,
@@ -210,70 +268,34 @@ def train_distill(rules: Rules, table: SolvedTable, out: Path, timesteps: int, m
     decisions seen (each with all its moves). Writes the best network (by validation regret) and the last one to
     ``out`` with their cards, the curve and the logs, as every ``train`` does."""
     torch = require_extra("torch", "learn", "train --algo distill")
-    from urgym.agents.learned import write_model_card
-    from urgym.evaluation.training import Curve, _facts, _tensorboard, _write_rows
-
     settings = settings or DistillSettings()
     torch.manual_seed(seed)
     torch.set_num_threads(settings.threads)
-    start = time.perf_counter()
     data = sample_decisions(table, settings.decisions, seed, settings.keep, progress)
     train, check = _Batches(data, rules, settings.features, torch), _Batches(
         validation_data(table, settings.validation), rules, settings.features, torch)
-    sizes = [feature_size(rules, settings.features), *settings.hidden, 1]
-    net = _network(sizes, torch)
+    net = _network([feature_size(rules, settings.features), *settings.hidden, 1], torch)
     optimizer = torch.optim.Adam(net.parameters(), lr=settings.learning_rate)
-    curve, writer, log = Curve(out), _tensorboard(out), []
-    facts = {"features": settings.features, "hidden": list(settings.hidden),
-             "parameters": sum(p.numel() for p in net.parameters()), "settings": asdict(settings)}
-    seen, steps = 0, 0
+    run = _Run("distill", rules, seed, out, timesteps, minutes, settings, net, torch, check, "decision", progress)
+    seen, steps, next_eval = 0, 0, eval_every
     generator = np.random.default_rng(seed)
-    bar = tqdm(total=timesteps, desc="distill", unit="decision", disable=not progress, dynamic_ncols=True)
-
-    def run_share() -> float:
-        spent = (time.perf_counter() - start) / (60 * minutes) if minutes else 0.0
-        return max(seen / timesteps, spent)
-
-    def evaluate() -> float:
-        regret = validation_regret(net, torch, check)
-        elapsed = time.perf_counter() - start
-        bar.set_postfix_str(f"regret {regret:.4f}")
-        log.append({"timesteps": seen, "seconds": round(elapsed, 1), "steps": steps,
-                    "learning_rate": optimizer.param_groups[0]["lr"], "eval/mean_regret": regret})
-        _write_rows(out / "logs" / "progress.csv", log)
-        if writer:
-            writer.add_scalar("eval/mean_regret", regret, seen)
-        if curve.add(seen, elapsed, regret):
-            info = _facts(rules, "distill", seed, seen, elapsed, regret, **facts)
-            to_value_network(net, rules, settings.features, info).save(out / "best_model.npz")
-            write_model_card(out / "best_model.npz", rules, **info)
-        return regret
-
-    next_eval = eval_every
-    while run_share() < 1.0:
+    while run.share(seen) < 1.0:
         for batch in np.array_split(generator.permutation(len(data)), max(1, len(data) // settings.batch)):
-            if run_share() >= 1.0:
+            if run.share(seen) >= 1.0:
                 break
             for group in optimizer.param_groups:
-                group["lr"] = _learning_rate(settings.learning_rate, run_share())
+                group["lr"] = _learning_rate(settings.learning_rate, run.share(seen))
             loss = _loss(net, torch, train.tensors(batch), settings)
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
             seen += len(batch)
             steps += 1
-            bar.update(len(batch))
+            run.bar.update(len(batch))
             if seen >= next_eval:
                 next_eval += eval_every
-                evaluate()
-    bar.close()
-    regret = evaluate() if not curve.rows or curve.rows[-1]["timesteps"] != seen else curve.rows[-1]["mean_regret"]
-    elapsed = time.perf_counter() - start
-    info = _facts(rules, "distill", seed, seen, elapsed, regret, **facts)
-    to_value_network(net, rules, settings.features, info).save(out / "model.npz")
-    write_model_card(out / "model.npz", rules, **info)
-    return {"model": str(out / "model.npz"), "best_model": str(out / "best_model.npz"), "timesteps": seen,
-            "seconds": elapsed, "best_regret": curve.best}
+                run.evaluate(seen, steps=steps, learning_rate=optimizer.param_groups[0]["lr"])
+    return run.finish(seen, steps=steps, learning_rate=optimizer.param_groups[0]["lr"])
 
 
 def _loss(net: Any, torch: Any, tensors: tuple[Any, ...], settings: DistillSettings) -> Any:

@@ -23,16 +23,14 @@ best model, as every ``train`` does). The network is a :class:`urgym.agents.valu
 from __future__ import annotations
 
 import math
-import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
 from urgym.agents.valuenet import selfplay_context, selfplay_targets
-from urgym.evaluation.distill import _Batches, _network, to_value_network, validation_data, validation_regret
+from urgym.evaluation.distill import _Batches, _learning_rate, _network, _Run, to_value_network, validation_data
 from urgym.solver import SolvedTable
 
 from urgym import Rules, core
@@ -92,11 +90,6 @@ def _generate(network: Any, settings: ExpectedTDSettings, seed: int, first_game:
             sum(p[2] for p in parts))
 
 
-def _rate(top: float, share: float) -> float:
-    """Cosine from ``top`` down to a hundredth of it over the run."""
-    return top * (0.01 + 0.99 * 0.5 * (1.0 + math.cos(math.pi * min(share, 1.0))))
-
-
 def train_expected_td(rules: Rules, table: SolvedTable, out: Path, timesteps: int, minutes: float | None,
                       seed: int = 0, settings: ExpectedTDSettings | None = None, eval_every: int = 1_000_000,
                       progress: bool = True) -> dict[str, Any]:
@@ -104,47 +97,21 @@ def train_expected_td(rules: Rules, table: SolvedTable, out: Path, timesteps: in
     self-play positions generated. Writes the best network (by validation regret, the table's only use) and the
     last one to ``out`` with their cards, the curve and the logs."""
     torch = require_extra("torch", "learn", "train --algo expected-td")
-    from urgym.agents.learned import write_model_card
-    from urgym.evaluation.training import Curve, _facts, _tensorboard, _write_rows
-
     settings = settings or ExpectedTDSettings()
     torch.manual_seed(seed)
     torch.set_num_threads(settings.threads)
-    start = time.perf_counter()
     check = _Batches(validation_data(table, settings.validation), rules, settings.features, torch)
     size, kind, geom = feature_size(rules, settings.features), feature_set_id(settings.features), geometry(rules)
     net = _network([size, *settings.hidden, 1], torch)
     optimizer = torch.optim.Adam(net.parameters(), lr=settings.learning_rate)
+    run = _Run("expected-td", rules, seed, out, timesteps, minutes, settings, net, torch, check, "position",
+               progress)
     buffer_states = np.zeros(settings.buffer, np.int64)
     buffer_targets = np.zeros(settings.buffer, np.float32)
-    filled = written = 0
-    curve, writer, log = Curve(out), _tensorboard(out), []
-    facts = {"features": settings.features, "hidden": list(settings.hidden),
-             "parameters": sum(p.numel() for p in net.parameters()), "settings": asdict(settings)}
-    generated, games, steps, next_eval = 0, 0, 0, eval_every
+    written = generated = games = steps = 0
+    next_eval = eval_every
     rng = np.random.default_rng(seed)
-    bar = tqdm(total=timesteps, desc="expected-td", unit="position", disable=not progress, dynamic_ncols=True)
-
-    def share() -> float:
-        spent = (time.perf_counter() - start) / (60 * minutes) if minutes else 0.0
-        return max(generated / timesteps, spent)
-
-    def evaluate() -> float:
-        regret = validation_regret(net, torch, check)
-        elapsed = time.perf_counter() - start
-        bar.set_postfix_str(f"regret {regret:.4f}")
-        log.append({"timesteps": generated, "games": games, "seconds": round(elapsed, 1), "steps": steps,
-                    "learning_rate": optimizer.param_groups[0]["lr"], "eval/mean_regret": regret})
-        _write_rows(out / "logs" / "progress.csv", log)
-        if writer:
-            writer.add_scalar("eval/mean_regret", regret, generated)
-        if curve.add(generated, elapsed, regret):
-            info = _facts(rules, "expected-td", seed, generated, elapsed, regret, games=games, **facts)
-            to_value_network(net, rules, settings.features, info).save(out / "best_model.npz")
-            write_model_card(out / "best_model.npz", rules, **info)
-        return regret
-
-    while share() < 1.0:
+    while run.share(generated) < 1.0:
         network = to_value_network(net, rules, settings.features, {})
         states, targets, played = _generate(network, settings, seed, games, settings.threads)
         games += played
@@ -155,13 +122,13 @@ def train_expected_td(rules: Rules, table: SolvedTable, out: Path, timesteps: in
             written += len(chunk)
         filled = min(settings.buffer, written)
         generated += len(states)
-        bar.update(len(states))
+        run.bar.update(len(states))
         for _ in range(max(1, int(settings.replay * len(states) / settings.batch))):
             rows = rng.integers(0, filled, settings.batch)
             x = np.zeros((settings.batch, size), np.float32)
             write_value_features_batch(buffer_states[rows], geom, kind, x)
-            for group in optimizer.param_groups:
-                group["lr"] = _rate(settings.learning_rate, share())
+            for group in optimizer.param_groups:  # a cosine over the run, no warm-up
+                group["lr"] = _learning_rate(settings.learning_rate, run.share(generated), warmup=0.0)
             prediction = torch.sigmoid(net(torch.from_numpy(x))[:, 0])
             loss = ((prediction - torch.from_numpy(buffer_targets[rows])) ** 2).mean()
             optimizer.zero_grad()
@@ -170,13 +137,5 @@ def train_expected_td(rules: Rules, table: SolvedTable, out: Path, timesteps: in
             steps += 1
         if generated >= next_eval:
             next_eval += eval_every
-            evaluate()
-    bar.close()
-    regret = evaluate() if not curve.rows or curve.rows[-1]["timesteps"] != generated else curve.rows[-1][
-        "mean_regret"]
-    elapsed = time.perf_counter() - start
-    info = _facts(rules, "expected-td", seed, generated, elapsed, regret, games=games, **facts)
-    to_value_network(net, rules, settings.features, info).save(out / "model.npz")
-    write_model_card(out / "model.npz", rules, **info)
-    return {"model": str(out / "model.npz"), "best_model": str(out / "best_model.npz"), "timesteps": generated,
-            "seconds": elapsed, "best_regret": curve.best}
+            run.evaluate(generated, games=games, steps=steps, learning_rate=optimizer.param_groups[0]["lr"])
+    return run.finish(generated, games=games, steps=steps, learning_rate=optimizer.param_groups[0]["lr"])

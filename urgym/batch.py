@@ -7,6 +7,7 @@ and :func:`decisions_of` / :func:`return_streams` move them out of and back into
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -48,6 +49,19 @@ class Decisions(NamedTuple):
         columns = self.moves[np.arange(core.MAX_MOVES)[None, :] < self.counts[:, None]]
         mask[rows, columns] = True
         return mask
+
+    @classmethod
+    def of_positions(cls, pairs: Sequence[tuple[Position, int]]) -> Decisions:
+        """The decisions of ``(position, roll)`` pairs, with their legal moves (and streams that never draw)."""
+        moves = np.zeros((len(pairs), core.MAX_MOVES), dtype=np.int64)
+        counts = np.zeros(len(pairs), dtype=np.int64)
+        for i, (position, roll) in enumerate(pairs):
+            legal = position.legal_moves(roll)
+            moves[i, : len(legal)] = legal
+            counts[i] = len(legal)
+        return cls(np.array([p.code for p, _ in pairs], dtype=np.int64),
+                   np.array([r for _, r in pairs], dtype=np.int64), moves, counts,
+                   np.zeros((len(pairs), 1), dtype=np.uint64))
 
     @classmethod
     def single(cls, state: int, roll: int, legal: tuple[int, ...], rng: np.ndarray) -> Decisions:

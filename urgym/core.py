@@ -112,6 +112,7 @@ __all__ = [
     "geometry",
     "is_legal",
     "is_over",
+    "landing_flags",
     "legal_moves",
     "next_below",
     "next_decision",
@@ -349,6 +350,25 @@ def captured_position(opp, dest, geom):
     return p
 
 
+@njit(cache=True, inline="always")  # inlined in numba's IR: the networks' features call it at every leaf
+def landing_flags(opp, dest, geom):
+    """The outcome flags of a legal move landing on ``dest`` (``length + 1``: borne off) against the opponent's
+    pieces ``opp``, all but WIN: SCORED, or CAPTURE and ROSETTE, with the EXTRA_ROLL the rules give for them."""
+    g = geom[0]
+    if dest == g.length + 1:
+        return SCORED
+    flags = 0
+    if opp & g.opp_same_tile[dest]:
+        flags |= CAPTURE
+        if g.capture_extra_roll:
+            flags |= EXTRA_ROLL
+    if g.rosette[dest]:
+        flags |= ROSETTE
+        if g.rosette_extra_roll:
+            flags |= EXTRA_ROLL
+    return flags
+
+
 @njit(cache=True)
 def apply_move(state, roll, src, geom):
     """Play the legal move of the piece at ``src``; return (next state, outcome flags).
@@ -367,23 +387,16 @@ def apply_move(state, roll, src, geom):
         own_h -= 1
     else:
         own &= ~_position_bit(src)
-    if dest == g.length + 1:
-        flags |= SCORED
+    flags = landing_flags(opp, dest, geom)
+    if flags & SCORED:
         if own == 0 and own_h == 0:
             flags |= WIN
     else:
         own |= _position_bit(dest)
-        hit = opp & g.opp_same_tile[dest]
-        if hit:
+        if flags & CAPTURE:
+            hit = opp & g.opp_same_tile[dest]
             opp &= ~hit
             opp_h += popcount(hit)
-            flags |= CAPTURE
-            if g.capture_extra_roll:
-                flags |= EXTRA_ROLL
-        if g.rosette[dest]:
-            flags |= ROSETTE
-            if g.rosette_extra_roll:
-                flags |= EXTRA_ROLL
     nxt = pack(own, opp, own_h, opp_h, turn_of(state))
     if not flags & EXTRA_ROLL:
         nxt = swap_sides(nxt)

@@ -21,7 +21,6 @@ so a model is read only with the encoding it learned.
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 from urgym import core
@@ -58,9 +57,10 @@ def feature_size(rules: Rules, name: str) -> int:
 @njit(cache=True)
 def _write_tactics(state, geom, out, base):
     """For each roll r = 1 .. R of the side to move in ``state``: [a legal move, a capture, a rosette, a bear-off]
-    at ``out[base + 4 (r - 1):]``. The core's move rules (:func:`urgym.core.can_move`) on the occupancy masks, as
-    :func:`urgym.core.legal_moves` and :func:`urgym.core.apply_move` read them, without building each move's
-    position (this runs at every leaf of a search)."""
+    at ``out[base + 4 (r - 1):]``. The core's move rules (:func:`urgym.core.can_move`,
+    :func:`urgym.core.landing_flags`) on the occupancy masks, as :func:`urgym.core.legal_moves` and
+    :func:`urgym.core.apply_move` read them, without building each move's position (this runs at every leaf of a
+    search)."""
     g = geom[0]
     length = g.length
     own, opp = core.own_mask(state), core.opp_mask(state)
@@ -77,13 +77,13 @@ def _write_tactics(state, geom, out, base):
             if not core.can_move(own, opp, p, dest, geom):
                 continue
             legal = 1.0
-            if dest == length + 1:
+            flags = core.landing_flags(opp, dest, geom)
+            if flags & core.SCORED:
                 off = 1.0
-            else:
-                if opp & g.opp_same_tile[dest]:
-                    capture = 1.0
-                if g.rosette[dest]:
-                    rosette = 1.0
+            if flags & core.CAPTURE:
+                capture = 1.0
+            if flags & core.ROSETTE:
+                rosette = 1.0
         at = base + 4 * (r - 1)
         out[at] = legal
         out[at + 1] = capture
@@ -92,9 +92,8 @@ def _write_tactics(state, geom, out, base):
 
 
 @njit(cache=True)
-def write_value_features(state, geom, kind, moves, out):
-    """Encode ``state`` from the side to move with feature set ``kind`` into ``out`` (``moves``: a scratch array of
-    :data:`urgym.core.MAX_MOVES` ints, kept in the signature for feature sets that list moves)."""
+def write_value_features(state, geom, kind, out):
+    """Encode ``state`` from the side to move with feature set ``kind`` into ``out``."""
     if kind == TD_V1:
         core.write_features(state, geom, out)
         return
@@ -119,6 +118,5 @@ def write_value_features(state, geom, kind, moves, out):
 @njit(cache=True)
 def write_value_features_batch(states, geom, kind, out):
     """:func:`write_value_features` of each of ``states`` into the rows of ``out``."""
-    moves = np.zeros(core.MAX_MOVES, dtype=np.int64)
     for i in range(states.shape[0]):
-        write_value_features(states[i], geom, kind, moves, out[i])
+        write_value_features(states[i], geom, kind, out[i])

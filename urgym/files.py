@@ -14,9 +14,12 @@ import shutil
 import stat
 import sys
 import tempfile
+import zipfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 __all__ = [
     "PLOT_FORMATS",
@@ -285,6 +288,25 @@ def loads_json(text: str | bytes, what: str = "JSON") -> Any:
         raise ValueError(f"{what} is not UTF-8 text") from None
     except ValueError as err:  # a duplicate key or a constant
         raise ValueError(f"{what} is not valid: {err}") from None
+
+
+def read_npz(path: str | os.PathLike, limit: int, what: str) -> dict[str, np.ndarray]:
+    """The arrays of a stranger's ``.npz`` file, without unpickling anything, refused before inflating past
+    ``limit`` bytes (``what`` names the kind of file in the message).
+
+    Raises:
+        ValueError: If the arrays would inflate past ``limit``, or the file is not an ``.npz`` archive.
+        OSError: If it cannot be read.
+    """
+    try:
+        with zipfile.ZipFile(path) as archive:  # what np.load would inflate, bounded before it does
+            inflated = sum(info.file_size for info in archive.infolist())
+    except zipfile.BadZipFile as err:
+        raise ValueError(str(err)) from None
+    if inflated > limit:
+        raise ValueError(f"its arrays inflate to {inflated:,} bytes, more than {what}'s {limit:,}")
+    with np.load(path, allow_pickle=False) as data:
+        return {name: np.array(data[name]) for name in data.files}
 
 
 class MissingExtraError(ImportError):

@@ -17,9 +17,9 @@ from tests.agents.test_outside_agents import (
     RULES,
     _sb3_model,
     _weights,
-    decisions_of_positions,
     some_decisions,
 )
+from urgym.batch import Decisions
 
 BAD_VALUES = {"nan": np.nan, "inf": np.inf, "-inf": -np.inf}
 
@@ -39,13 +39,13 @@ class Constant(ScoringAgent):
 
 @pytest.mark.parametrize("bad", BAD_VALUES)
 def test_non_finite_scores_are_named_not_played(bad):
-    decisions = decisions_of_positions(some_decisions())
+    decisions = Decisions.of_positions(some_decisions())
     with pytest.raises(ValueError, match=r"constant:.*: the network's scores are not finite for \d+ of 60 decisions"):
         Constant(BAD_VALUES[bad]).select_moves(RULES, decisions)
 
 
 def test_a_non_finite_score_of_an_illegal_action_is_harmless():
-    decisions = decisions_of_positions(some_decisions())
+    decisions = Decisions.of_positions(some_decisions())
     masks = decisions.masks(RULES.length + 1)
 
     class IllegalNaN(ScoringAgent):
@@ -95,12 +95,12 @@ def test_every_format_names_a_network_with_non_finite_scores(make, bad, tmp_path
     spec = make(tmp_path / f"net-{bad}.model", BAD_VALUES[bad])
     agent = make_agent(spec)
     with pytest.raises(ValueError, match="scores are not finite"):
-        agent.select_moves(RULES, decisions_of_positions(some_decisions(count=8)))
+        agent.select_moves(RULES, Decisions.of_positions(some_decisions(count=8)))
 
 
 def test_a_policy_that_answers_an_illegal_action_is_named():
     agent = PolicyAgent(lambda obs, masks: np.zeros(len(obs), dtype=np.int64), spec="policy:zeros")
-    decisions = decisions_of_positions(some_decisions())
+    decisions = Decisions.of_positions(some_decisions())
     with pytest.raises(ValueError, match=r"policy:zeros chose illegal move 0 for roll \d"):
         agent.select_moves(RULES, decisions)
 
@@ -120,7 +120,7 @@ def test_a_fixed_batch_onnx_export_plays_like_a_dynamic_one(tmp_path):
             [numpy_helper.from_array(a, n) for a, n in zip(weights, ("w1", "b1", "w2", "b2"), strict=True)])
         paths[batch] = tmp_path / f"net-{batch}.onnx"
         onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), paths[batch])
-    decisions = decisions_of_positions(some_decisions())
+    decisions = Decisions.of_positions(some_decisions())
     expected = make_agent(f"onnx:{paths[None]}").select_moves(RULES, decisions)
     for batch in (1, 7):  # 60 decisions: 60 runs of 1, and 9 runs of 7 with the last one padded
         assert np.array_equal(make_agent(f"onnx:{paths[batch]}").select_moves(RULES, decisions), expected)
@@ -134,7 +134,7 @@ def test_a_torchscript_network_of_the_wrong_size_is_one_line(tmp_path):
     agent = make_agent(f"torchscript:{path}")
     with pytest.raises(ValueError, match=r"the network fails on observations float32\[60, 36\] \(it must map "
                                          r"float32\[batch, 36\] to scores \[batch, 15\]\)") as caught:
-        agent.select_moves(RULES, decisions_of_positions(some_decisions()))
+        agent.select_moves(RULES, Decisions.of_positions(some_decisions()))
     assert "\n" not in str(caught.value)
 
 
@@ -185,5 +185,5 @@ def test_a_weights_bomb_is_refused(tmp_path):
 
 
 def test_observations_helper_matches_the_batch():
-    decisions = decisions_of_positions(some_decisions(count=5))
+    decisions = Decisions.of_positions(some_decisions(count=5))
     assert observations(RULES, decisions).shape == (5, 36)

@@ -59,17 +59,6 @@ def plugin(tmp_path):
     return path
 
 
-def decisions_of_positions(positions):
-    moves = np.zeros((len(positions), 28), dtype=np.int64)
-    counts = np.zeros(len(positions), dtype=np.int64)
-    for i, (position, roll) in enumerate(positions):
-        legal = position.legal_moves(roll)
-        moves[i, :len(legal)] = legal
-        counts[i] = len(legal)
-    return Decisions(np.array([p.code for p, _ in positions]), np.array([r for _, r in positions]), moves, counts,
-                     np.zeros((len(positions), 1), dtype=np.uint64))
-
-
 def some_decisions(rules=RULES, count=60, seed=0):
     rng = np.random.default_rng(seed)
     found = []
@@ -199,7 +188,7 @@ def test_sb3_models_are_read_without_unpickling_and_play_their_best_legal_action
     agent = make_agent(f"sb3:{path}")
     assert isinstance(agent, SB3Agent) and agent.in_process
     positions = some_decisions(count=80)
-    decisions = decisions_of_positions(positions)
+    decisions = Decisions.of_positions(positions)
     obs = observations(RULES, decisions)
     ours = agent.scores(obs)
     theirs = _sb3_scores(model, obs)
@@ -302,7 +291,7 @@ def test_an_onnx_network_plays_its_best_legal_action(tmp_path):
     path = tmp_path / "net.onnx"
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
     agent = make_agent(f"onnx:{path}")
-    decisions = decisions_of_positions(some_decisions())
+    decisions = Decisions.of_positions(some_decisions())
     obs = observations(RULES, decisions)
     assert np.allclose(agent.scores(obs), _numpy_scores(weights, obs), atol=1e-4)
     expected = np.where(decisions.masks(15), _numpy_scores(weights, obs), -np.inf).argmax(axis=1)
@@ -327,7 +316,7 @@ def test_a_torchscript_network_plays_its_best_legal_action(tmp_path):
     path = tmp_path / "net.pt"
     torch.jit.script(net).save(str(path))
     agent = make_agent(f"torchscript:{path}")
-    decisions = decisions_of_positions(some_decisions())
+    decisions = Decisions.of_positions(some_decisions())
     obs = observations(RULES, decisions)
     assert np.allclose(agent.scores(obs), _numpy_scores(weights, obs), atol=1e-4)
 
@@ -339,7 +328,7 @@ def test_network_scores_of_the_wrong_shape_are_refused():
 
     agent = Broken("broken", None, None, None)
     with pytest.raises(ValueError, match=r"scores of shape \(60, 3\)"):
-        agent.select_moves(RULES, decisions_of_positions(some_decisions()))
+        agent.select_moves(RULES, Decisions.of_positions(some_decisions()))
 
 
 # --- engines -----------------------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from urgym.evaluation.positions import benchmark_positions
 from urgym.solver.cache import load_or_solve
 
 from tests.agents.positions import decision_positions
-from urgym import Position, core, get_rules
+from urgym import Position, get_rules
 from urgym.batch import Decisions
 from urgym.core import geometry
 from urgym.features import FEATURE_SETS, feature_set_id, feature_size, write_value_features_batch
@@ -45,17 +45,6 @@ def numpy_forward(network, states):
         if k < len(network.layers) - 1:
             h = np.maximum(h, 0) if network.activation == "relu" else 1 / (1 + np.exp(-h))
     return 1 / (1 + np.exp(-h[:, 0]))
-
-
-def decisions_of(pairs):
-    moves = np.zeros((len(pairs), core.MAX_MOVES), np.int64)
-    counts = np.zeros(len(pairs), np.int64)
-    for i, (position, roll) in enumerate(pairs):
-        legal = position.legal_moves(roll)
-        moves[i, : len(legal)] = legal
-        counts[i] = len(legal)
-    return Decisions(np.array([p.code for p, _ in pairs], np.int64), np.array([r for _, r in pairs], np.int64),
-                     moves, counts, np.zeros((len(pairs), 1), np.uint64))
 
 
 def random_states(rules, count, seed=0):
@@ -122,7 +111,7 @@ def test_a_td_network_plays_the_same_as_its_value_network():
                        atol=1e-6)
     pairs = [(Position(rules, int(s)), r) for s in states[:150] for r in (1, 2, 3)
              if len(Position(rules, int(s)).legal_moves(r)) > 1]
-    decisions = decisions_of(pairs)
+    decisions = Decisions.of_positions(pairs)
     assert (TDAgent(td).select_moves(rules, decisions) == NeuralAgent(network).select_moves(rules, decisions)).all()
 
 
@@ -130,7 +119,7 @@ def test_a_td_network_plays_the_same_as_its_value_network():
 def test_search_over_a_perfect_evaluation_returns_the_tables_moves(private_cache, name, pieces):
     table = load_or_solve(get_rules(name, pieces), progress=False)
     pairs = benchmark_positions(table, 150)
-    decisions = decisions_of(pairs)
+    decisions = Decisions.of_positions(pairs)
     values = [table.move_values(p, r) for p, r in pairs]
     for depth in range(4):
         for prune in (True, False):
@@ -145,7 +134,7 @@ def test_pruning_never_changes_the_move(seed):
     network = random_network(rules, seed=seed)
     states = random_states(rules, 300, seed=5)
     pairs = [(Position(rules, int(s)), 2) for s in states if len(Position(rules, int(s)).legal_moves(2)) > 1]
-    decisions = decisions_of(pairs[:120])
+    decisions = Decisions.of_positions(pairs[:120])
     for depth in (1, 2, 3):
         pruned = NeuralAgent(network, depth=depth, threads=1)
         plain = NeuralAgent(network, depth=depth, threads=1, prune=False)
@@ -159,7 +148,7 @@ def test_threads_and_batches_play_the_same_moves():
     network = random_network(rules, seed=3)
     states = random_states(rules, 2000, seed=8)
     pairs = [(Position(rules, int(s)), 1) for s in states if len(Position(rules, int(s)).legal_moves(1)) > 1]
-    decisions = decisions_of(pairs)
+    decisions = Decisions.of_positions(pairs)
     single = NeuralAgent(network, depth=1, threads=1).select_moves(rules, decisions)
     threaded = NeuralAgent(network, depth=1, threads=3).select_moves(rules, decisions)
     assert len(pairs) > 200 and (threaded == single).all()
