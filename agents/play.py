@@ -120,12 +120,11 @@ def _load_hint_table(rules: Rules, write: Callable[[str], None]) -> SolvedTable 
     """The exact table when cached, else the shipped neural network's estimate (saying so), else None."""
     if is_cached(rules):
         write(f"Loading the solved table of {rules.describe()} for hints (the first hint only)...")
-        return cached_table(rules)
-    estimate = hint_source(rules)
-    if estimate is not None:
-        write(f"No solved table of {rules.describe()} is cached: hints are {estimate.name}, not exact "
+    source = hint_source(rules)
+    if isinstance(source, NetworkEstimate):
+        write(f"No solved table of {rules.describe()} is cached: hints are {source.name}, not exact "
               f"(`solve --rules {rules.name} --pieces {rules.pieces}` makes them exact).")
-    return estimate
+    return source
 
 
 def hint_source(rules: Rules) -> SolvedTable | NetworkEstimate | None:
@@ -151,7 +150,7 @@ def _hint(table: SolvedTable | NetworkEstimate | None, rules: Rules, position: P
                 f"Create the table with `solve --rules {rules.name} --pieces {rules.pieces}` to get hints.")
     values = table.move_values(position, roll)
     best = table.best_move(position, roll)
-    exact = getattr(table, "exact", True)
+    exact = not isinstance(table, NetworkEstimate)
     lines = [] if exact else [f"({table.name[:1].upper()}{table.name[1:]}: not exact.)"]
     lines.append(f"Your winning chance before this roll: {table.win_probability(position):.1%}. With this roll:")
     for i, m in enumerate(moves, 1):

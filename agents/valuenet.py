@@ -626,8 +626,10 @@ def shipped_estimate(rules: Rules, depth: int = 2) -> NetworkEstimate | None:
         return None
 
 
+@functools.cache
 def shipped_models() -> dict[tuple[str, int], Path]:
-    """The value networks shipped with the package, by (rule set, pieces)."""
+    """The value networks shipped with the package, by (rule set, pieces) (read once: the package does not
+    change while it runs)."""
     found = {}
     for path in sorted(MODELS.glob("neural_*.npz")):
         name, _, pieces = path.stem.removeprefix("neural_").rpartition("_")

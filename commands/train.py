@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="distill and td-lambda: the network's feature set (default: tactics-v1 for distill, "
                         "td-v1 for td-lambda)")
     parser.add_argument("--decisions", type=int, default=8_000_000,
-                        help="distill: training decisions drawn from play (default 8,000,000; memory: about 170 "
+                        help="distill: training decisions drawn from play (default 8,000,000; memory: about 150 "
                         "bytes each at 7 pieces)")
     parser.add_argument("--lr", type=float,
                         help="distill and expected-td: peak learning rate (default 0.002 and 0.001)")

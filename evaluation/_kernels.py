@@ -194,12 +194,11 @@ def position_regrets(decisions, chosen, geom, table, out):
 
 
 class DistillSample(NamedTuple):
-    """Decisions kept by :func:`sample_labelled`: per decision its position, roll and legal moves' count, then per
-    move its after-state (the position the move leads to, from its side to move), its outcome flags and its
-    winning chance for the mover by the table. ``found[0]`` of them are filled."""
+    """Decisions kept by :func:`sample_labelled`: per decision its legal moves' count, then per move its after-state
+    (the position the move leads to, from its side to move), its outcome flags and its winning chance for the
+    mover by the table (what distillation learns from: the position itself is not needed). ``found[0]`` of them
+    are filled."""
 
-    states: np.ndarray  # int64[wanted]
-    rolls: np.ndarray  # int64[wanted]
     counts: np.ndarray  # int64[wanted]
     after: np.ndarray  # int64[wanted, width]
     flags: np.ndarray  # int8[wanted, width]
@@ -226,8 +225,6 @@ def sample_labelled(flows, geom, table, kinds, epsilons, pick, keep, sample):
                 best = best_of(f.state, f.roll, f.moves, f.n, probabilities, geom, table)
                 if f.n <= width and core.next_uniform(pick) < keep:
                     j = sample.found[0]
-                    sample.states[j] = f.state
-                    sample.rolls[j] = f.roll
                     sample.counts[j] = f.n
                     for k in range(f.n):
                         nxt, flags = core.apply_move(f.state, f.roll, f.moves[k], geom)

@@ -91,7 +91,7 @@ def sample_decisions(table: SolvedTable, count: int, seed: int, keep: float = 0.
     ``table``; the same for the same arguments."""
     rules = table.rules
     width = min(core.MAX_MOVES, rules.pieces + 1)
-    sample = EK.DistillSample(np.zeros(count, np.int64), np.zeros(count, np.int64), np.zeros(count, np.int64),
+    sample = EK.DistillSample(np.zeros(count, np.int64),
                               np.zeros((count, width), np.int64), np.zeros((count, width), np.int8),
                               np.zeros((count, width), np.float32), np.zeros(1, np.int64))
     pick = np.zeros(1, dtype=np.uint64)
