@@ -99,11 +99,15 @@ class TDNetwork:
         path = Path(path)
         if not path.exists():
             raise FileNotFoundError(f"no TD model at {path}")
+        if not path.is_file():
+            raise ValueError(f"{path} is not a urgym TD model: not a regular file")
         try:
             data = read_npz(path, MAX_TD_BYTES, "a TD model")
             meta = loads_json(str(data["meta"]), f"{path}'s metadata")
             arrays = [data[k].astype(np.float64) for k in ("w1", "b1", "w2", "b2")]
-        except (KeyError, ValueError, OSError) as err:
+        except KeyError as err:
+            raise ValueError(f"{path} is not a urgym TD model: it has no {err}") from None
+        except (ValueError, OSError) as err:
             raise ValueError(f"{path} is not a urgym TD model: {err}") from None
         if not isinstance(meta, dict) or meta.get("format") != "urgym-td" or \
                 meta.get("features_version") != FEATURES_VERSION:

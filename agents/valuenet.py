@@ -136,8 +136,10 @@ class ValueNetwork:
                 :data:`MAX_NETWORK_BYTES`, or holds layers that do not chain or weights that are not finite.
         """
         path = Path(path)
-        if not path.is_file():
+        if not path.exists():
             raise FileNotFoundError(f"no value network at {path}")
+        if not path.is_file():
+            raise ValueError(f"{path} is not a urgym value network: not a regular file")
         try:
             data = read_npz(path, MAX_NETWORK_BYTES, "a network")
             meta = loads_json(str(data["meta"]), f"{path}'s header")
@@ -156,7 +158,9 @@ class ValueNetwork:
             info = {k: v for k, v in meta.items() if k not in ("format", "version", "rules", "features",
                                                                 "activation", "layers")}
             return cls(rules, str(meta.get("features")), layers, str(meta.get("activation")), info)
-        except (KeyError, TypeError, ValueError, OSError) as err:
+        except KeyError as err:
+            raise ValueError(f"{path} is not a urgym value network: it has no {err}") from None
+        except (TypeError, ValueError, OSError) as err:
             raise ValueError(f"{path} is not a urgym value network: {err}") from None
 
     @classmethod
@@ -495,6 +499,9 @@ def _move_value(state, roll, move, depth, alpha, ctx):
     return alpha if c >= 1.0 - alpha else 1.0 - c  # cut: at most alpha (1 - (1 - alpha) may round above it)
 
 
+MAX_THREADS = 256
+"""Most threads a :class:`NeuralAgent` takes (each holds its own evaluation cache and transposition table)."""
+
 TIE = 1e-13
 """Root moves within this of the best are ties, resolved to the lowest source (as the table's best move is)."""
 
@@ -663,7 +670,8 @@ class NeuralAgent(Agent):
         model: A network file (:meth:`ValueNetwork.save`, e.g. from ``train --algo distill``), a
             :class:`ValueNetwork`, or None: the shipped network of the rules the agent is asked to play.
         depth: Plies searched beyond the move (0: the best after-state value).
-        threads: Threads answering a batch of decisions (each with its own search state); 0: every core.
+        threads: Threads answering a batch of decisions (each with its own search state, about 3 MB); 0: every
+            core; at most :data:`MAX_THREADS`.
         tt_bits: log2 of the transposition table's entries (per thread).
         prune: Prune the search (Star1, alpha-beta, transpositions); never changes the move.
         seed: Unused (the agent is deterministic); accepted like every agent's.
@@ -675,6 +683,8 @@ class NeuralAgent(Agent):
             raise ValueError(f"depth must be a whole number from 0 to 8, got {depth!r}")
         if not 8 <= tt_bits <= 26:
             raise ValueError(f"tt_bits must be from 8 to 26, got {tt_bits}")
+        if isinstance(threads, bool) or not isinstance(threads, int) or not 0 <= threads <= MAX_THREADS:
+            raise ValueError(f"threads must be a whole number from 0 (every core) to {MAX_THREADS}, got {threads!r}")
         self.depth, self.tt_bits, self.prune = depth, tt_bits, prune
         self.threads = threads or max(1, os.cpu_count() or 1)
         self._networks: dict[Rules, ValueNetwork] = {}

@@ -290,19 +290,28 @@ def loads_json(text: str | bytes, what: str = "JSON") -> Any:
         raise ValueError(f"{what} is not valid: {err}") from None
 
 
+MAX_NPZ_ARRAYS = 64
+"""Most arrays :func:`read_npz` reads from one file (urgym's models hold at most 17)."""
+
+
 def read_npz(path: str | os.PathLike, limit: int, what: str) -> dict[str, np.ndarray]:
     """The arrays of a stranger's ``.npz`` file, without unpickling anything, refused before inflating past
-    ``limit`` bytes (``what`` names the kind of file in the message).
+    ``limit`` bytes or holding more than :data:`MAX_NPZ_ARRAYS` arrays (``what`` names the kind of file in the
+    message).
 
     Raises:
-        ValueError: If the arrays would inflate past ``limit``, or the file is not an ``.npz`` archive.
+        ValueError: If the arrays would inflate past ``limit``, are too many, or the file is not an ``.npz``
+            archive.
         OSError: If it cannot be read.
     """
     try:
         with zipfile.ZipFile(path) as archive:  # what np.load would inflate, bounded before it does
-            inflated = sum(info.file_size for info in archive.infolist())
+            members = archive.infolist()
     except zipfile.BadZipFile as err:
         raise ValueError(str(err)) from None
+    if len(members) > MAX_NPZ_ARRAYS:
+        raise ValueError(f"it holds {len(members):,} arrays, more than {what}'s {MAX_NPZ_ARRAYS}")
+    inflated = sum(info.file_size for info in members)
     if inflated > limit:
         raise ValueError(f"its arrays inflate to {inflated:,} bytes, more than {what}'s {limit:,}")
     with np.load(path, allow_pickle=False) as data:

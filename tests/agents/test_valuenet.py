@@ -247,3 +247,29 @@ def test_each_solved_rule_set_has_a_shipped_network_with_its_card(name, pieces):
         agent = NeuralAgent(depth=depth)
         for position, roll in decision_positions(name, 20, seed=4, pieces=pieces):
             assert agent.select_move(position, roll) in position.legal_moves(roll)
+
+
+def test_network_files_that_are_not_files_or_hold_too_many_arrays_are_refused(tmp_path):
+    (tmp_path / "folder.npz").mkdir()
+    (tmp_path / "device.npz").symlink_to("/dev/zero")
+    with zipfile.ZipFile(tmp_path / "many.npz", "w") as archive:  # a zip of thousands of empty members
+        for i in range(5000):
+            archive.writestr(f"a{i}.npy", b"")
+    for name, message in (("folder.npz", "not a regular file"), ("device.npz", "not a regular file"),
+                          ("many.npz", "holds 5,000 arrays, more than a network's 64")):
+        with pytest.raises(ValueError, match=message):
+            ValueNetwork.load(tmp_path / name)
+        with pytest.raises(ValueError, match=message.replace("a network's", "a TD model's")):
+            TDNetwork.load(tmp_path / name)
+    network = random_network(get_rules("finkel", 3))
+    with np.load(network.save(tmp_path / "net.npz")) as data:
+        arrays = {k: data[k] for k in data.files if k != "w1"}
+    np.savez(tmp_path / "short.npz", **arrays)
+    with pytest.raises(ValueError, match="it has no 'w1'"):
+        ValueNetwork.load(tmp_path / "short.npz")
+
+
+@pytest.mark.parametrize("threads", [-1, 257, 2.5, True, "2"])
+def test_a_bad_thread_count_is_refused(threads):
+    with pytest.raises(ValueError, match="threads must be a whole number from 0"):
+        NeuralAgent(depth=1, threads=threads)
