@@ -9,7 +9,7 @@ import zipfile
 import numpy as np
 import pytest
 from urgym.agents import make_agent
-from urgym.agents.td import TDAgent, TDNetwork
+from urgym.agents.td import TDAgent, TDNetwork, choose
 from urgym.agents.valuenet import (
     MAX_NETWORK_BYTES,
     NeuralAgent,
@@ -112,7 +112,12 @@ def test_a_td_network_plays_the_same_as_its_value_network():
     pairs = [(Position(rules, int(s)), r) for s in states[:150] for r in (1, 2, 3)
              if len(Position(rules, int(s)).legal_moves(r)) > 1]
     decisions = Decisions.of_positions(pairs)
-    assert (TDAgent(td).select_moves(rules, decisions) == NeuralAgent(network).select_moves(rules, decisions)).all()
+    played = NeuralAgent(network).select_moves(rules, decisions)
+    geom, scratch = geometry(rules), td.scratch()
+    trained = [moves[choose(state, roll, moves, n, geom, td.weights, scratch)]  # self-play training's choice
+               for state, roll, moves, n in zip(decisions.states, decisions.rolls, decisions.moves, decisions.counts,
+                                                strict=True)]
+    assert (played == np.array(trained)).all() and (TDAgent(td).select_moves(rules, decisions) == played).all()
 
 
 @pytest.mark.parametrize(("name", "pieces"), [("finkel", 3), ("blitz", 3), ("masters", 2)])
