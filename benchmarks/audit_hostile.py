@@ -342,6 +342,7 @@ def _bomb_cases(work: Path, Outcome) -> list:
                         meta=np.array("{}"))
     outcomes.append(_library_case(f"TD model of {npz.stat().st_size:,} bytes inflating past 64 MB",
                                   lambda: TDNetwork.load(npz), "inflate to", Outcome))
+    outcomes += _value_network_cases(work, Outcome)
     passes = " ".join(f"{turn}. 0- / 0-" for turn in range(1, 500_001))
     rgn = work / "passes.rgn"
     rgn.write_text('[Rules "finkel"]\n[Pieces "2"]\n\n' + passes)
@@ -358,6 +359,32 @@ def _bomb_cases(work: Path, Outcome) -> list:
     outcomes.append(_library_case("an ONNX model that is a bomb of zeros", lambda: make_agent(
         f"onnx:{_write(work / 'zeros.onnx', bytes(1 << 20))}"), "not an ONNX model", Outcome))
     return outcomes
+
+
+def _value_network_cases(work: Path, Outcome) -> list:
+    """Value network files (``neural:model=``) as a stranger sends them: bombs, devices, poisoned weights."""
+    from urgym.agents.valuenet import MAX_NETWORK_BYTES, ValueNetwork, shipped_model
+
+    from urgym import get_rules
+
+    with np.load(shipped_model(get_rules("blitz"))) as data:
+        real = {name: data[name] for name in data.files}
+    bomb = work / "value-bomb.npz"
+    np.savez_compressed(bomb, **{**real, "w0": np.zeros(MAX_NETWORK_BYTES // 4 + 1, np.float32)})
+    many = work / "value-many.npz"
+    with zipfile.ZipFile(many, "w") as archive:
+        for i in range(10_000):
+            archive.writestr(f"a{i}.npy", b"")
+    device = work / "value-device.npz"
+    if not device.exists():
+        device.symlink_to("/dev/zero")
+    nan = work / "value-nan.npz"
+    np.savez(nan, **{**real, "b1": np.full_like(real["b1"], np.nan)})
+    return [_library_case(case, lambda path=path: ValueNetwork.load(path), words, Outcome) for case, path, words in (
+        (f"value network of {bomb.stat().st_size:,} bytes inflating past 64 MB", bomb, "inflate to"),
+        ("value network archive of 10,000 empty members", many, "more than a network's 64"),
+        ("value network path that is /dev/zero", device, "not a regular file"),
+        ("value network with NaN biases", nan, "not finite"))]
 
 
 def _write(path: Path, data: bytes) -> Path:
