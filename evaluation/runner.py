@@ -12,6 +12,7 @@ import atexit
 import itertools
 import multiprocessing
 import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -188,8 +189,14 @@ def _pool(workers: int) -> ProcessPoolExecutor:
         # command stopped by Ctrl-C; its note that it did so is noise on the user's terminal.
         if _TRACKER_QUIET not in sys.warnoptions:
             sys.warnoptions.append(_TRACKER_QUIET)
-        _POOL = (workers, ProcessPoolExecutor(max_workers=workers, mp_context=context))
+        _POOL = (workers, ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_ignore_ctrl_c))
     return _POOL[1]
+
+
+def _ignore_ctrl_c() -> None:
+    """A worker's start: a terminal's Ctrl-C reaches the whole process group, and the command stops the run itself
+    (:func:`_abandon_pool`); a worker interrupted between tasks would print a traceback of its own."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def shutdown_pool() -> None:
@@ -227,7 +234,7 @@ def _run_pool(function, tasks, units, workers, bar) -> list:
 
 def _abandon_pool() -> None:
     """Drop the kept pool without waiting (Ctrl-C, an error): queued tasks are cancelled, and running ones end
-    on their own (numba tasks are capped at a fraction of a second; workers also get a terminal's Ctrl-C).
+    on their own (numba tasks are capped at a fraction of a second; workers ignore Ctrl-C).
     Terminating workers instead can cut a result in half and leave the pool's thread waiting for the rest."""
     global _POOL
     if _POOL is not None:
