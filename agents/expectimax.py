@@ -1,4 +1,4 @@
-"""Expectiminimax search to a fixed depth (the search itself is in :mod:`urgym.agents._search`)."""
+"""Expectiminimax to a fixed depth over the advancement heuristic (the search itself: :mod:`urgym.agents.search`)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import time
 from typing import NamedTuple
 
 import numpy as np
-from urgym.agents import _search
+from urgym.agents import search
 from urgym.agents.base import Agent, legal_moves_or_raise
 
 from urgym import Position, Rules, core
@@ -55,10 +55,10 @@ class ExpectimaxAgent(Agent):
         self.depth = int(depth)
         self.prune = bool(prune)
         self.spec = f"expectimax:depth={self.depth}" + ("" if prune else ":prune=false")
-        self._tt = _search.transposition_table(tt_bits)
+        self._tt = search.transposition_table(tt_bits)
         self._values = np.zeros(core.MAX_MOVES, dtype=np.float64)
         self._rules: Rules | None = None
-        self._context: _search.SearchContext | None = None
+        self._context: search.SearchContext | None = None
         self.nodes = 0
         """Nodes searched since the agent was built."""
         super().__init__(seed)
@@ -80,17 +80,24 @@ class ExpectimaxAgent(Agent):
         if rules != self._rules:
             self._tt.depth[:] = 0  # entries of another rule set would be wrong here
             self._rules = rules
-            self._context = _search.SearchContext(
-                geometry(rules), win_score(rules), self.prune,
-                np.zeros((self.depth + 1, core.MAX_MOVES), dtype=np.int64),
-                np.zeros((self.depth + 1, core.MAX_MOVES), dtype=np.float64), self._tt,
-                np.zeros(_search.STATS_SIZE, dtype=np.int64))
+            # The search's depth counts the plies beyond the move; this agent's counts the move too.
+            self._context = search.search_context(geometry(rules), search.Heuristic(win_score(rules)),
+                                                  self.depth - 1, self._tt, self.prune)
         context = self._context
         context.stats[:] = 0
         start = time.perf_counter()
-        move = _search.search_root(position.code, roll, self.depth, context, all_values, self._values)
+        chosen = self._choose(position, roll, moves, context, all_values)
         seconds = time.perf_counter() - start
-        nodes = int(context.stats[_search.S_NODES] + context.stats[_search.S_LEAVES])
+        nodes = int(context.stats[search.S_NODES] + context.stats[search.S_LEAVES])
         self.nodes += nodes
-        values = {m: float(self._values[i]) for i, m in enumerate(moves)}
-        return SearchResult(int(move), values, nodes, seconds)
+        win = win_score(rules)
+        # Back from winning chances to the advancement scores this result reports (the map is affine).
+        values = {m: float(v * 2 * win - win) if v != -np.inf else -np.inf
+                  for m, v in zip(moves, self._values[: len(moves)], strict=True)}
+        return SearchResult(int(moves[chosen]), values, nodes, seconds)
+
+    def _choose(self, position: Position, roll: int, moves: list[int], context: search.SearchContext,
+                all_values: bool) -> int:
+        array = np.asarray(moves, dtype=np.int64)
+        return int(search.choose(position.code, roll, array, len(moves), self.depth - 1, context, self._values,
+                                 all_values))

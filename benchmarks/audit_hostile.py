@@ -315,8 +315,9 @@ def _library_case(case: str, call: Callable[[], object], words: str, Outcome):
 
 def _bomb_cases(work: Path, Outcome) -> list:
     from urgym.agents import make_agent
+    from urgym.agents.networks import MAX_NETWORK_BYTES as MAX_TD_BYTES
+    from urgym.agents.networks import ValueNetwork
     from urgym.agents.neural import MAX_SB3_DATA, load_sb3_network
-    from urgym.agents.td import MAX_TD_BYTES, TDNetwork
     from urgym.agents.weights import MAX_WEIGHTS_BYTES, read_state_dict
 
     from urgym import GameRecord, records
@@ -341,7 +342,7 @@ def _bomb_cases(work: Path, Outcome) -> list:
     np.savez_compressed(npz, w1=np.zeros(MAX_TD_BYTES // 8 + 1), b1=np.zeros(1), w2=np.zeros(1), b2=np.zeros(1),
                         meta=np.array("{}"))
     outcomes.append(_library_case(f"TD model of {npz.stat().st_size:,} bytes inflating past 64 MB",
-                                  lambda: TDNetwork.load(npz), "inflate to", Outcome))
+                                  lambda: ValueNetwork.load(npz), "inflate to", Outcome))
     outcomes += _value_network_cases(work, Outcome)
     passes = " ".join(f"{turn}. 0- / 0-" for turn in range(1, 500_001))
     rgn = work / "passes.rgn"

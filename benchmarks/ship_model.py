@@ -19,7 +19,6 @@ from pathlib import Path
 
 from urgym.agents import NeuralAgent, ValueNetwork
 from urgym.agents.learned import write_model_card
-from urgym.agents.td import TDNetwork
 from urgym.evaluation.positions import benchmark_positions, score_positions
 from urgym.evaluation.runner import RunOptions
 from urgym.solver import table_for
@@ -60,23 +59,14 @@ def main() -> None:
     parser.add_argument("--name", required=True, help="file name in the package's models, without .npz")
     parser.add_argument("--note", default="", help="a sentence for the card (how the run went)")
     args = parser.parse_args()
-    try:
-        network, td = ValueNetwork.load(args.model), None
-    except ValueError:  # a TD(lambda) model: measured as the value network it is, shipped in its own format
-        td = TDNetwork.load(args.model)
-        network = ValueNetwork.from_td(td)
+    network = ValueNetwork.load(args.model)  # every network train writes, TD(lambda)'s older files too
     figures = measure(network)
     facts = {**network.info, **figures, "measured_on": machine(), "measured": time.strftime("%Y-%m-%d"),
              "parameters": network.parameters, "sizes": list(network.sizes), "features": network.features}
     if args.note:
         facts["note"] = args.note
-    if td is not None:
-        shipped_td = td.copy()
-        shipped_td.info = facts
-        path = shipped_td.save(MODELS / f"{args.name}.npz")
-    else:
-        path = ValueNetwork(network.rules, network.features, network.layers, network.activation, facts).save(
-            MODELS / f"{args.name}.npz")
+    path = ValueNetwork(network.rules, network.features, network.layers, network.activation, facts).save(
+        MODELS / f"{args.name}.npz")
     facts["file_bytes"] = path.stat().st_size
     write_model_card(path, network.rules, **facts)
     print(json.dumps({k: v for k, v in facts.items() if k not in ("settings",)}, indent=1))

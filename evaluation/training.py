@@ -191,9 +191,9 @@ def train_td(rules: Rules, table: SolvedTable, out: Path, timesteps: int, minute
     to a tenth of itself over the run. The table only measures (the validation regret): no position of it is
     learned from."""
     from urgym.agents.learned import write_model_card
-    from urgym.agents.td import TDAgent, TDNetwork, train_chunk
+    from urgym.agents.td import TDAgent, TDLambda
 
-    network = TDNetwork.initial(rules, hidden, seed, features)
+    learner = TDLambda.initial(rules, hidden, seed, features)
     positions = validation_positions(table, eval_positions)
     curve, writer = Curve(out), _tensorboard(out)
     log: list[dict[str, float]] = []  # logs/progress.csv, as SB3's logger writes it for PPO
@@ -203,14 +203,14 @@ def train_td(rules: Rules, table: SolvedTable, out: Path, timesteps: int, minute
         progress_share = max(done / timesteps, (time.perf_counter() - start) / (60 * minutes) if minutes else 0)
         step_alpha = alpha * (1 - 0.9 * min(progress_share, 1.0))
         chunk_games = min(500, max(1, (timesteps - done) // 60))  # a game is 100-200 moves: stop near the target
-        moves = train_chunk(network, chunk_games, seed, games, step_alpha, lam)
+        moves = learner.train(chunk_games, seed, games, step_alpha, lam)
         games += chunk_games
         done += moves
         bar.update(moves)
         log.append({"timesteps": done, "games": games, "seconds": round(time.perf_counter() - start, 2),
                     "alpha": step_alpha, "eval/mean_regret": ""})
         if done // eval_every != (done - moves) // eval_every or done >= timesteps:
-            regret = _score(TDAgent(network), table, positions)
+            regret = _score(TDAgent(learner.network()), table, positions)
             elapsed = time.perf_counter() - start
             bar.set_postfix_str(f"regret {regret:.3f}")
             log[-1]["eval/mean_regret"] = regret
@@ -218,15 +218,16 @@ def train_td(rules: Rules, table: SolvedTable, out: Path, timesteps: int, minute
             if writer:
                 writer.add_scalar("eval/mean_regret", regret, done)
             if curve.add(done, elapsed, regret):
-                best = network.copy()
+                best = learner.network()
                 best.info = _facts(rules, "td-lambda", seed, done, elapsed, regret, games=games, hidden=hidden,
                                    alpha=alpha, lam=lam, features=features)
                 best.save(out / "best_model.npz")
                 write_model_card(out / "best_model.npz", rules, **best.info)
     bar.close()
     if not curve.rows or curve.rows[-1]["timesteps"] != done:
-        curve.add(done, time.perf_counter() - start, _score(TDAgent(network), table, positions))
+        curve.add(done, time.perf_counter() - start, _score(TDAgent(learner.network()), table, positions))
     elapsed = time.perf_counter() - start
+    network = learner.network()
     network.info = _facts(rules, "td-lambda", seed, done, elapsed, curve.rows[-1]["mean_regret"], games=games,
                           hidden=hidden, alpha=alpha, lam=lam, features=features)
     network.save(out / "model.npz")

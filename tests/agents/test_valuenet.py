@@ -9,7 +9,7 @@ import zipfile
 import numpy as np
 import pytest
 from urgym.agents import make_agent
-from urgym.agents.td import TDAgent, TDNetwork, choose
+from urgym.agents.td import TDAgent, TDLambda
 from urgym.agents.valuenet import (
     MAX_NETWORK_BYTES,
     NeuralAgent,
@@ -102,22 +102,19 @@ def test_tactics_features_follow_the_core_moves():
         assert (row == expected).all(), position
 
 
-def test_a_td_network_plays_the_same_as_its_value_network():
+def test_td_training_plays_through_the_one_forward_pass_and_search():
+    """TD(lambda) trains in float64 through the same kernels that play the saved float32 network."""
     rules = get_rules("finkel", 3)
-    td = TDNetwork.initial(rules, 20, seed=4)
-    network = ValueNetwork.from_td(td)
+    learner = TDLambda.initial(rules, 20, seed=4)
+    learner.train(20, seed=1, first_game=0, alpha=0.1, lam=0.7)
+    network = learner.network()
     states = random_states(rules, 200, seed=1)
-    assert np.allclose(network_values(network, states), [td.value(Position(rules, int(s))) for s in states],
-                       atol=1e-6)
+    assert np.allclose(network_values(network, states), numpy_forward(network, states), atol=1e-6)
     pairs = [(Position(rules, int(s)), r) for s in states[:150] for r in (1, 2, 3)
              if len(Position(rules, int(s)).legal_moves(r)) > 1]
     decisions = Decisions.of_positions(pairs)
     played = NeuralAgent(network).select_moves(rules, decisions)
-    geom, scratch = geometry(rules), td.scratch()
-    trained = [moves[choose(state, roll, moves, n, geom, td.weights, scratch)]  # self-play training's choice
-               for state, roll, moves, n in zip(decisions.states, decisions.rolls, decisions.moves, decisions.counts,
-                                                strict=True)]
-    assert (played == np.array(trained)).all() and (TDAgent(td).select_moves(rules, decisions) == played).all()
+    assert (TDAgent(network).select_moves(rules, decisions) == played).all()
 
 
 @pytest.mark.parametrize(("name", "pieces"), [("finkel", 3), ("blitz", 3), ("masters", 2)])
@@ -170,7 +167,7 @@ def test_a_network_file_round_trips(tmp_path):
     assert all((a == c).all() and (b == d).all() for (a, b), (c, d) in zip(loaded.layers, network.layers, strict=True))
     agent = make_agent(f"neural:model={tmp_path / 'net.npz'}:depth=1")
     assert agent.spec == f"neural:model={tmp_path / 'net.npz'}:depth=1"
-    with pytest.raises(ValueError, match=r"this network learned .aseb: path of 16, 2 pieces"):
+    with pytest.raises(ValueError, match=r"this neural network was trained on .aseb: path of 16, 2 pieces"):
         agent.check_rules(get_rules("finkel", 2))
 
 
@@ -264,8 +261,8 @@ def test_network_files_that_are_not_files_or_hold_too_many_arrays_are_refused(tm
                           ("many.npz", "holds 5,000 arrays, more than a network's 64")):
         with pytest.raises(ValueError, match=message):
             ValueNetwork.load(tmp_path / name)
-        with pytest.raises(ValueError, match=message.replace("a network's", "a TD model's")):
-            TDNetwork.load(tmp_path / name)
+        with pytest.raises(ValueError, match=message):
+            TDAgent(tmp_path / name)  # td:model= reads the same format
     network = random_network(get_rules("finkel", 3))
     with np.load(network.save(tmp_path / "net.npz")) as data:
         arrays = {k: data[k] for k in data.files if k != "w1"}

@@ -11,7 +11,8 @@ from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 from urgym.agents import make_agent
 from urgym.agents.learned import PPOAgent, model_card
-from urgym.agents.td import TDAgent, TDNetwork, train_chunk
+from urgym.agents.networks import ValueNetwork
+from urgym.agents.td import TDAgent, TDLambda
 from urgym.commands.train import main as train_main
 from urgym.evaluation.positions import benchmark_positions, score_positions
 from urgym.evaluation.runner import RunOptions
@@ -25,20 +26,30 @@ RULES = get_rules("finkel", 3)
 
 
 def test_td_network_save_and_reload_is_identical(tmp_path):
-    network = TDNetwork.initial(RULES, hidden=16, seed=3)
-    train_chunk(network, 50, seed=1, first_game=0, alpha=0.1, lam=0.7)
-    path = network.save(tmp_path / "net.npz")
-    again = TDNetwork.load(path)
-    for a, b in zip(network.params, again.params, strict=True):
-        assert np.array_equal(a, b)
-    assert again.rules == RULES
+    learner = TDLambda.initial(RULES, hidden=16, seed=3)
+    learner.train(50, seed=1, first_game=0, alpha=0.1, lam=0.7)
+    network = learner.network()
+    again = ValueNetwork.load(network.save(tmp_path / "net.npz"))
+    for (w, b), (w2, b2) in zip(network.layers, again.layers, strict=True):
+        assert np.array_equal(w, w2) and np.array_equal(b, b2)
+    assert again.rules == RULES and again.activation == "sigmoid"
     position = Position.start(RULES)
     assert again.value(position) == network.value(position)
 
 
+def test_td_training_changes_the_weights_and_is_deterministic():
+    first, second = (TDLambda.initial(RULES, hidden=8, seed=2) for _ in range(2))
+    before = first.arrays.flat.copy()
+    for learner in (first, second):
+        assert learner.train(30, seed=5, first_game=0, alpha=0.1, lam=0.7) > 0
+    assert not np.array_equal(first.arrays.flat, before)
+    assert np.array_equal(first.arrays.flat, second.arrays.flat)
+
+
 def test_td_agent_plays_the_move_its_network_rates_best():
-    network = TDNetwork.initial(RULES, hidden=16, seed=4)
-    train_chunk(network, 100, seed=2, first_game=0, alpha=0.1, lam=0.7)
+    learner = TDLambda.initial(RULES, hidden=16, seed=4)
+    learner.train(100, seed=2, first_game=0, alpha=0.1, lam=0.7)
+    network = learner.network()
     agent = TDAgent(network)
     for position, roll in decision_positions("finkel", 40, seed=5, pieces=3):
         values = {}
@@ -50,11 +61,11 @@ def test_td_agent_plays_the_move_its_network_rates_best():
 
 
 def test_td_learning_beats_random_play(finkel3_table):
-    network = TDNetwork.initial(RULES, hidden=32, seed=0)
+    learner = TDLambda.initial(RULES, hidden=32, seed=0)
     positions = benchmark_positions(finkel3_table, 300)
     random = score_positions("random", finkel3_table, positions, run=RunOptions(workers=1, progress=False)).regret.mean
-    train_chunk(network, 3000, seed=0, first_game=0, alpha=0.1, lam=0.7)
-    learned = score_positions(TDAgent(network), finkel3_table, positions,
+    learner.train(3000, seed=0, first_game=0, alpha=0.1, lam=0.7)
+    learned = score_positions(TDAgent(learner.network()), finkel3_table, positions,
                               run=RunOptions(workers=1, progress=False)).regret.mean
     assert learned < 0.5 * random
 
@@ -62,11 +73,13 @@ def test_td_learning_beats_random_play(finkel3_table):
 def test_td_model_errors(tmp_path):
     bad = tmp_path / "bad.npz"
     np.savez(bad, w1=np.zeros(2))
-    with pytest.raises(ValueError, match="not a urgym TD model"):
-        TDNetwork.load(bad)
-    with pytest.raises(FileNotFoundError, match="no TD model"):
-        TDNetwork.load(tmp_path / "none.npz")
-    agent = TDAgent(TDNetwork.initial(RULES, hidden=4))
+    with pytest.raises(ValueError, match="not a urgym value network"):
+        TDAgent(bad)
+    with pytest.raises(FileNotFoundError, match="no value network"):
+        TDAgent(tmp_path / "none.npz")
+    with pytest.raises(ValueError, match="one sigmoid hidden layer"):
+        TDLambda(ValueNetwork(RULES, "td-v1", [(np.zeros((32, 1)), np.zeros(1))], "sigmoid"))
+    agent = TDAgent(TDLambda.initial(RULES, hidden=4).network())
     position, roll = decision_positions("finkel", 1, seed=1)[0]
     with pytest.raises(ValueError, match="trained on"):
         agent.select_move(position, roll)
@@ -78,10 +91,10 @@ def test_train_td_writes_models_card_and_curve(finkel3_table, tmp_path):
     assert result["timesteps"] >= 30_000
     for name in ("model.npz", "best_model.npz", "curve.csv"):
         assert (tmp_path / name).exists()
-    best = TDNetwork.load(tmp_path / "best_model.npz")
+    best = ValueNetwork.load(tmp_path / "best_model.npz")
     assert best.info["algo"] == "td-lambda" and best.info["position_benchmark_regret"] == result["best_regret"]
     # the model cards beside both models, and the CSV log the help promises
-    for name, network in (("best_model", best), ("model", TDNetwork.load(tmp_path / "model.npz"))):
+    for name, network in (("best_model", best), ("model", ValueNetwork.load(tmp_path / "model.npz"))):
         card = json.loads((tmp_path / f"{name}.json").read_text())
         assert card["algo"] == "td-lambda" and card["rules"]["pieces"] == 3
         assert card["position_benchmark_regret"] == network.info["position_benchmark_regret"]
@@ -243,10 +256,11 @@ def test_expected_td_learns_by_self_play_alone(tmp_path):
 
 
 def test_td_with_tactics_features_trains_saves_and_searches(tmp_path, finkel3_table):
-    network = TDNetwork.initial(RULES, hidden=24, seed=1, features="tactics-v1")
-    train_chunk(network, 300, seed=3, first_game=0, alpha=0.1, lam=0.7)
-    again = TDNetwork.load(network.save(tmp_path / "td.npz"))
-    assert again.features == "tactics-v1" and np.array_equal(again.w1, network.w1)
+    learner = TDLambda.initial(RULES, hidden=24, seed=1, features="tactics-v1")
+    learner.train(300, seed=3, first_game=0, alpha=0.1, lam=0.7)
+    network = learner.network()
+    again = ValueNetwork.load(network.save(tmp_path / "td.npz"))
+    assert again.features == "tactics-v1" and np.array_equal(again.layers[0][0], network.layers[0][0])
     position = Position.start(RULES).play(2, 0)
     assert again.value(position) == network.value(position)
     for depth in (0, 1, 2):
@@ -255,21 +269,41 @@ def test_td_with_tactics_features_trains_saves_and_searches(tmp_path, finkel3_ta
             assert agent.select_move(position, roll) in position.legal_moves(roll)
 
 
-def test_td_files_of_urgym_0_4_naming_no_feature_set_read_td_v1(tmp_path):
-    network = TDNetwork.initial(RULES, hidden=4, seed=1)
-    with np.load(network.save(tmp_path / "td.npz")) as data:
-        arrays = dict(data)
-    meta = json.loads(str(arrays["meta"]))
-    del meta["features"]  # as urgym 0.4 wrote its files
-    arrays["meta"] = np.array(json.dumps(meta))
-    np.savez(tmp_path / "old.npz", **arrays)
-    old = TDNetwork.load(tmp_path / "old.npz")
-    assert old.features == "td-v1" and np.array_equal(old.w1, network.w1)
+def _old_td_file(path, learner, drop_features=False):
+    """A TD(lambda) file as urgym 0.4 and 0.5 wrote them (format urgym-td: w1 (hidden, features), b1, w2, b2)."""
+    (w1, b1), (w2, b2) = learner.network().layers
+    meta = {"format": "urgym-td", "features_version": 1, "rules": RULES.to_dict(), "features": learner.features,
+            "algo": "td-lambda"}
+    if drop_features:
+        del meta["features"]  # as urgym 0.4 wrote its files
+    np.savez(path, w1=w1.T.astype(np.float64), b1=b1.astype(np.float64), w2=w2[:, 0].astype(np.float64),
+             b2=b2.astype(np.float64), meta=np.array(json.dumps(meta)))
+    return path
+
+
+@pytest.mark.parametrize("drop_features", [False, True])
+def test_td_files_of_urgym_0_4_and_0_5_read_as_value_networks(tmp_path, drop_features):
+    learner = TDLambda.initial(RULES, hidden=4, seed=1)
+    old = ValueNetwork.load(_old_td_file(tmp_path / "old.npz", learner, drop_features))
+    network = learner.network()
+    assert old.features == "td-v1" and old.activation == "sigmoid" and old.info["algo"] == "td-lambda"
+    assert np.array_equal(old.layers[0][0], network.layers[0][0])
+    assert make_agent(f"td:model={tmp_path / 'old.npz'}").select_move(*decision_positions("finkel", 1, seed=2,
+                                                                                         pieces=3)[0]) >= 0
+
+
+def test_td_model_plays_every_network_train_writes(tmp_path):
+    """td:model= takes the value networks of every algorithm (expected-td's were refused: issue 37)."""
+    from tests.agents.test_valuenet import random_network
+
+    path = random_network(RULES).save(tmp_path / "expected_td.npz")
+    agent = make_agent(f"td:model={path}:depth=1")
+    position, roll = decision_positions("finkel", 1, seed=4, pieces=3)[0]
+    assert agent.select_move(position, roll) in position.legal_moves(roll)
 
 
 def test_td_files_with_unknown_features_or_non_finite_weights_are_refused(tmp_path):
-    network = TDNetwork.initial(RULES, hidden=4, seed=1)
-    path = network.save(tmp_path / "td.npz")
+    path = _old_td_file(tmp_path / "td.npz", TDLambda.initial(RULES, hidden=4, seed=1))
     with np.load(path) as data:
         arrays = {k: data[k] for k in data.files}
     meta = json.loads(str(arrays["meta"]))
@@ -281,7 +315,7 @@ def test_td_files_with_unknown_features_or_non_finite_weights_are_refused(tmp_pa
             changed["w1"] = arrays["w1"] * value
         np.savez(tmp_path / "bad.npz", **changed)
         with pytest.raises(ValueError, match=message):
-            TDNetwork.load(tmp_path / "bad.npz")
+            ValueNetwork.load(tmp_path / "bad.npz")
 
 
 def test_plot_curves_against_steps_or_minutes(tmp_path):
