@@ -7,7 +7,7 @@ from abc import ABC, abstractmethod
 import numpy as np
 
 from urgym import Position, Rules
-from urgym.batch import Decisions
+from urgym.batch import NO_STREAM, Decisions
 
 __all__ = ["Agent", "legal_moves_or_raise"]
 
@@ -43,15 +43,33 @@ class Agent(ABC):
         neural network) override it; an agent that randomizes should draw from ``decisions.rngs`` (each game's
         own stream) so that its moves do not depend on how games are batched.
         """
-        return np.array([self.select_move(decisions.position(rules, i), int(decisions.rolls[i]))
-                         for i in range(len(decisions))], dtype=np.int64)
+        return np.array(
+            [self.select_move(decisions.position(rules, i), int(decisions.rolls[i])) for i in range(len(decisions))],
+            dtype=np.int64,
+        )
+
+    def select_one(self, position: Position, roll: int, rng: np.ndarray = NO_STREAM) -> int:
+        """:meth:`select_move` of an agent that answers batches.
+
+        The decision as a batch of one, drawing from ``rng`` (a uint64 array of one element; agents that never draw keep
+        the default).
+
+        Raises:
+            ValueError: If the roll has no legal move in ``position``.
+        """
+        moves = legal_moves_or_raise(position, roll)
+        return int(self.select_moves(position.rules, Decisions.single(position.code, roll, moves, rng))[0])
 
     def check_rules(self, rules: Rules) -> None:
-        """Raise ``ValueError`` if the agent cannot play ``rules`` (a model trained on others); called before
-        any game starts, so misuse is found at once rather than mid-game. Agents that play any rules keep this."""
+        """Raise ``ValueError`` if the agent cannot play ``rules`` (a model trained on others).
+
+        Called before any game starts, so misuse is found at once rather than mid-game. Agents that play any rules keep
+        this.
+        """
         return
 
     def __call__(self, position: Position, roll: int) -> int:
+        """Call the agent as a function: :meth:`select_move`."""
         return self.select_move(position, roll)
 
     def __repr__(self) -> str:

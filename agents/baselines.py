@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from urgym.agents.base import Agent, legal_moves_or_raise
+from urgym.agents.base import Agent
 
 from urgym import Position, Rules, core
 from urgym.batch import Decisions
@@ -32,13 +32,13 @@ class BaselineAgent(Agent):
         super().__init__(seed)
 
     def reseed(self, seed: int | None) -> None:
+        """Restart the agent's random stream (the numba policy's too) from ``seed``."""
         super().reseed(seed)
         self._rng_state[0] = np.uint64(self.rng.integers(0, 2**63))
 
     def select_move(self, position: Position, roll: int) -> int:
-        moves = legal_moves_or_raise(position, roll)
-        decisions = Decisions.single(position.code, roll, moves, self._rng_state)
-        return int(self.select_moves(position.rules, decisions)[0])
+        """The policy's move (see :meth:`Agent.select_move`)."""
+        return self.select_one(position, roll, self._rng_state)
 
     def select_moves(self, rules: Rules, decisions: Decisions) -> np.ndarray:
         """The policy's move for every decision, in numba, each drawing from its own stream."""

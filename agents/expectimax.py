@@ -64,6 +64,7 @@ class ExpectimaxAgent(Agent):
         super().__init__(seed)
 
     def select_move(self, position: Position, roll: int) -> int:
+        """The searched best move; a single legal move is played without searching."""
         moves = legal_moves_or_raise(position, roll)
         if len(moves) == 1:
             return moves[0]
@@ -81,8 +82,9 @@ class ExpectimaxAgent(Agent):
             self._tt.depth[:] = 0  # entries of another rule set would be wrong here
             self._rules = rules
             # The search's depth counts the plies beyond the move; this agent's counts the move too.
-            self._context = search.search_context(geometry(rules), search.Heuristic(win_score(rules)),
-                                                  self.depth - 1, self._tt, self.prune)
+            self._context = search.search_context(
+                geometry(rules), search.Heuristic(win_score(rules)), self.depth - 1, self._tt, self.prune
+            )
         context = self._context
         context.stats[:] = 0
         start = time.perf_counter()
@@ -92,12 +94,16 @@ class ExpectimaxAgent(Agent):
         self.nodes += nodes
         win = win_score(rules)
         # Back from winning chances to the advancement scores this result reports (the map is affine).
-        values = {m: float(v * 2 * win - win) if v != -np.inf else -np.inf
-                  for m, v in zip(moves, self._values[: len(moves)], strict=True)}
+        values = {
+            m: float(v * 2 * win - win) if v != -np.inf else -np.inf
+            for m, v in zip(moves, self._values[: len(moves)], strict=True)
+        }
         return SearchResult(int(moves[chosen]), values, nodes, seconds)
 
-    def _choose(self, position: Position, roll: int, moves: list[int], context: search.SearchContext,
-                all_values: bool) -> int:
+    def _choose(
+        self, position: Position, roll: int, moves: list[int], context: search.SearchContext, all_values: bool
+    ) -> int:
         array = np.asarray(moves, dtype=np.int64)
-        return int(search.choose(position.code, roll, array, len(moves), self.depth - 1, context, self._values,
-                                 all_values))
+        return int(
+            search.choose(position.code, roll, array, len(moves), self.depth - 1, context, self._values, all_values)
+        )

@@ -129,8 +129,9 @@ def _first_move_legal(position: Position, roll: int, source: int) -> bool:
 class _GainEvaluator:
     """Walks the roll sequences of one position; caches the opponent's capture chances."""
 
-    def __init__(self, position: Position, roll: int | None, max_moves: int, pieces: tuple[int, ...],
-                 threats: str) -> None:
+    def __init__(
+        self, position: Position, roll: int | None, max_moves: int, pieces: tuple[int, ...], threats: str
+    ) -> None:
         self.position = position
         self.roll = roll
         self.max_moves = max_moves
@@ -138,8 +139,11 @@ class _GainEvaluator:
         rules = position.rules
         self.probabilities = dict(position.chance_outcomes())
         self.length = rules.length
-        self.capturable = set(rules.shared_positions) - set(rules.rosette_positions) if rules.safe_rosettes \
+        self.capturable = (
+            set(rules.shared_positions) - set(rules.rosette_positions)
+            if rules.safe_rosettes
             else set(rules.shared_positions)
+        )
         self._threats: dict[tuple[int, int], float] = {}
         opponent = "dark" if position.turn == "light" else "light"
         self.paper_attackers = None
@@ -158,8 +162,9 @@ class _GainEvaluator:
         name = "".join(string.ascii_uppercase[i] if i < 26 else "?" for i in order)
         return SequenceGain(name, tuple(self.pieces[i] for i in order), self.walking, self.attack, capture)
 
-    def _walk(self, position: Position, squares: list[int], order: tuple[int, ...], i: int, prob: float,
-              walked: int) -> None:
+    def _walk(
+        self, position: Position, squares: list[int], order: tuple[int, ...], i: int, prob: float, walked: int
+    ) -> None:
         rolls = {self.roll: 1.0} if (i == 0 and self.roll is not None) else self.probabilities
         piece = order[i]
         for roll, p in rolls.items():
@@ -230,11 +235,15 @@ class GainAgent(Agent):
             raise ValueError(f"unknown threats {threats!r}; choose one of {', '.join(THREAT_MODELS)}")
         self.max_moves = max_moves
         self.threats = threats
-        self.spec = "heuristic" + ("" if max_moves == 2 else f":max_moves={max_moves}") + \
-            ("" if threats == "all" else f":threats={threats}")
+        self.spec = (
+            "heuristic"
+            + ("" if max_moves == 2 else f":max_moves={max_moves}")
+            + ("" if threats == "all" else f":threats={threats}")
+        )
         super().__init__(seed)
 
     def select_move(self, position: Position, roll: int) -> int:
+        """The move with the best gain sequence (see the module docstring)."""
         moves = legal_moves_or_raise(position, roll)
         if len(moves) == 1:
             return moves[0]

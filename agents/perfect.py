@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
-from urgym.agents.base import Agent, legal_moves_or_raise
+from urgym.agents.base import Agent
 from urgym.solver import SolvedTable, table_for
 from urgym.solver.lookup import best_of
 
@@ -17,9 +17,11 @@ __all__ = ["PerfectAgent", "perfect_choice", "perfect_choices", "perfect_play_tu
 
 @njit(cache=True)
 def perfect_choice(state, roll, moves, n, geom, table, epsilon, rng, probabilities):
-    """The index of the perfect player's move among ``moves[:n]``: the table's best (lowest source on ties), or
-    with probability ``epsilon`` a slip to another (:func:`urgym.core.slip`). ``probabilities[:n]`` gets every
-    move's winning chance."""
+    """The index of the perfect player's move among ``moves[:n]``.
+
+    The table's best (lowest source on ties), or with probability ``epsilon`` a slip to another
+    (:func:`urgym.core.slip`). ``probabilities[:n]`` gets every move's winning chance.
+    """
     if n == 1:
         return 0
     return core.slip(best_of(state, roll, moves, n, probabilities, geom, table), n, epsilon, rng)
@@ -31,22 +33,35 @@ def perfect_choices(decisions, geom, table, epsilon, out):
     probabilities = np.zeros(core.MAX_MOVES, dtype=np.float64)
     for i in range(decisions.states.shape[0]):
         moves = decisions.moves[i]
-        out[i] = moves[perfect_choice(decisions.states[i], decisions.rolls[i], moves, decisions.counts[i], geom,
-                                      table, epsilon, decisions.rngs[i], probabilities)]
+        out[i] = moves[
+            perfect_choice(
+                decisions.states[i],
+                decisions.rolls[i],
+                moves,
+                decisions.counts[i],
+                geom,
+                table,
+                epsilon,
+                decisions.rngs[i],
+                probabilities,
+            )
+        ]
 
 
 @njit(cache=True)
 def perfect_play_turns(flows, games, sides, policies, geom, table, epsilon):
-    """In each game ``games[j]`` of ``flows``, play side ``sides[j]``'s decisions perfectly (with slips drawn from
-    the game's policy stream of that side) and advance by :func:`urgym.core.advance` with ``policies[games[j]]``,
-    until the other side must decide or the game ends."""
+    """Play one side's decisions perfectly in each of ``games``, until the other side must decide.
+
+    In game ``games[j]`` of ``flows``, side ``sides[j]``'s decisions are played perfectly (with slips drawn from the
+    game's policy stream of that side), advancing by :func:`urgym.core.advance` with ``policies[games[j]]``, until the
+    other side must decide or the game ends.
+    """
     probabilities = np.zeros(core.MAX_MOVES, dtype=np.float64)
     for j in range(games.shape[0]):
         i, side = games[j], sides[j]
         f = flows[i]
         while f.n > 0 and core.turn_of(f.state) == side:
-            k = perfect_choice(f.state, f.roll, f.moves, f.n, geom, table, epsilon, f.policy_rngs[side],
-                               probabilities)
+            k = perfect_choice(f.state, f.roll, f.moves, f.n, geom, table, epsilon, f.policy_rngs[side], probabilities)
             core.play_move(flows, i, f.moves[k], geom)
             core.advance(flows, i, policies[i], geom)
 
@@ -63,8 +78,9 @@ class PerfectAgent(Agent):
         seed: Seeds the slips.
     """
 
-    def __init__(self, table: SolvedTable | None = None, epsilon: float = 0.0, solve: bool = True,
-                 seed: int | None = None) -> None:
+    def __init__(
+        self, table: SolvedTable | None = None, epsilon: float = 0.0, solve: bool = True, seed: int | None = None
+    ) -> None:
         if not 0.0 <= epsilon <= 1.0:
             raise ValueError(f"epsilon must be a probability in [0, 1], got {epsilon!r}")
         self.epsilon = float(epsilon)
@@ -90,24 +106,29 @@ class PerfectAgent(Agent):
 
     def _check_given(self, rules: Rules) -> None:
         if self._given is not None and rules != self._given.rules:
-            raise ValueError(f"this perfect player was given the table of {self._given.rules.describe()!r}, so it "
-                             f"cannot play {rules.describe()!r}")
+            raise ValueError(
+                f"this perfect player was given the table of {self._given.rules.describe()!r}, so it "
+                f"cannot play {rules.describe()!r}"
+            )
 
     def check_rules(self, rules: Rules) -> None:
+        """Raise ``ValueError`` if a given table is of other rules, or ``rules`` cannot be solved."""
         self._check_given(rules)
         if rules.visits_tiles_twice:
-            raise ValueError(f"the perfect player needs a solved table, and {rules.name!r} cannot be solved (its "
-                             "path visits tiles twice); solvable: finkel, blitz, masters, aseb")
+            raise ValueError(
+                f"the perfect player needs a solved table, and {rules.name!r} cannot be solved (its "
+                "path visits tiles twice); solvable: finkel, blitz, masters, aseb"
+            )
 
     def reseed(self, seed: int | None) -> None:
+        """Restart the stream the slips are drawn from."""
         super().reseed(seed)
         self._rng_state[0] = np.uint64(self.rng.integers(0, 2**63))
 
     def select_move(self, position: Position, roll: int) -> int:
+        """The table's best move, or a slip with chance ``epsilon``."""
         self._check_given(position.rules)
-        moves = legal_moves_or_raise(position, roll)
-        decisions = Decisions.single(position.code, roll, moves, self._rng_state)
-        return int(self.select_moves(position.rules, decisions)[0])
+        return self.select_one(position, roll, self._rng_state)
 
     def select_moves(self, rules: Rules, decisions: Decisions) -> np.ndarray:
         """The table's best move for every decision (with this agent's slips), in numba."""
@@ -115,9 +136,12 @@ class PerfectAgent(Agent):
         perfect_choices(decisions, geometry(rules), self.table(rules).view, self.epsilon, out)
         return out
 
-    def play_turns(self, rules: Rules, flows: np.ndarray, games: np.ndarray, sides: np.ndarray,
-                   policies: np.ndarray) -> None:
-        """Play this agent's turns inside a kernel, where a batched game loop hands it the games awaiting it
-        (:class:`urgym.vector.UrVectorEnv`): in game ``games[j]`` of ``flows``, while side ``sides[j]`` must move,
-        play the table's move and advance with ``policies[games[j]]``. The same moves as :meth:`select_moves`."""
+    def play_turns(
+        self, rules: Rules, flows: np.ndarray, games: np.ndarray, sides: np.ndarray, policies: np.ndarray
+    ) -> None:
+        """Play this agent's turns inside a kernel, where a batched game loop hands it the games awaiting it.
+
+        As in :class:`urgym.vector.UrVectorEnv`: in game ``games[j]`` of ``flows``, while side ``sides[j]`` must move,
+        play the table's move and advance with ``policies[games[j]]``. The same moves as :meth:`select_moves`.
+        """
         perfect_play_turns(flows, games, sides, policies, geometry(rules), self.table(rules).view, self.epsilon)

@@ -8,7 +8,7 @@ A spec names an agent and optionally sets its parameters, in any of these forms:
     expectimax --depth 7         command-line style (also --depth=7)
     perfect:epsilon=0.05
 
-Agents from outside the package have specs of their own (:mod:`urgym.agents.plugins`): ``path/to/file.py:NAME``,
+Agents from outside the package have specs of their own (:mod:`urgym.agents.outside.plugins`): ``path/to/file.py:NAME``,
 ``package.module:NAME``, an installed entry point's name, ``sb3:PATH``, ``onnx:PATH``, ``torchscript:PATH`` and
 ``engine:COMMAND``. In Python, :func:`make_agent` also takes an :class:`Agent` and a batch policy
 ``policy(observations, masks) -> actions``.
@@ -22,12 +22,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from urgym.agents.base import Agent
-from urgym.agents.plugins import build_plugin, entry_point_names, is_plugin_spec
+from urgym.agents.outside.plugins import build_plugin, entry_point_names, is_plugin_spec
 
 from urgym.specs import register_spec_resolver
 
-__all__ = ["AGENTS", "AgentInfo", "Param", "agent_help", "builtin_name", "make_agent", "parse_spec",
-           "register_agent"]
+__all__ = ["AGENTS", "AgentInfo", "Param", "agent_help", "builtin_name", "make_agent", "parse_spec", "register_agent"]
 
 
 @dataclass(frozen=True)
@@ -55,6 +54,7 @@ class AgentInfo:
     """Python-only keyword arguments (objects, not spec text) the factory also takes."""
 
     def param(self, name: str) -> Param:
+        """The parameter called ``name``."""
         for p in self.params:
             if p.name == name:
                 return p
@@ -134,8 +134,10 @@ def builtin_name(spec: str | Agent) -> str | None:
 
 
 def make_agent(spec: str | Agent | Callable, seed: int | None = None, **kwargs: Any) -> Agent:
-    """Build an agent from a spec (an :class:`Agent` is returned as it is, reseeded if ``seed`` is given; a batch
-    policy ``policy(observations, masks) -> actions`` becomes a :class:`~urgym.agents.neural.PolicyAgent`).
+    """Build an agent from a spec.
+
+    An :class:`Agent` is returned as it is, reseeded if ``seed`` is given; a batch policy ``policy(observations, masks)
+    -> actions`` becomes a :class:`~urgym.agents.outside.policies.PolicyAgent`.
 
     Args:
         spec: An agent spec (see the module docstring).
@@ -151,15 +153,17 @@ def make_agent(spec: str | Agent | Callable, seed: int | None = None, **kwargs: 
             spec.reseed(seed)
         return spec
     if callable(spec) and not isinstance(spec, str):
-        from urgym.agents.neural import PolicyAgent
+        from urgym.agents.outside.policies import PolicyAgent
 
         return PolicyAgent(spec, seed=seed)
     if isinstance(spec, str) and spec.strip() and is_plugin_spec(spec.strip(), set(AGENTS)):
         return build_plugin(spec.strip(), seed, **kwargs)
     name, text_params = parse_spec(spec)
     if name not in AGENTS:
-        raise ValueError(f"unknown agent {name!r}; agents: {_names()} (or one from outside: FILE.py:NAME, "
-                         "module:NAME, sb3:PATH, onnx:PATH, torchscript:PATH, engine:COMMAND)")
+        raise ValueError(
+            f"unknown agent {name!r}; agents: {_names()} (or one from outside: FILE.py:NAME, "
+            "module:NAME, sb3:PATH, onnx:PATH, torchscript:PATH, engine:COMMAND)"
+        )
     info = AGENTS[name]
     params: dict[str, Any] = {}
     for key, text in text_params.items():
@@ -191,8 +195,9 @@ def _convert(info: AgentInfo, param: Param, text: str) -> Any:
     except ValueError:
         raise ValueError(f"agent {info.name!r}: {param.name} must be {param.type.__name__}, got {text!r}") from None
     if param.choices is not None and value not in param.choices:
-        raise ValueError(f"agent {info.name!r}: {param.name} must be one of "
-                         f"{', '.join(map(str, param.choices))}, got {value!r}")
+        raise ValueError(
+            f"agent {info.name!r}: {param.name} must be one of {', '.join(map(str, param.choices))}, got {value!r}"
+        )
     return value
 
 
@@ -219,56 +224,103 @@ def _register_builtins() -> None:
 
     for policy, description in BASELINE_DESCRIPTIONS.items():
         register_agent(AgentInfo(policy, lambda seed, _p=policy: BaselineAgent(_p, seed=seed), description))
-    register_agent(AgentInfo(
-        "heuristic", GainAgent, "the gain G = W + A + C of Raposo & Lamont (2023), best sequence first",
-        (Param("max_moves", int, 2, "moves per sequence (each after the first needs a rosette)"),
-         Param("threats", str, "all", "opponent pieces the capture term counts", THREAT_MODELS)),
-        main_param="max_moves"))
-    register_agent(AgentInfo(
-        "expectimax", ExpectimaxAgent, "expectiminimax search scoring the advancement difference at the horizon",
-        (Param("depth", int, 7, "plies searched (decisions of either side)"),
-         Param("tt_bits", int, 18, "log2 of the transposition table's entries"),
-         Param("prune", bool, True, "prune (Star1, alpha-beta, transpositions); never changes the move")),
-        main_param="depth"))
-    register_agent(AgentInfo(
-        "perfect", PerfectAgent, "the solved table's best move (solves and caches the table on first use)",
-        (Param("epsilon", float, 0.0, "chance of playing a random non-best move instead"),
-         Param("solve", bool, True, "solve a missing table rather than stop")),
-        main_param="epsilon", extra_kwargs=("table",)))
-    register_agent(AgentInfo(
-        "td", _td_agent, "TD(lambda) after-state network learned by self-play (agents.td)",
-        (Param("model", str, "", "a .npz written by `train --algo td-lambda` (default: the shipped finkel model)"),
-         Param("depth", int, 0, "plies searched beyond the move, the network at the leaves (0: none)")),
-        main_param="model"))
-    register_agent(AgentInfo(
-        "neural", _neural_agent, "an after-state value network (default: the shipped one of the rules), alone or "
-        "at the leaves of expectiminimax",
-        (Param("model", str, "", "a .npz written by `train --algo distill` (default: the shipped model of the "
-                                 "rules)"),
-         Param("depth", int, 0, "plies searched beyond the move, the network at the leaves (0: none)"),
-         Param("threads", int, 0, "threads answering a batch of decisions (0: every core)")),
-        main_param="depth"))
-    register_agent(AgentInfo(
-        "ppo", _ppo_agent, "the shipped MaskablePPO policy, or another sb3 model (numpy alone plays it)",
-        (Param("model", str, "", "a .zip written by `train` (default: the shipped finkel model)"),),
-        main_param="model"))
+    register_agent(
+        AgentInfo(
+            "heuristic",
+            GainAgent,
+            "the gain G = W + A + C of Raposo & Lamont (2023), best sequence first",
+            (
+                Param("max_moves", int, 2, "moves per sequence (each after the first needs a rosette)"),
+                Param("threats", str, "all", "opponent pieces the capture term counts", THREAT_MODELS),
+            ),
+            main_param="max_moves",
+        )
+    )
+    register_agent(
+        AgentInfo(
+            "expectimax",
+            ExpectimaxAgent,
+            "expectiminimax search scoring the advancement difference at the horizon",
+            (
+                Param("depth", int, 7, "plies searched (decisions of either side)"),
+                Param("tt_bits", int, 18, "log2 of the transposition table's entries"),
+                Param("prune", bool, True, "prune (Star1, alpha-beta, transpositions); never changes the move"),
+            ),
+            main_param="depth",
+        )
+    )
+    register_agent(
+        AgentInfo(
+            "perfect",
+            PerfectAgent,
+            "the solved table's best move (solves and caches the table on first use)",
+            (
+                Param("epsilon", float, 0.0, "chance of playing a random non-best move instead"),
+                Param("solve", bool, True, "solve a missing table rather than stop"),
+            ),
+            main_param="epsilon",
+            extra_kwargs=("table",),
+        )
+    )
+    register_agent(
+        AgentInfo(
+            "td",
+            _td_agent,
+            "TD(lambda) after-state network learned by self-play (agents.td)",
+            (
+                Param(
+                    "model", str, "", "a .npz written by `train --algo td-lambda` (default: the shipped finkel model)"
+                ),
+                Param("depth", int, 0, "plies searched beyond the move, the network at the leaves (0: none)"),
+            ),
+            main_param="model",
+        )
+    )
+    register_agent(
+        AgentInfo(
+            "neural",
+            _neural_agent,
+            "an after-state value network (default: the shipped one of the rules), alone or "
+            "at the leaves of expectiminimax",
+            (
+                Param(
+                    "model",
+                    str,
+                    "",
+                    "a .npz written by `train --algo distill` (default: the shipped model of the rules)",
+                ),
+                Param("depth", int, 0, "plies searched beyond the move, the network at the leaves (0: none)"),
+                Param("threads", int, 0, "threads answering a batch of decisions (0: every core)"),
+            ),
+            main_param="depth",
+        )
+    )
+    register_agent(
+        AgentInfo(
+            "ppo",
+            _ppo_agent,
+            "the shipped MaskablePPO policy, or another sb3 model (numpy alone plays it)",
+            (Param("model", str, "", "a .zip written by `train` (default: the shipped finkel model)"),),
+            main_param="model",
+        )
+    )
 
 
 def _td_agent(model: Any = "", depth: int = 0, seed: int | None = None) -> Agent:
-    from urgym.agents.td import TDAgent
+    from urgym.agents.networks.td import TDAgent
 
     return TDAgent(model or None, seed=seed, depth=depth)
 
 
 def _neural_agent(model: Any = "", depth: int = 0, threads: int = 0, seed: int | None = None) -> Agent:
-    from urgym.agents.valuenet import NeuralAgent
+    from urgym.agents.networks.neural import NeuralAgent
 
     return NeuralAgent(model or None, depth=depth, threads=threads, seed=seed)
 
 
 def _ppo_agent(model: Any = "", seed: int | None = None) -> Agent:
-    from urgym.agents.learned import DEFAULT_PPO_MODEL
-    from urgym.agents.neural import SB3Agent
+    from urgym.agents.models import DEFAULT_PPO_MODEL
+    from urgym.agents.outside.policies import SB3Agent
 
     return SB3Agent(model or DEFAULT_PPO_MODEL, seed=seed, spec=f"ppo:model={model}" if model else "ppo")
 

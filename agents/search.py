@@ -17,7 +17,7 @@ The leaf evaluations (each a small named tuple the kernels specialise on):
 - :class:`Heuristic`: the advancement difference A(s) of :func:`urgym.core.advancement` mapped onto [0, 1],
   V(s) = (A(s) + w) / (2 w) with w the score of a won game (``pieces * (L + 1)``, above any A). The map is
   affine, so the search chooses exactly the moves of a search over A (``expectimax:N`` searches N - 1 plies).
-- :class:`NetworkEvaluation`: a value network (:mod:`urgym.agents.networks`), through an evaluation cache.
+- :class:`NetworkEvaluation`: a value network (:mod:`urgym.agents.networks.value`), through an evaluation cache.
 - :class:`TableEvaluation`: the solved table, through the same cache (a search over a perfect evaluation).
 
 Pruning never changes a value: Star1 at chance nodes, within bounds on the node's value that the evaluation gives
@@ -35,7 +35,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, types
 from numba.extending import overload
-from urgym.agents.networks import NetArrays, Scratch, evaluate, scratch
+from urgym.agents.networks.value import NetArrays, Scratch, evaluate, scratch
 from urgym.solver.lookup import TableView, state_value
 
 from urgym import core
@@ -94,8 +94,9 @@ class TranspositionTable(NamedTuple):
 def transposition_table(bits: int) -> TranspositionTable:
     """An empty table of ``2**bits`` entries."""
     size = 1 << bits
-    return TranspositionTable(np.zeros(size, np.int64), np.zeros(size, np.int8), np.zeros(size, np.float64),
-                              np.zeros(size, np.int8))
+    return TranspositionTable(
+        np.zeros(size, np.int64), np.zeros(size, np.int8), np.zeros(size, np.float64), np.zeros(size, np.int8)
+    )
 
 
 class EvaluationCache(NamedTuple):
@@ -138,8 +139,11 @@ def network_evaluation(net: NetArrays) -> NetworkEvaluation:
 
 
 class SearchContext(NamedTuple):
-    """What a search passes down: the rules, whether to prune, the evaluation, the roll order, per-depth move
-    buffers, the transposition table and the counters."""
+    """What a search passes down.
+
+    The rules, whether to prune, the evaluation, the roll order, per-depth move buffers, the transposition table and the
+    counters.
+    """
 
     geom: np.ndarray  # urgym.core.GEOMETRY
     prune: bool  # False: every window is [0, 1], no bounds, no transposition table (the tests' plain search)
@@ -152,16 +156,24 @@ class SearchContext(NamedTuple):
     stats: np.ndarray  # int64[STATS_SIZE]
 
 
-def search_context(geom: np.ndarray, evaluation: tuple, depth: int, tt: TranspositionTable | int = 16,
-                   prune: bool = True) -> SearchContext:
+def search_context(
+    geom: np.ndarray, evaluation: tuple, depth: int, tt: TranspositionTable | int = 16, prune: bool = True
+) -> SearchContext:
     """A context for searches up to ``depth`` plies beyond the move (``tt``: a table, or log2 of a new one's size)."""
     g = geom[0]
     roll_order = np.argsort(-g["probabilities"][: g["n_rolls"]], kind="stable").astype(np.int64)
     rows = depth + 2
-    return SearchContext(geom, prune, evaluation, roll_order, np.zeros((rows, core.MAX_MOVES), np.int64),
-                         np.zeros((rows, core.MAX_MOVES), np.int64), np.zeros((rows, core.MAX_MOVES), np.float64),
-                         tt if isinstance(tt, TranspositionTable) else transposition_table(tt),
-                         np.zeros(STATS_SIZE, np.int64))
+    return SearchContext(
+        geom,
+        prune,
+        evaluation,
+        roll_order,
+        np.zeros((rows, core.MAX_MOVES), np.int64),
+        np.zeros((rows, core.MAX_MOVES), np.int64),
+        np.zeros((rows, core.MAX_MOVES), np.float64),
+        tt if isinstance(tt, TranspositionTable) else transposition_table(tt),
+        np.zeros(STATS_SIZE, np.int64),
+    )
 
 
 def _is(typ: types.Type, cls: type) -> bool:
@@ -268,8 +280,10 @@ def _heuristic_move_upper(state, base, roll, move, nxt, flags, geom, win):
 
 @njit(cache=True)
 def _gain_keys(state, roll, moves, n, geom, keys):
-    """``keys[:n]``: each move's immediate gain for the mover (roll plus capture; a win first, an extra roll a little
-    on top)."""
+    """``keys[:n]``: each move's immediate gain for the mover (roll plus capture).
+
+    A win comes first, and an extra roll counts a little on top.
+    """
     opp = core.opp_mask(state)
     for i in range(n):
         _, flags = core.apply_move(state, roll, moves[i], geom)
@@ -344,6 +358,7 @@ def _leaf(state, ctx):
 @overload(_leaf, inline="always")
 def _leaf_value_impl(state, ctx):
     if _is(ctx, Heuristic):
+
         def heuristic(state, ctx):
             if core.is_over(state):
                 return 0.0
@@ -378,9 +393,11 @@ def _pass_value(state, ctx):
 
 @njit(cache=True)
 def _probe(state, beta, ctx):
-    """A lower bound of W(state, 1) from one leaf per roll (Star2's probe): each roll's value is at least that of
-    any one of its moves. Stops below ``beta`` once the rolls left cannot lift it to ``beta``. The probed leaves
-    stay in the evaluation cache for the full search."""
+    """A lower bound of W(state, 1) from one leaf per roll (Star2's probe).
+
+    Each roll's value is at least that of any one of its moves. Stops below ``beta`` once the rolls left cannot lift it
+    to ``beta``. The probed leaves stay in the evaluation cache for the full search.
+    """
     geom = ctx.geom
     g = geom[0]
     moves = ctx.moves[1]
@@ -399,8 +416,11 @@ def _probe(state, beta, ctx):
 
 @njit(cache=True)
 def _leaf_last_ply(state, alpha, beta, ctx):
-    """W(state, 1) by leaf evaluations, fail-hard within [alpha, beta]: each roll's best move by its after-state's
-    value, the likeliest rolls first and the rest cut by Star1 once the window is left."""
+    """W(state, 1) by leaf evaluations, fail-hard within [alpha, beta].
+
+    Each roll's best move by its after-state's value, the likeliest rolls first and the rest cut by Star1 once the
+    window is left.
+    """
     geom = ctx.geom
     g = geom[0]
     moves = ctx.moves[1]
@@ -465,7 +485,8 @@ def _move_upper(state, base, roll, move, nxt, flags, ctx):
 def _move_upper_impl(state, base, roll, move, nxt, flags, ctx):
     if _is(ctx, Heuristic):
         return lambda state, base, roll, move, nxt, flags, ctx: _heuristic_move_upper(
-            state, base, roll, move, nxt, flags, ctx.geom, ctx.evaluation.win)
+            state, base, roll, move, nxt, flags, ctx.geom, ctx.evaluation.win
+        )
     return lambda state, base, roll, move, nxt, flags, ctx: 1.0
 
 
@@ -477,6 +498,7 @@ def _order_inner(state, roll, moves, n, depth, ctx):
 @overload(_order_inner, inline="always")
 def _order_inner_impl(state, roll, moves, n, depth, ctx):
     if _is(ctx, Heuristic):
+
         def by_gain(state, roll, moves, n, depth, ctx):
             keys = ctx.keys[depth]
             _gain_keys(state, roll, moves, n, ctx.geom, keys)
@@ -601,8 +623,10 @@ def chance_value(state, depth, alpha, beta, ctx):
 
 @njit(cache=True)
 def move_value(state, roll, move, depth, alpha, ctx):
-    """The mover's value of ``move`` searched ``depth`` plies beyond it: exact when above ``alpha``, else at most
-    ``alpha``."""
+    """The mover's value of ``move`` searched ``depth`` plies beyond it.
+
+    Exact when above ``alpha``, else at most ``alpha``.
+    """
     if depth == 0:
         return _after_value(state, roll, move, ctx)
     nxt, flags = core.apply_move(state, roll, move, ctx.geom)

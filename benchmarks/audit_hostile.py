@@ -1,6 +1,7 @@
-"""The third round of hostile inputs (``python -m benchmarks.audit_inputs --only hostile``): outputs aimed at the
-table cache, a full file system, engines that misbehave with their processes, networks with non-finite scores,
-archive and size bombs, numbers from strangers, and the smaller faults found with them.
+"""The third round of hostile inputs (``python -m benchmarks.audit_inputs --only hostile``).
+
+Outputs aimed at the table cache, a full file system, engines that misbehave with their processes, networks with
+non-finite scores, archive and size bombs, numbers from strangers, and the smaller faults found with them.
 
 Each case is judged as in ``audit_inputs`` (one clear line and the right status, or a clear library error), and
 besides: ``data-loss`` (a table or a cache file changed, or files left behind on a full disk), ``leftover`` (a
@@ -72,8 +73,9 @@ def _judge(result: subprocess.CompletedProcess, status: int, words: str, Outcome
 
 
 def _run(argv: list[str], cwd: Path, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
+    )
 
 
 # --- 1. outputs over the table cache --------------------------------------------------------------------------
@@ -106,8 +108,12 @@ def _cache_cases(work: Path, Outcome) -> list:
         "solve --tol 1e-6 --out": lambda t: ["solve", *SMALL, "--tol", "1e-6", "--out", t],
     }
     outcomes = []
-    targets = {"the cached table": cache, "a checkpoint in the cache": partial, "a table elsewhere": elsewhere,
-               "a RoyalUr table": rgu}
+    targets = {
+        "the cached table": cache,
+        "a checkpoint in the cache": partial,
+        "a table elsewhere": elsewhere,
+        "a RoyalUr table": rgu,
+    }
     for option, make in outputs.items():
         for name, target in targets.items():
             if option.startswith("solve") and target in (elsewhere, rgu):
@@ -122,15 +128,27 @@ def _cache_cases(work: Path, Outcome) -> list:
                 outcomes.append(Outcome(case, "data-loss", "a table or cache file changed"))
             else:
                 outcomes.append(_judge(result, 2, "table", Outcome, case))
-    for option, argv in (("evaluate --save-games", ["evaluate", "--agent", "greedy", *SMALL, "--games", "2",
-                                                    "--save-games", str(cache.parent / "games")]),
-                         ("train --out", ["train", "--algo", "td-lambda", *SMALL, "--timesteps", "10", "--out",
-                                          str(cache.parent / "runs")])):
+    for option, argv in (
+        (
+            "evaluate --save-games",
+            ["evaluate", "--agent", "greedy", *SMALL, "--games", "2", "--save-games", str(cache.parent / "games")],
+        ),
+        (
+            "train --out",
+            ["train", "--algo", "td-lambda", *SMALL, "--timesteps", "10", "--out", str(cache.parent / "runs")],
+        ),
+    ):
         result = _run([str(BIN / argv[0]), *argv[1:]], work)
-        extra = [p.name for p in cache.parent.iterdir() if p.suffix != ".urtable" and p != partial
-                 and not p.name.startswith(".")]
-        outcomes.append(Outcome(f"{option} into the cache", "data-loss", f"left {extra}") if extra else
-                        _judge(result, 2, "table cache", Outcome, f"{option} into the cache"))
+        extra = [
+            p.name
+            for p in cache.parent.iterdir()
+            if p.suffix != ".urtable" and p != partial and not p.name.startswith(".")
+        ]
+        outcomes.append(
+            Outcome(f"{option} into the cache", "data-loss", f"left {extra}")
+            if extra
+            else _judge(result, 2, "table cache", Outcome, f"{option} into the cache")
+        )
     partial.unlink()
     return outcomes
 
@@ -138,8 +156,12 @@ def _cache_cases(work: Path, Outcome) -> list:
 # --- 2. a full file system ------------------------------------------------------------------------------------
 def _full_disk_cases(work: Path, Outcome) -> list:
     folder = Path(tempfile.mkdtemp(prefix="urgym-full-"))
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=200k", "tmpfs", str(folder)],
-                      capture_output=True).returncode != 0:
+    if (
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=200k", "tmpfs", str(folder)], capture_output=True
+        ).returncode
+        != 0
+    ):
         return [Outcome("a full file system", "skipped", "mounting a tmpfs needs root")]
     outcomes = []
     try:
@@ -154,8 +176,11 @@ def _full_disk_cases(work: Path, Outcome) -> list:
         for case, argv in cases.items():
             result = _run([str(BIN / argv[0]), *argv[1:], "--no-progress"], work, env)
             left = [str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()]
-            outcomes.append(Outcome(case, "data-loss", f"left behind: {left}") if left else
-                            _judge(result, 2, "not enough space in", Outcome, case))
+            outcomes.append(
+                Outcome(case, "data-loss", f"left behind: {left}")
+                if left
+                else _judge(result, 2, "not enough space in", Outcome, case)
+            )
     finally:
         subprocess.run(["umount", str(folder)], check=False)
         folder.rmdir()
@@ -165,21 +190,36 @@ def _full_disk_cases(work: Path, Outcome) -> list:
 # --- 3. engines' processes ------------------------------------------------------------------------------------
 def _engine_cases(work: Path, Outcome) -> list:
     outcomes = []
-    for mode, status in (("forking", 0), ("deaf", 0), ("closes", 1), ("flood", 1), ("digits", 1), ("huge", 1),
-                         ("hang-forking", 1)):
+    for mode, status in (
+        ("forking", 0),
+        ("deaf", 0),
+        ("closes", 1),
+        ("flood", 1),
+        ("digits", 1),
+        ("huge", 1),
+        ("hang-forking", 1),
+    ):
         pidfile = work / f"pids-{mode}"
         pidfile.unlink(missing_ok=True)
         case = f"engine-check with an engine that {mode}"
-        result = _run([str(BIN / "engine-check"), "--positions", "5", "--move-time", "1", *BROKEN, mode,
-                       str(pidfile)], work, timeout=300)
+        result = _run(
+            [str(BIN / "engine-check"), "--positions", "5", "--move-time", "1", *BROKEN, mode, str(pidfile)],
+            work,
+            timeout=300,
+        )
         pids = _pids(pidfile, timeout=1)
         if not _gone(pids):
             outcomes.append(Outcome(case, "leftover", f"still running: {[p for p in pids if _alive(p)]}"))
             for pid in pids:
                 with_kill(pid)
         elif "Traceback" in result.stderr or result.returncode != status:
-            outcomes.append(Outcome(case, "traceback" if "Traceback" in result.stderr else "unclear",
-                                    f"status {result.returncode}: {result.stdout[-160:]!r}"))
+            outcomes.append(
+                Outcome(
+                    case,
+                    "traceback" if "Traceback" in result.stderr else "unclear",
+                    f"status {result.returncode}: {result.stdout[-160:]!r}",
+                )
+            )
         else:
             outcomes.append(Outcome(case, "clear", result.stdout.strip().splitlines()[-1][:160]))
     for mode in ("forking", "deaf"):
@@ -187,20 +227,57 @@ def _engine_cases(work: Path, Outcome) -> list:
         pidfile.unlink(missing_ok=True)
         case = f"evaluate with an engine that {mode}, to its end"
         spec = "engine:" + " ".join([*BROKEN, mode, str(pidfile)])
-        result = _run([str(BIN / "evaluate"), "--agent", spec, "--opponent", "random", *SMALL, "--games", "2",
-                       "--positions", "0", "--workers", "1", "--no-progress"], work, timeout=300)
+        result = _run(
+            [
+                str(BIN / "evaluate"),
+                "--agent",
+                spec,
+                "--opponent",
+                "random",
+                *SMALL,
+                "--games",
+                "2",
+                "--positions",
+                "0",
+                "--workers",
+                "1",
+                "--no-progress",
+            ],
+            work,
+            timeout=300,
+        )
         pids = _pids(pidfile, timeout=1)
-        outcomes.append(Outcome(case, "leftover", str(pids)) if not _gone(pids) else
-                        Outcome(case, "clear" if result.returncode == 0 else "unclear", f"status {result.returncode}"))
+        outcomes.append(
+            Outcome(case, "leftover", str(pids))
+            if not _gone(pids)
+            else Outcome(case, "clear" if result.returncode == 0 else "unclear", f"status {result.returncode}")
+        )
     for command in ("evaluate", "engine-check"):
         pidfile = work / f"pids-int-{command}"
         pidfile.unlink(missing_ok=True)
         engine = [*BROKEN, "hang-forking", str(pidfile)]
-        argv = ([str(BIN / "evaluate"), "--agent", "engine:move_time=600:" + " ".join(engine), "--opponent",
-                 "random", *SMALL, "--games", "2", "--positions", "0", "--workers", "2", "--no-progress"]
-                if command == "evaluate" else [str(BIN / "engine-check"), "--move-time", "600", *engine])
-        process = subprocess.Popen(argv, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                   start_new_session=True)
+        argv = (
+            [
+                str(BIN / "evaluate"),
+                "--agent",
+                "engine:move_time=600:" + " ".join(engine),
+                "--opponent",
+                "random",
+                *SMALL,
+                "--games",
+                "2",
+                "--positions",
+                "0",
+                "--workers",
+                "2",
+                "--no-progress",
+            ]
+            if command == "evaluate"
+            else [str(BIN / "engine-check"), "--move-time", "600", *engine]
+        )
+        process = subprocess.Popen(
+            argv, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+        )
         pids = _pids(pidfile)
         time.sleep(1.0)
         os.killpg(process.pid, signal.SIGINT)  # as a terminal does: the command's group
@@ -211,8 +288,13 @@ def _engine_cases(work: Path, Outcome) -> list:
             for pid in pids:
                 with_kill(pid)
         else:
-            outcomes.append(Outcome(case, "clear" if process.returncode == 130 and "Traceback" not in err
-                                    else "unclear", f"status {process.returncode}: {err.strip()[-120:]!r}"))
+            outcomes.append(
+                Outcome(
+                    case,
+                    "clear" if process.returncode == 130 and "Traceback" not in err else "unclear",
+                    f"status {process.returncode}: {err.strip()[-120:]!r}",
+                )
+            )
     return outcomes
 
 
@@ -227,10 +309,13 @@ def _network_files(work: Path) -> dict[str, Callable[[float], str]]:
         import onnx
         from onnx import TensorProto, helper, numpy_helper
 
-        graph = helper.make_graph([helper.make_node("MatMul", ["obs", "w"], ["scores"])], "bad",
-                                  [helper.make_tensor_value_info("obs", TensorProto.FLOAT, [None, 36])],
-                                  [helper.make_tensor_value_info("scores", TensorProto.FLOAT, [None, 15])],
-                                  [numpy_helper.from_array(np.full((36, 15), value, np.float32), "w")])
+        graph = helper.make_graph(
+            [helper.make_node("MatMul", ["obs", "w"], ["scores"])],
+            "bad",
+            [helper.make_tensor_value_info("obs", TensorProto.FLOAT, [None, 36])],
+            [helper.make_tensor_value_info("scores", TensorProto.FLOAT, [None, 15])],
+            [numpy_helper.from_array(np.full((36, 15), value, np.float32), "w")],
+        )
         path = work / f"bad-{value}.onnx"
         onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
         return f"onnx:{path}"
@@ -298,8 +383,11 @@ def _network_cases(work: Path, Outcome) -> list:
                 outcomes.append(Outcome(case, "traceback", f"{type(err).__name__}: {err}"[:160]))
                 continue
             illegal = [int(m) for i, m in enumerate(chosen) if int(m) not in decisions.legal(i)]
-            outcomes.append(Outcome(case, "accepted", f"played illegal moves {illegal[:5]}" if illegal else
-                                    "played on without a word"))
+            outcomes.append(
+                Outcome(
+                    case, "accepted", f"played illegal moves {illegal[:5]}" if illegal else "played on without a word"
+                )
+            )
     return outcomes
 
 
@@ -315,10 +403,10 @@ def _library_case(case: str, call: Callable[[], object], words: str, Outcome):
 
 def _bomb_cases(work: Path, Outcome) -> list:
     from urgym.agents import make_agent
-    from urgym.agents.networks import MAX_NETWORK_BYTES as MAX_TD_BYTES
-    from urgym.agents.networks import ValueNetwork
-    from urgym.agents.neural import MAX_SB3_DATA, load_sb3_network
-    from urgym.agents.weights import MAX_WEIGHTS_BYTES, read_state_dict
+    from urgym.agents.networks.value import MAX_NETWORK_BYTES as MAX_TD_BYTES
+    from urgym.agents.networks.value import ValueNetwork
+    from urgym.agents.outside.policies import MAX_SB3_DATA, load_sb3_network
+    from urgym.agents.outside.weights import MAX_WEIGHTS_BYTES, read_state_dict
 
     from urgym import GameRecord, records
 
@@ -331,40 +419,76 @@ def _bomb_cases(work: Path, Outcome) -> list:
             if info.filename == "data":
                 data = data[:-1] + b', "padding": "' + b" " * (MAX_SB3_DATA + 1) + b'"}'
             new.writestr(info.filename, data)
-    outcomes.append(_library_case(f"sb3 zip of {bomb.stat().st_size:,} bytes whose data inflates past 16 MB",
-                                  lambda: load_sb3_network(bomb), "inflates to", Outcome))
+    outcomes.append(
+        _library_case(
+            f"sb3 zip of {bomb.stat().st_size:,} bytes whose data inflates past 16 MB",
+            lambda: load_sb3_network(bomb),
+            "inflates to",
+            Outcome,
+        )
+    )
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("archive/data.pkl", b"\0" * (MAX_WEIGHTS_BYTES + 1))
-    outcomes.append(_library_case("weights (policy.pth) whose pickle inflates past 256 MB",
-                                  lambda: read_state_dict(buffer.getvalue()), "larger than", Outcome))
+    outcomes.append(
+        _library_case(
+            "weights (policy.pth) whose pickle inflates past 256 MB",
+            lambda: read_state_dict(buffer.getvalue()),
+            "larger than",
+            Outcome,
+        )
+    )
     npz = work / "bomb.npz"
-    np.savez_compressed(npz, w1=np.zeros(MAX_TD_BYTES // 8 + 1), b1=np.zeros(1), w2=np.zeros(1), b2=np.zeros(1),
-                        meta=np.array("{}"))
-    outcomes.append(_library_case(f"TD model of {npz.stat().st_size:,} bytes inflating past 64 MB",
-                                  lambda: ValueNetwork.load(npz), "inflate to", Outcome))
+    np.savez_compressed(
+        npz, w1=np.zeros(MAX_TD_BYTES // 8 + 1), b1=np.zeros(1), w2=np.zeros(1), b2=np.zeros(1), meta=np.array("{}")
+    )
+    outcomes.append(
+        _library_case(
+            f"TD model of {npz.stat().st_size:,} bytes inflating past 64 MB",
+            lambda: ValueNetwork.load(npz),
+            "inflate to",
+            Outcome,
+        )
+    )
     outcomes += _value_network_cases(work, Outcome)
     passes = " ".join(f"{turn}. 0- / 0-" for turn in range(1, 500_001))
     rgn = work / "passes.rgn"
     rgn.write_text('[Rules "finkel"]\n[Pieces "2"]\n\n' + passes)
-    outcomes.append(_library_case("an RGN record of 10^6 passes", lambda: GameRecord.load(rgn),
-                                  "more than any real game", Outcome))
+    outcomes.append(
+        _library_case("an RGN record of 10^6 passes", lambda: GameRecord.load(rgn), "more than any real game", Outcome)
+    )
     result = _run([str(BIN / "review"), str(rgn)], work, timeout=120)
     outcomes.append(_judge(result, 2, "more than any real game", Outcome, "review of a record of 10^6 passes"))
     big = work / "big.json"
     step = {"side": "light", "roll": 0, "move": None}
-    big.write_text(json.dumps({"format": records.RECORD_FORMAT, "version": 1, "rules": {}, "players": {},
-                               "steps": [step] * 1_000_000}))
-    outcomes.append(_library_case(f"a JSON record of {big.stat().st_size:,} bytes", lambda: GameRecord.load(big),
-                                  "more than any real game", Outcome))
-    outcomes.append(_library_case("an ONNX model that is a bomb of zeros", lambda: make_agent(
-        f"onnx:{_write(work / 'zeros.onnx', bytes(1 << 20))}"), "not an ONNX model", Outcome))
+    big.write_text(
+        json.dumps(
+            {"format": records.RECORD_FORMAT, "version": 1, "rules": {}, "players": {}, "steps": [step] * 1_000_000}
+        )
+    )
+    outcomes.append(
+        _library_case(
+            f"a JSON record of {big.stat().st_size:,} bytes",
+            lambda: GameRecord.load(big),
+            "more than any real game",
+            Outcome,
+        )
+    )
+    outcomes.append(
+        _library_case(
+            "an ONNX model that is a bomb of zeros",
+            lambda: make_agent(f"onnx:{_write(work / 'zeros.onnx', bytes(1 << 20))}"),
+            "not an ONNX model",
+            Outcome,
+        )
+    )
     return outcomes
 
 
 def _value_network_cases(work: Path, Outcome) -> list:
     """Value network files (``neural:model=``) as a stranger sends them: bombs, devices, poisoned weights."""
-    from urgym.agents.valuenet import MAX_NETWORK_BYTES, ValueNetwork, shipped_model
+    from urgym.agents.models import shipped_model
+    from urgym.agents.networks.value import MAX_NETWORK_BYTES, ValueNetwork
 
     from urgym import get_rules
 
@@ -381,11 +505,15 @@ def _value_network_cases(work: Path, Outcome) -> list:
         device.symlink_to("/dev/zero")
     nan = work / "value-nan.npz"
     np.savez(nan, **{**real, "b1": np.full_like(real["b1"], np.nan)})
-    return [_library_case(case, lambda path=path: ValueNetwork.load(path), words, Outcome) for case, path, words in (
-        (f"value network of {bomb.stat().st_size:,} bytes inflating past 64 MB", bomb, "inflate to"),
-        ("value network archive of 10,000 empty members", many, "more than a network's 64"),
-        ("value network path that is /dev/zero", device, "not a regular file"),
-        ("value network with NaN biases", nan, "not finite"))]
+    return [
+        _library_case(case, lambda path=path: ValueNetwork.load(path), words, Outcome)
+        for case, path, words in (
+            (f"value network of {bomb.stat().st_size:,} bytes inflating past 64 MB", bomb, "inflate to"),
+            ("value network archive of 10,000 empty members", many, "more than a network's 64"),
+            ("value network path that is /dev/zero", device, "not a regular file"),
+            ("value network with NaN biases", nan, "not finite"),
+        )
+    ]
 
 
 def _write(path: Path, data: bytes) -> Path:
@@ -396,7 +524,7 @@ def _write(path: Path, data: bytes) -> Path:
 # --- the web server -------------------------------------------------------------------------------------------
 def _web_cases(work: Path, Outcome) -> list:
     from urgym.agents import make_agent
-    from urgym.evaluation.web import TOKEN_HEADER, WebGame, create_app
+    from urgym.evaluation.play.web import TOKEN_HEADER, WebGame, create_app
     from urgym.solver import load_or_solve
     from werkzeug.serving import make_server
 
@@ -420,18 +548,20 @@ def _web_cases(work: Path, Outcome) -> list:
 
     outcomes = []
     for case, call, expected in (
-            ("a 300 MB request body", lambda: fetch("/api/move", b"{" + b" " * (300 << 20) + b"}"), 413),
-            ("a body nested 100,000 deep", lambda: fetch("/api/move", b"[" * 100_000 + b"]" * 100_000), 413),
-            ("a body nested 8,000 deep", lambda: fetch("/api/move", b"[" * 8000 + b"]" * 8000), 400),
-            ("a favicon request without the token", lambda: fetch("/favicon.ico", token=False), 204)):
+        ("a 300 MB request body", lambda: fetch("/api/move", b"{" + b" " * (300 << 20) + b"}"), 413),
+        ("a body nested 100,000 deep", lambda: fetch("/api/move", b"[" * 100_000 + b"]" * 100_000), 413),
+        ("a body nested 8,000 deep", lambda: fetch("/api/move", b"[" * 8000 + b"]" * 8000), 400),
+        ("a favicon request without the token", lambda: fetch("/favicon.ico", token=False), 204),
+    ):
         status = call()
         outcomes.append(Outcome(f"web: {case}", "clear" if status == expected else "unclear", f"status {status}"))
     with game.lock:
         while not game.game.is_over:
             game.move(game.game.legal_moves[0])
     status = fetch("/api/hint")
-    outcomes.append(Outcome("web: a hint after the game ended", "clear" if status == 409 else "unclear",
-                            f"status {status}"))
+    outcomes.append(
+        Outcome("web: a hint after the game ended", "clear" if status == 409 else "unclear", f"status {status}")
+    )
     server.shutdown()
     return outcomes
 
@@ -442,18 +572,37 @@ def _number_cases(work: Path, Outcome) -> list:
     from urgym.jax import from_code
 
     code = Position.start("finkel").code
-    outcomes = [_library_case(f"urgym.jax.from_code({bad!r}{', roll=' + repr(roll) if roll is not None else ''})",
-                              lambda bad=bad, roll=roll: from_code("finkel", bad, roll), "must be integers", Outcome)
-                for bad, roll in ((float(code), None), (code * 1.0, None), (True, None), ("12", None),
-                                  (2**63, None), ([1.5], None), (code, 2.5), (code, True), (code, "2"))]
+    outcomes = [
+        _library_case(
+            f"urgym.jax.from_code({bad!r}{', roll=' + repr(roll) if roll is not None else ''})",
+            lambda bad=bad, roll=roll: from_code("finkel", bad, roll),
+            "must be integers",
+            Outcome,
+        )
+        for bad, roll in (
+            (float(code), None),
+            (code * 1.0, None),
+            (True, None),
+            ("12", None),
+            (2**63, None),
+            ([1.5], None),
+            (code, 2.5),
+            (code, True),
+            (code, "2"),
+        )
+    ]
     rgn = '[Rules "finkel"]\n[Pieces "2"]\n\n1. a5a4\n'
     for case, text, words in (
-            ("RGN [Seed \"٣\"]", rgn.replace('[Pieces "2"]', '[Pieces "2"]\n[Seed "\u0663"]'), "ASCII digits"),
-            ("RGN seed of 5,000 digits", rgn.replace('[Pieces "2"]', '[Pieces "2"]\n[Seed "' + "1" * 5000 + '"]'),
-             "not a whole number"),
-            ("RGN turn number of 5,000 digits", rgn.replace("1. a5a4", "1" * 5000 + ". a5a4"), "RGN action 1"),
-            ("RGN turn number ١.", rgn.replace("1. a5a4", "\u0661. a5a4"), "RGN action 1"),
-            ("RGN pieces of 5,000 digits", rgn.replace('"2"', '"' + "9" * 5000 + '"'), "Pieces")):
+        ('RGN [Seed "٣"]', rgn.replace('[Pieces "2"]', '[Pieces "2"]\n[Seed "\u0663"]'), "ASCII digits"),
+        (
+            "RGN seed of 5,000 digits",
+            rgn.replace('[Pieces "2"]', '[Pieces "2"]\n[Seed "' + "1" * 5000 + '"]'),
+            "not a whole number",
+        ),
+        ("RGN turn number of 5,000 digits", rgn.replace("1. a5a4", "1" * 5000 + ". a5a4"), "RGN action 1"),
+        ("RGN turn number ١.", rgn.replace("1. a5a4", "\u0661. a5a4"), "RGN action 1"),
+        ("RGN pieces of 5,000 digits", rgn.replace('"2"', '"' + "9" * 5000 + '"'), "Pieces"),
+    ):
         outcome = _library_case(case, lambda text=text: GameRecord.from_rgn(text), words, Outcome)
         try:
             GameRecord.from_rgn(text)
@@ -463,8 +612,13 @@ def _number_cases(work: Path, Outcome) -> list:
         outcomes.append(outcome)
     try:
         record = GameRecord.from_rgn("\ufeff" + rgn)
-        outcomes.append(Outcome("an RGN file that starts with a byte-order mark", "clear" if len(record.steps) == 1
-                                else "accepted", f"{len(record.steps)} steps"))
+        outcomes.append(
+            Outcome(
+                "an RGN file that starts with a byte-order mark",
+                "clear" if len(record.steps) == 1 else "accepted",
+                f"{len(record.steps)} steps",
+            )
+        )
     except ValueError as err:
         outcomes.append(Outcome("an RGN file that starts with a byte-order mark", "unclear", str(err)[:160]))
     return outcomes
@@ -479,9 +633,14 @@ def _small_cases(work: Path, Outcome) -> list:
     outcomes = []
     path = work / "small.pt"
     torch.jit.script(torch.nn.Linear(10, 15)).save(str(path))
-    outcomes.append(_library_case("a TorchScript network of the wrong input size",
-                                  lambda: make_agent(f"torchscript:{path}").select_moves(rules, decisions),
-                                  "the network fails on observations", Outcome))
+    outcomes.append(
+        _library_case(
+            "a TorchScript network of the wrong input size",
+            lambda: make_agent(f"torchscript:{path}").select_moves(rules, decisions),
+            "the network fails on observations",
+            Outcome,
+        )
+    )
     spec = _network_files(work)["sb3"](0.0)
     zip_path = Path(spec.split(":", 1)[1])
     bias_path = work / "bias.zip"
@@ -495,12 +654,23 @@ def _small_cases(work: Path, Outcome) -> list:
                 torch.save(state, buffer)
                 data = buffer.getvalue()
             new.writestr(info.filename, data)
-    outcomes.append(_library_case("an sb3 model with a bias of the wrong shape",
-                                  lambda: make_agent(f"sb3:{bias_path}"), "has a bias of shape", Outcome))
+    outcomes.append(
+        _library_case(
+            "an sb3 model with a bias of the wrong shape",
+            lambda: make_agent(f"sb3:{bias_path}"),
+            "has a bias of shape",
+            Outcome,
+        )
+    )
     env = {**os.environ, "URGYM_CACHE": str(work / "fresh-cache")}
-    process = subprocess.Popen([str(BIN / "evaluate"), "--agent", "greedy", "--pieces", "5", "--games", "2"],
-                               cwd=work, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               start_new_session=True)
+    process = subprocess.Popen(
+        [str(BIN / "evaluate"), "--agent", "greedy", "--pieces", "5", "--games", "2"],
+        cwd=work,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     seen = b""
     while b"solve finkel" not in seen and process.poll() is None:  # its progress bar: the solve has begun
         seen += os.read(process.stderr.fileno(), 4096)
@@ -509,12 +679,22 @@ def _small_cases(work: Path, Outcome) -> list:
     _, err = process.communicate(timeout=60)
     err = (seen + err).decode(errors="replace")
     last = err.strip().splitlines()[-1] if err.strip() else ""
-    outcomes.append(Outcome("Ctrl-C of evaluate while it solves the table", "clear" if process.returncode == 130 and
-                            "resumes" in last else "unclear", last[:160]))
+    outcomes.append(
+        Outcome(
+            "Ctrl-C of evaluate while it solves the table",
+            "clear" if process.returncode == 130 and "resumes" in last else "unclear",
+            last[:160],
+        )
+    )
     eta = [line for line in err.replace("\r", "\n").splitlines() if "solve finkel" in line and "<" in line]
     hours = [line for line in eta if line.split("<")[1].split(",")[0].count(":") >= 2]  # h:mm:ss
-    outcomes.append(Outcome("the first solve's ETA", "unclear" if hours else "clear",
-                            hours[0][:160] if hours else f"{len(eta)} bar updates with an ETA, none in hours"))
+    outcomes.append(
+        Outcome(
+            "the first solve's ETA",
+            "unclear" if hours else "clear",
+            hours[0][:160] if hours else f"{len(eta)} bar updates with an ETA, none in hours",
+        )
+    )
     return outcomes
 
 
@@ -524,8 +704,16 @@ def run_all(folder: Path, Outcome) -> list:
     work.mkdir()
     os.environ["URGYM_CACHE"] = str(work / "cache")
     outcomes = []
-    for part in (_cache_cases, _full_disk_cases, _engine_cases, _network_cases, _bomb_cases, _web_cases,
-                 _number_cases, _small_cases):
+    for part in (
+        _cache_cases,
+        _full_disk_cases,
+        _engine_cases,
+        _network_cases,
+        _bomb_cases,
+        _web_cases,
+        _number_cases,
+        _small_cases,
+    ):
         outcomes.extend(part(work, Outcome))
         print(f"\r{part.__name__[1:]}: {len(outcomes)} cases", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)

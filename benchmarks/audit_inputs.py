@@ -59,17 +59,30 @@ NUMBER_OPTIONS = {  # command -> (option, bad values, what else the command need
     "ur-simulate": [("--games", ["0", "-5", "abc", "1.5", "nan", ""]), ("--seed", ["-1", "abc", "1.5"])],
     "solve": [("--tol", ["0", "1", "-1", "abc", "nan", "inf"]), ("--threads", ["0", "-3", "999", "abc", "1.5"])],
     "ur-play": [("--seed", ["-1", "abc"]), ("--port", ["-1", "70000", "abc", "1.5"])],
-    "evaluate": [("--games", ["0", "-1", "abc", "1.5", "nan"]), ("--positions", ["-1", "abc", "1.5"]),
-                 ("--workers", ["-2", "abc", "1.5"]), ("--seed", ["-1", "abc"])],
+    "evaluate": [
+        ("--games", ["0", "-1", "abc", "1.5", "nan"]),
+        ("--positions", ["-1", "abc", "1.5"]),
+        ("--workers", ["-2", "abc", "1.5"]),
+        ("--seed", ["-1", "abc"]),
+    ],
     "stats": [("--games", ["0", "-1", "abc"]), ("--workers", ["-2", "abc"]), ("--seed", ["-1", "abc"])],
-    "train": [("--timesteps", ["0", "-1", "abc", "1.5"]), ("--minutes", ["0", "-1", "abc", "nan", "inf"]),
-              ("--envs", ["0", "-1", "abc"]), ("--threads", ["0", "-1", "abc"]),
-              ("--eval-every", ["0", "-1", "abc"]), ("--eval-positions", ["0", "-1", "abc"]),
-              ("--hidden", ["0", "-1", "abc"]), ("--alpha", ["0", "-1", "abc", "nan", "inf"]),
-              ("--lam", ["-0.5", "1.5", "abc", "nan"]), ("--seed", ["-1", "abc"])],
+    "train": [
+        ("--timesteps", ["0", "-1", "abc", "1.5"]),
+        ("--minutes", ["0", "-1", "abc", "nan", "inf"]),
+        ("--envs", ["0", "-1", "abc"]),
+        ("--threads", ["0", "-1", "abc"]),
+        ("--eval-every", ["0", "-1", "abc"]),
+        ("--eval-positions", ["0", "-1", "abc"]),
+        ("--hidden", ["0", "-1", "abc"]),
+        ("--alpha", ["0", "-1", "abc", "nan", "inf"]),
+        ("--lam", ["-0.5", "1.5", "abc", "nan"]),
+        ("--seed", ["-1", "abc"]),
+    ],
 }
 NEEDS = {  # what a command needs besides the option under test, so only that option is wrong
-    "ur-simulate": [*SMALL, "--games", "2"], "solve": ["--pieces", "1"], "ur-play": [*SMALL],
+    "ur-simulate": [*SMALL, "--games", "2"],
+    "solve": ["--pieces", "1"],
+    "ur-play": [*SMALL],
     "evaluate": ["--agent", "greedy", *SMALL, "--games", "2", "--positions", "10"],
     "stats": [*SMALL, "--games", "2"],
     "train": ["--algo", "td-lambda", *SMALL, "--timesteps", "50", "--out", "runs"],
@@ -77,15 +90,42 @@ NEEDS = {  # what a command needs besides the option under test, so only that op
 }
 BAD_RULES = ["chess", "", "finkel2", "murray7", "123"]
 BAD_PIECES = ["0", "16", "-1", "abc", "2.5", ""]
-BAD_SPECS = ["nosuch", "", ":", "expectimax:depth=0", "expectimax:depth=-1", "expectimax:depth=abc",
-             "expectimax:depth=2.5", "expectimax:foo=1", "expectimax:depth=7:depth=3", "expectimax:=3",
-             "random:3", "greedy:depth=2", "heuristic:max_moves=abc", "perfect:epsilon=2", "perfect:epsilon=-0.1",
-             "td:model=/nope.npz", "td:model=/etc/passwd", "ppo:model=/nope.zip", "perfect:solve=maybe"]
-AGENT_OPTIONS = {"evaluate": ["--agent", "--opponent"], "ur-play": ["--agent"], "stats": ["--agent"],
-                 "ur-simulate": ["--light", "--dark"], "train": ["--opponent"]}
-OUTPUT_OPTIONS = {"evaluate": ["--json", "--csv", "--plot", "--save-games"],
-                  "review": ["--json", "--csv", "--plot", "--html"], "stats": ["--json", "--save-games"],
-                  "solve": ["--out"], "ur-play": ["--save"], "train": ["--out"]}
+BAD_SPECS = [
+    "nosuch",
+    "",
+    ":",
+    "expectimax:depth=0",
+    "expectimax:depth=-1",
+    "expectimax:depth=abc",
+    "expectimax:depth=2.5",
+    "expectimax:foo=1",
+    "expectimax:depth=7:depth=3",
+    "expectimax:=3",
+    "random:3",
+    "greedy:depth=2",
+    "heuristic:max_moves=abc",
+    "perfect:epsilon=2",
+    "perfect:epsilon=-0.1",
+    "td:model=/nope.npz",
+    "td:model=/etc/passwd",
+    "ppo:model=/nope.zip",
+    "perfect:solve=maybe",
+]
+AGENT_OPTIONS = {
+    "evaluate": ["--agent", "--opponent"],
+    "ur-play": ["--agent"],
+    "stats": ["--agent"],
+    "ur-simulate": ["--light", "--dark"],
+    "train": ["--opponent"],
+}
+OUTPUT_OPTIONS = {
+    "evaluate": ["--json", "--csv", "--plot", "--save-games"],
+    "review": ["--json", "--csv", "--plot", "--html"],
+    "stats": ["--json", "--save-games"],
+    "solve": ["--out"],
+    "ur-play": ["--save"],
+    "train": ["--out"],
+}
 BAD_OUTPUTS = ["/proc/x/out", "/etc/passwd/x", ".", "/proc"]  # (missing folders are created, so not here)
 FOLDER_OUTPUTS = ("--save-games", "--out")  # these take a folder (except solve's --out): "." is fine
 
@@ -119,42 +159,50 @@ def command_cases() -> Iterator[tuple[list[str], str | tuple[str, ...], dict[str
                 if cmd == "solve":
                     argv = ["solve", "--pieces", "1", "--out", path]
                 yield argv, "/".join(path.split("/")[:3]), {}
-    for path, what in (("/nonexistent/game.json", "/nonexistent/game.json"), ("/etc/passwd", "not a game record"),
-                       ("game.json", "game.json"),
-                       ("empty.json", "empty.json"), ("list.json", "list.json"), ("garbage.rgn", "garbage.rgn"),
-                       ("truncated.json", "truncated.json"), (".", "."), ("binary.json", "binary.json")):
+    for path, what in (
+        ("/nonexistent/game.json", "/nonexistent/game.json"),
+        ("/etc/passwd", "not a game record"),
+        ("game.json", "game.json"),
+        ("empty.json", "empty.json"),
+        ("list.json", "list.json"),
+        ("garbage.rgn", "garbage.rgn"),
+        ("truncated.json", "truncated.json"),
+        (".", "."),
+        ("binary.json", "binary.json"),
+    ):
         yield ["review", path], what, {}
     yield ["review", "record.json", "--plot", "graph.gif"], ".gif", {}
-    for argv, what in ((["solve", "--compare", "missing.urtable", "missing.rgu"], "missing"),
-                       (["solve", "--compare", "/etc/passwd", "/etc/hosts"], "/etc/passwd"),
-                       (["solve", "--compare", "empty.json", "empty.json"], "empty.json"),
-                       (["solve", "--compare", "corrupt.urtable", "corrupt.urtable"], "corrupt.urtable"),
-                       (["solve", "--import-rgu", "/etc/passwd"], "/etc/passwd"),
-                       (["solve", "--import-rgu", "missing.rgu"], "missing.rgu"),
-                       (["solve", "--import-rgu", "truncated.rgu"], "truncated.rgu"),
-                       (["solve", "--rules", "blitz", "--format", "rgu", "--out", "t.rgu"], "finkel"),
-                       (["solve", "--rules", "murray", "--pieces", "1"], "murray"),
-                       (["solve", "--dtype", "float16", "--pieces", "1"], "float16"),
-                       (["solve", "--format", "xml", "--pieces", "1"], "xml"),
-                       (["stats", "--records", "/nonexistent-folder"], "/nonexistent-folder"),
-                       (["stats", "--records", "/etc/passwd"], "/etc/passwd"),
-                       (["stats", "--records", "emptydir"], "emptydir"),
-                       (["evaluate", "--agent", "perfect", "--rules", "murray", "--pieces", "2"], "murray"),
-                       (["evaluate", "--agent", "td", *SMALL, "--games", "2"], "trained on"),
-                       (["evaluate", "--agent", "greedy", *SMALL, "--backend", "spark"], "spark"),
-                       (["evaluate", *SMALL, "--tournament", "greedy"], "tournament"),
-                       (["evaluate", *SMALL, "--tournament", "greedy,nosuch"], "nosuch"),
-                       (["evaluate", "--agent", "greedy", *SMALL, "--tournament", "greedy,random"], "tournament"),
-                       (["evaluate", "--agent", "greedy", *SMALL, "--positions", "10", "--pieces", "1"], "pieces"),
-                       (["ur-play", "--agent", "td", *SMALL], "trained on"),
-                       (["ur-play", "--side", "purple"], "purple"),
-                       (["ur-play", "--no-browser", *SMALL], "--web"),
-                       (["ur-play", "--port", "8000", *SMALL], "--web"),
-                       (["evaluate", *SMALL, "--tournament", "greedy", "random"], "comma-separated"),
-                       (["train", "--algo", "dqn", *SMALL, "--out", "runs"], "dqn"),
-                       (["train", "--vec-env", "gpu", *SMALL, "--out", "runs"], "gpu"),
-                       (["train", "--algo", "td-lambda", "--rules", "murray", *SMALL, "--timesteps", "50",
-                         "--out", "runs"], "murray")):
+    for argv, what in (
+        (["solve", "--compare", "missing.urtable", "missing.rgu"], "missing"),
+        (["solve", "--compare", "/etc/passwd", "/etc/hosts"], "/etc/passwd"),
+        (["solve", "--compare", "empty.json", "empty.json"], "empty.json"),
+        (["solve", "--compare", "corrupt.urtable", "corrupt.urtable"], "corrupt.urtable"),
+        (["solve", "--import-rgu", "/etc/passwd"], "/etc/passwd"),
+        (["solve", "--import-rgu", "missing.rgu"], "missing.rgu"),
+        (["solve", "--import-rgu", "truncated.rgu"], "truncated.rgu"),
+        (["solve", "--rules", "blitz", "--format", "rgu", "--out", "t.rgu"], "finkel"),
+        (["solve", "--rules", "murray", "--pieces", "1"], "murray"),
+        (["solve", "--dtype", "float16", "--pieces", "1"], "float16"),
+        (["solve", "--format", "xml", "--pieces", "1"], "xml"),
+        (["stats", "--records", "/nonexistent-folder"], "/nonexistent-folder"),
+        (["stats", "--records", "/etc/passwd"], "/etc/passwd"),
+        (["stats", "--records", "emptydir"], "emptydir"),
+        (["evaluate", "--agent", "perfect", "--rules", "murray", "--pieces", "2"], "murray"),
+        (["evaluate", "--agent", "td", *SMALL, "--games", "2"], "trained on"),
+        (["evaluate", "--agent", "greedy", *SMALL, "--backend", "spark"], "spark"),
+        (["evaluate", *SMALL, "--tournament", "greedy"], "tournament"),
+        (["evaluate", *SMALL, "--tournament", "greedy,nosuch"], "nosuch"),
+        (["evaluate", "--agent", "greedy", *SMALL, "--tournament", "greedy,random"], "tournament"),
+        (["evaluate", "--agent", "greedy", *SMALL, "--positions", "10", "--pieces", "1"], "pieces"),
+        (["ur-play", "--agent", "td", *SMALL], "trained on"),
+        (["ur-play", "--side", "purple"], "purple"),
+        (["ur-play", "--no-browser", *SMALL], "--web"),
+        (["ur-play", "--port", "8000", *SMALL], "--web"),
+        (["evaluate", *SMALL, "--tournament", "greedy", "random"], "comma-separated"),
+        (["train", "--algo", "dqn", *SMALL, "--out", "runs"], "dqn"),
+        (["train", "--vec-env", "gpu", *SMALL, "--out", "runs"], "gpu"),
+        (["train", "--algo", "td-lambda", "--rules", "murray", *SMALL, "--timesteps", "50", "--out", "runs"], "murray"),
+    ):
         yield argv, what, {}
     yield ["evaluate", "--agent", "greedy", *SMALL, "--games", "2"], "URGYM_CACHE", {"URGYM_CACHE": "/etc/passwd"}
     yield ["evaluate", "--agent", "greedy", *SMALL, "--games", "2"], "URGYM_CACHE", {"URGYM_CACHE": "/proc/x"}
@@ -207,9 +255,15 @@ def _write_inputs(folder: Path) -> None:
 def run_command(argv: list[str], what: str | tuple[str, ...], env: dict[str, str], folder: Path) -> Outcome:
     case = " ".join(repr(a) if not a or " " in a else a for a in argv) + "".join(f" [{k}={v}]" for k, v in env.items())
     try:
-        result = subprocess.run([str(BIN / argv[0]), *argv[1:]], capture_output=True, text=True, cwd=folder,
-                                env={**os.environ, **env}, timeout=TIME_LIMIT,
-                                stdin=subprocess.DEVNULL)
+        result = subprocess.run(
+            [str(BIN / argv[0]), *argv[1:]],
+            capture_output=True,
+            text=True,
+            cwd=folder,
+            env={**os.environ, **env},
+            timeout=TIME_LIMIT,
+            stdin=subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired:
         return Outcome(case, "hang", f"no answer in {TIME_LIMIT} s")
     err = result.stderr.strip()
@@ -227,8 +281,10 @@ def run_command(argv: list[str], what: str | tuple[str, ...], env: dict[str, str
 
 def _names(message: str, what: str | tuple[str, ...]) -> bool:
     """Does the message name the bad value (any of several), spelt with - or _ alike?"""
+
     def norm(text: str) -> str:
         return text.lower().replace("_", " ").replace("-", " ")
+
     return any(norm(w).strip() in norm(message) for w in ((what,) if isinstance(what, str) else what))
 
 
@@ -249,9 +305,16 @@ def run_interrupted(argv: list[str], folder: Path) -> Outcome:
     import time
 
     case = "Ctrl-C in " + " ".join(argv)
-    proc = subprocess.Popen([str(BIN / argv[0]), *argv[1:]], cwd=folder, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, start_new_session=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # a background
+    proc = subprocess.Popen(
+        [str(BIN / argv[0]), *argv[1:]],
+        cwd=folder,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # a background
     # job starts with SIGINT ignored, and its children would inherit that
     time.sleep(INTERRUPT_AFTER)
     if proc.poll() is not None:
@@ -281,6 +344,7 @@ def _is_progress(line: str) -> bool:
 
 # --- library calls -----------------------------------------------------------------------------------------
 
+
 def library_cases(folder: Path) -> Iterator[tuple[str, Callable[[], object], str]]:
     """(description, call, text the error must name) for every bad library call."""
     from urgym.agents import make_agent
@@ -300,14 +364,30 @@ def library_cases(folder: Path) -> Iterator[tuple[str, Callable[[], object], str
     for r in (-1, 5, 1.5, "2", None):
         yield f"start.play({r!r}, 0)", lambda r=r: start.play(r, 0), "roll"
         yield f"start.legal_moves({r!r})", lambda r=r: start.legal_moves(r), "roll"
-    for name, pieces in (("chess", None), ("finkel", 0), ("finkel", 16), ("finkel", 2.5), ("finkel", "3"),
-                         ("", None), (None, None), (3, None)):
-        yield f"get_rules({name!r}, {pieces!r})", lambda n=name, p=pieces: get_rules(n, p), \
-            "pieces" if name == "finkel" else "rule"
+    for name, pieces in (
+        ("chess", None),
+        ("finkel", 0),
+        ("finkel", 16),
+        ("finkel", 2.5),
+        ("finkel", "3"),
+        ("", None),
+        (None, None),
+        (3, None),
+    ):
+        yield (
+            f"get_rules({name!r}, {pieces!r})",
+            lambda n=name, p=pieces: get_rules(n, p),
+            "pieces" if name == "finkel" else "rule",
+        )
     good = finkel.to_dict()
-    for field, value, what in (("path", ["a1", "a1"], "path"), ("pieces", 0, "pieces"), ("path", [], "path"),
-                               ("roll_probabilities", [0.5, 0.6], "roll probabilities"),
-                               ("roll_probabilities", [], "roll probabilities"), ("rosettes", ["zz9"], "zz9")):
+    for field, value, what in (
+        ("path", ["a1", "a1"], "path"),
+        ("pieces", 0, "pieces"),
+        ("path", [], "path"),
+        ("roll_probabilities", [0.5, 0.6], "roll probabilities"),
+        ("roll_probabilities", [], "roll probabilities"),
+        ("rosettes", ["zz9"], "zz9"),
+    ):
         yield f"Rules.from_dict(.. {field}={value!r})", lambda f=field, v=value: Rules.from_dict({**good, f: v}), what
 
     def stepped(action: object, **kwargs: object) -> Callable[[], object]:
@@ -315,6 +395,7 @@ def library_cases(folder: Path) -> Iterator[tuple[str, Callable[[], object], str
             env = UrEnv(rules="finkel", pieces=2, **kwargs)
             env.reset(seed=0)
             return env.step(action)
+
         return call
 
     for action in (0.7, -0.5, np.float32(0.2), "1", None, [0], np.array([0, 1]), 1 + 0j):
@@ -329,11 +410,17 @@ def library_cases(folder: Path) -> Iterator[tuple[str, Callable[[], object], str
 
     yield "UrEnv.step after the episode ended", after_end, "reset"
     yield "UrEnv.step before reset", lambda: UrEnv(rules="finkel", pieces=2).step(0), "reset"
-    for kwargs, what in (({"rules": "chess"}, "chess"), ({"pieces": 0}, "pieces"), ({"opponent": "nosuch"}, "nosuch"),
-                         ({"render_mode": "3d"}, "render_mode"), ({"agent_side": "purple"}, "agent_side"),
-                         ({"illegal_action": "ignore"}, "illegal_action"), ({"opponent": 42}, "opponent"),
-                         ({"rules": "murray", "opponent": "perfect"}, "murray"),
-                         ({"opponent": "td"}, "trained on")):
+    for kwargs, what in (
+        ({"rules": "chess"}, "chess"),
+        ({"pieces": 0}, "pieces"),
+        ({"opponent": "nosuch"}, "nosuch"),
+        ({"render_mode": "3d"}, "render_mode"),
+        ({"agent_side": "purple"}, "agent_side"),
+        ({"illegal_action": "ignore"}, "illegal_action"),
+        ({"opponent": 42}, "opponent"),
+        ({"rules": "murray", "opponent": "perfect"}, "murray"),
+        ({"opponent": "td"}, "trained on"),
+    ):
         yield f"UrEnv({kwargs})", lambda k=kwargs: UrEnv(**{"rules": "finkel", "pieces": 2, **k}), what
 
     def ma_step(action: object) -> Callable[[], object]:
@@ -341,6 +428,7 @@ def library_cases(folder: Path) -> Iterator[tuple[str, Callable[[], object], str
             env = ma_env(rules="finkel", pieces=2)
             env.reset(seed=0)
             return env.step(action)
+
         return call
 
     for action in (0.5, "0", [0], -3):
@@ -348,15 +436,27 @@ def library_cases(folder: Path) -> Iterator[tuple[str, Callable[[], object], str
     for spec in BAD_SPECS:
         yield f"make_agent({spec!r})", lambda s=spec: make_agent(s), _named(spec)
     yield "make_agent(42)", lambda: make_agent(42), "42"
-    for kwargs, what in (({"tol": 0}, "tol"), ({"tol": 2}, "tol"), ({"threads": 0}, "threads"),
-                         ({"dtype": "float16"}, "float16")):
-        yield f"solver.solve(finkel 1, {kwargs})", lambda k=kwargs: solver.solve(get_rules("finkel", 1),
-                                                                               progress=False, **k), what
+    for kwargs, what in (
+        ({"tol": 0}, "tol"),
+        ({"tol": 2}, "tol"),
+        ({"threads": 0}, "threads"),
+        ({"dtype": "float16"}, "float16"),
+    ):
+        yield (
+            f"solver.solve(finkel 1, {kwargs})",
+            lambda k=kwargs: solver.solve(get_rules("finkel", 1), progress=False, **k),
+            what,
+        )
     yield "solver.solve('murray')", lambda: solver.solve(get_rules("murray", 1), progress=False), "murray"
     yield "solver.solve('chess')", lambda: solver.solve("chess", progress=False), "chess"
     yield from _table_cases(folder, finkel)
-    for name, text in (("empty.json", ""), ("list.json", "[1]"), ("binary.json", None),
-                       ("truncated.json", '{"rules": '), ("wrong.json", '{"rules": {"name": "chess"}}')):
+    for name, text in (
+        ("empty.json", ""),
+        ("list.json", "[1]"),
+        ("binary.json", None),
+        ("truncated.json", '{"rules": '),
+        ("wrong.json", '{"rules": {"name": "chess"}}'),
+    ):
         path = folder / name
         if text is None:
             path.write_bytes(bytes(range(256)))
@@ -364,8 +464,13 @@ def library_cases(folder: Path) -> Iterator[tuple[str, Callable[[], object], str
             path.write_text(text)
         yield f"GameRecord.load({name})", lambda p=path: GameRecord.load(p), name
     yield "GameRecord.load(missing)", lambda: GameRecord.load(folder / "missing.json"), "missing.json"
-    for text, what in (("1. zz9 #", "zz9"), ('[Rules "Chess"]\n1. a4 #', "chess"), ("1. c2c4 #", "c2"),
-                       ("1. 9- #", "9"), ("\x00\x01", "RGN")):
+    for text, what in (
+        ("1. zz9 #", "zz9"),
+        ('[Rules "Chess"]\n1. a4 #', "chess"),
+        ("1. c2c4 #", "c2"),
+        ("1. 9- #", "9"),
+        ("\x00\x01", "RGN"),
+    ):
         yield f"GameRecord.from_rgn({text!r})", lambda t=text: GameRecord.from_rgn(t, "finkel"), what
 
 
@@ -377,12 +482,17 @@ def _table_cases(folder: Path, finkel: object) -> Iterator[tuple[str, Callable[[
     good = folder / "good.urtable"
     solver.solve(one, progress=False).save(good)
     data = good.read_bytes()
-    damaged = {"empty": b"", "magic": b"X" + data[1:], "truncated header": data[:20],
-               "truncated data": data[:-8], "extra byte": data + b"\x00",
-               "flipped data byte": data[:-3] + bytes([data[-3] ^ 0x10]) + data[-2:]}
+    damaged = {
+        "empty": b"",
+        "magic": b"X" + data[1:],
+        "truncated header": data[:20],
+        "truncated data": data[:-8],
+        "extra byte": data + b"\x00",
+        "flipped data byte": data[:-3] + bytes([data[-3] ^ 0x10]) + data[-2:],
+    }
     header_end = data.index(b"}") + 1
     for k in range(8, header_end, max(1, header_end // 24)):
-        damaged[f"header byte {k}"] = data[:k] + bytes([data[k] ^ 0x04]) + data[k + 1:]
+        damaged[f"header byte {k}"] = data[:k] + bytes([data[k] ^ 0x04]) + data[k + 1 :]
     for label, blob in damaged.items():
         path = folder / f"damaged-{label.replace(' ', '-')}.urtable"
         path.write_bytes(blob)
@@ -391,8 +501,13 @@ def _table_cases(folder: Path, finkel: object) -> Iterator[tuple[str, Callable[[
     rgu = Path(__file__).resolve().parents[2] / "shared" / "references" / "data" / "finkel2p.rgu"
     if rgu.exists():
         blob = rgu.read_bytes()
-        for label, damaged_rgu in (("empty", b""), ("magic", b"XGU" + blob[3:]), ("truncated", blob[: len(blob) // 2]),
-                                   ("header", blob[:8] + b"{{" + blob[10:]), ("extra", blob + b"\x00" * 5)):
+        for label, damaged_rgu in (
+            ("empty", b""),
+            ("magic", b"XGU" + blob[3:]),
+            ("truncated", blob[: len(blob) // 2]),
+            ("header", blob[:8] + b"{{" + blob[10:]),
+            ("extra", blob + b"\x00" * 5),
+        ):
             path = folder / f"damaged-{label}.rgu"
             path.write_bytes(damaged_rgu)
             yield f"read_rgu({label})", lambda p=path: solver.read_rgu(p), path.name
@@ -427,6 +542,7 @@ def run_library_case(description: str, call: Callable[[], object], what: str) ->
 
 
 # --- main --------------------------------------------------------------------------------------------------
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -463,8 +579,10 @@ def main() -> None:
             print(f"[{o.verdict}] {o.case}\n    {o.detail}")
     counts = Counter(o.verdict for o in outcomes)
     remaining = len(outcomes) - counts["clear"]
-    print(f"\ntried {len(outcomes)}: clear {counts['clear']}, remaining {remaining}"
-          + "".join(f", {k} {v}" for k, v in sorted(counts.items()) if k != "clear"))
+    print(
+        f"\ntried {len(outcomes)}: clear {counts['clear']}, remaining {remaining}"
+        + "".join(f", {k} {v}" for k, v in sorted(counts.items()) if k != "clear")
+    )
 
 
 if __name__ == "__main__":

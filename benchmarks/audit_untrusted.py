@@ -26,9 +26,18 @@ import numpy as np
 BIN = Path(sys.executable).parent
 RGU = Path(__file__).resolve().parents[2] / "shared" / "references" / "data" / "finkel2p.rgu"
 
-HOSTILE_NAMES = ["<img src=x onerror=alert(1)>", "</script><script>alert(2)</script>", "<!--<script>",
-                 "__DATA__ __TITLE__", "$\\frac{1}{0}$ and $5", "=HYPERLINK(\"http://evil\")", "+1-1", "@SUM(A1)",
-                 "\"'><svg onload=alert(3)>", "-2+3"]
+HOSTILE_NAMES = [
+    "<img src=x onerror=alert(1)>",
+    "</script><script>alert(2)</script>",
+    "<!--<script>",
+    "__DATA__ __TITLE__",
+    "$\\frac{1}{0}$ and $5",
+    '=HYPERLINK("http://evil")',
+    "+1-1",
+    "@SUM(A1)",
+    "\"'><svg onload=alert(3)>",
+    "-2+3",
+]
 
 
 # --- inputs ---------------------------------------------------------------------------------------------------
@@ -57,44 +66,93 @@ def _with(data: dict, path: str, value: object) -> dict:
 
 
 RECORD_FIELDS = [  # (field, hostile value, what the error must name)
-    ("version", True, "version"), ("version", 1.0, "version"), ("version", "1", "version"), ("version", 2, "version"),
-    ("version", None, "version"), ("format", "urgym-game-recordx", "format"), ("format", ..., "format"),
-    ("seed", -1, "seed"), ("seed", 1.5, "seed"), ("seed", "7", "seed"), ("seed", 2**64, "seed"),
-    ("seed", True, "seed"), ("game", -1, "game"), ("game", 2**63, "game"), ("game", [], "game"),
-    ("players", 7, "players"), ("players", ["a"], "players"), ("players", None, "players"),
-    ("players.light", 3, "name"), ("players.light", ["x"], "name"), ("players.light", None, "name"),
-    ("players.referee", "x", "referee"), ("players.light", "x" * 1000, "characters"),
-    ("players.light", "a\u001b[2Jb", "control character"), ("players.dark", "a\nb", "control character"),
-    ("players.dark", "a\u0000b", "control character"), ("players.dark", "a\u202eb", "control character"),
+    ("version", True, "version"),
+    ("version", 1.0, "version"),
+    ("version", "1", "version"),
+    ("version", 2, "version"),
+    ("version", None, "version"),
+    ("format", "urgym-game-recordx", "format"),
+    ("format", ..., "format"),
+    ("seed", -1, "seed"),
+    ("seed", 1.5, "seed"),
+    ("seed", "7", "seed"),
+    ("seed", 2**64, "seed"),
+    ("seed", True, "seed"),
+    ("game", -1, "game"),
+    ("game", 2**63, "game"),
+    ("game", [], "game"),
+    ("players", 7, "players"),
+    ("players", ["a"], "players"),
+    ("players", None, "players"),
+    ("players.light", 3, "name"),
+    ("players.light", ["x"], "name"),
+    ("players.light", None, "name"),
+    ("players.referee", "x", "referee"),
+    ("players.light", "x" * 1000, "characters"),
+    ("players.light", "a\u001b[2Jb", "control character"),
+    ("players.dark", "a\nb", "control character"),
+    ("players.dark", "a\u0000b", "control character"),
+    ("players.dark", "a\u202eb", "control character"),
     ("players.dark", "\ud800", "control character"),
-    ("steps", 5, "steps"), ("steps", None, "steps"), ("steps", {}, "steps"), ("steps.0", 1, "step 0"),
-    ("steps.0.side", "purple", "step 0"), ("steps.0.roll", 1.5, "step 0"), ("steps.0.roll", True, "step 0"),
-    ("steps.0.roll", "2", "step 0"), ("steps.0.move", 0.0, "step 0"), ("steps.0.move", "0", "step 0"),
-    ("steps.0.extra", 1, "step 0"), ("steps.0.roll", 9, "step 0"), ("winner", "nobody", "winner"),
-    ("winner", 1, "winner"), ("extra", 1, "extra"), ("rules", "finkel", "rule set"), ("rules", None, "rule set"),
-    ("rules.name", "../../escaped", "name"), ("rules.name", "/tmp/abs", "name"), ("rules.name", "a/b", "name"),
-    ("rules.name", "..", "name"), ("rules.name", "", "name"), ("rules.name", "x" * 41, "name"),
-    ("rules.name", "<script>", "name"), ("rules.name", 5, "name"), ("rules.safe_rosettes", "no", "safe_rosettes"),
-    ("rules.safe_rosettes", "false", "safe_rosettes"), ("rules.safe_rosettes", 0, "safe_rosettes"),
-    ("rules.rosette_extra_roll", None, "rosette_extra_roll"), ("rules.capture_extra_roll", 1, "capture_extra_roll"),
+    ("steps", 5, "steps"),
+    ("steps", None, "steps"),
+    ("steps", {}, "steps"),
+    ("steps.0", 1, "step 0"),
+    ("steps.0.side", "purple", "step 0"),
+    ("steps.0.roll", 1.5, "step 0"),
+    ("steps.0.roll", True, "step 0"),
+    ("steps.0.roll", "2", "step 0"),
+    ("steps.0.move", 0.0, "step 0"),
+    ("steps.0.move", "0", "step 0"),
+    ("steps.0.extra", 1, "step 0"),
+    ("steps.0.roll", 9, "step 0"),
+    ("winner", "nobody", "winner"),
+    ("winner", 1, "winner"),
+    ("extra", 1, "extra"),
+    ("rules", "finkel", "rule set"),
+    ("rules", None, "rule set"),
+    ("rules.name", "../../escaped", "name"),
+    ("rules.name", "/tmp/abs", "name"),
+    ("rules.name", "a/b", "name"),
+    ("rules.name", "..", "name"),
+    ("rules.name", "", "name"),
+    ("rules.name", "x" * 41, "name"),
+    ("rules.name", "<script>", "name"),
+    ("rules.name", 5, "name"),
+    ("rules.safe_rosettes", "no", "safe_rosettes"),
+    ("rules.safe_rosettes", "false", "safe_rosettes"),
+    ("rules.safe_rosettes", 0, "safe_rosettes"),
+    ("rules.rosette_extra_roll", None, "rosette_extra_roll"),
+    ("rules.capture_extra_roll", 1, "capture_extra_roll"),
     ("rules.roll_probabilities", [0.5, 0.6], "roll probabilities"),
     ("rules.roll_probabilities", [-0.5, 0.5, 0.5, 0.5, 0.0], "roll probabilities"),
     ("rules.roll_probabilities", ["0.5", "0.5"], "roll_probabilities"),
-    ("rules.roll_probabilities", [], "roll probabilities"), ("rules.roll_probabilities", 1, "roll_probabilities"),
-    ("rules.path", "A4", "path"), ("rules.path", ["Z9"], "tile"), ("rules.path", [], "path"),
-    ("rules.rosettes", [["A1"]], "tile"), ("rules.pieces", 0, "pieces"), ("rules.pieces", 16, "pieces"),
-    ("rules.pieces", 2.0, "pieces"), ("rules.pieces", "2", "pieces"), ("rules.pieces", True, "pieces"),
-    ("rules.colour", "red", "colour"), ("rules.path", ..., "path"),
+    ("rules.roll_probabilities", [], "roll probabilities"),
+    ("rules.roll_probabilities", 1, "roll_probabilities"),
+    ("rules.path", "A4", "path"),
+    ("rules.path", ["Z9"], "tile"),
+    ("rules.path", [], "path"),
+    ("rules.rosettes", [["A1"]], "tile"),
+    ("rules.pieces", 0, "pieces"),
+    ("rules.pieces", 16, "pieces"),
+    ("rules.pieces", 2.0, "pieces"),
+    ("rules.pieces", "2", "pieces"),
+    ("rules.pieces", True, "pieces"),
+    ("rules.colour", "red", "colour"),
+    ("rules.path", ..., "path"),
 ]
 RAW_RECORDS = [  # (file name, bytes, what the error must name)
     ("dup-top.json", b'{"format": "urgym-game-record", "format": "urgym-game-record"}', "twice"),
     ("deep.json", b"[" * 200_000 + b"]" * 200_000, "nested too deeply"),
     ("nan.json", b'{"format": "urgym-game-record", "version": NaN}', "NaN"),
     ("inf.json", b'{"format": "urgym-game-record", "version": Infinity}', "Infinity"),
-    ("latin1.json", "{\"players\": \"caf\u00e9\"}".encode("latin-1"), "UTF-8"),
-    ("null.json", b"null", "not a urgym game record"), ("number.json", b"42", "not a urgym game record"),
-    ("list.json", b"[]", "not a urgym game record"), ("trailing.json", b'{"a": 1} x', "not valid JSON"),
-    ("empty.json", b"", "not valid JSON"), ("bom.json", b"\xef\xbb\xbf{}", "not valid JSON"),
+    ("latin1.json", '{"players": "caf\u00e9"}'.encode("latin-1"), "UTF-8"),
+    ("null.json", b"null", "not a urgym game record"),
+    ("number.json", b"42", "not a urgym game record"),
+    ("list.json", b"[]", "not a urgym game record"),
+    ("trailing.json", b'{"a": 1} x', "not valid JSON"),
+    ("empty.json", b"", "not valid JSON"),
+    ("bom.json", b"\xef\xbb\xbf{}", "not valid JSON"),
 ]
 
 
@@ -142,8 +200,14 @@ def _rgu_cases() -> list[tuple[str, bytes, str]]:
         k = np.asarray(k, dtype=">u4")
         v = np.asarray(v, dtype=">u2")
         count = len(k) if entries is None else entries
-        return b"RGU\x00" + struct.pack(">i", len(text)) + text + struct.pack(">ii", maps, count) + k.tobytes() + \
-            v.tobytes()
+        return (
+            b"RGU\x00"
+            + struct.pack(">i", len(text))
+            + text
+            + struct.pack(">ii", maps, count)
+            + k.tobytes()
+            + v.tobytes()
+        )
 
     won = int(np.flatnonzero(values == 65535)[0])
     inner = int(np.flatnonzero((values > 1000) & (values < 60000))[len(values) // 3])
@@ -169,13 +233,16 @@ def _rgu_cases() -> list[tuple[str, bytes, str]]:
         ("header-dup", b"RGU\x00" + struct.pack(">i", 17) + b'{"a": 1, "a": 2}' + b"\x00" * 20, "twice"),
         ("settings-list", blob(keys, values, {**header, "game_settings": []}), "game_settings"),
         ("pieces-9", blob(keys, values, {**header, "game_settings": {**settings, "start_pieces": 9}}), "start_pieces"),
-        ("pieces-str", blob(keys, values, {**header, "game_settings": {**settings, "start_pieces": "2"}}),
-         "start_pieces"),
+        (
+            "pieces-str",
+            blob(keys, values, {**header, "game_settings": {**settings, "start_pieces": "2"}}),
+            "start_pieces",
+        ),
         ("no-entries", blob([], [], entries=0), "no entries"),
         ("negative-entries", blob(keys, values, entries=-3), "entries"),
         ("maps-2", blob(keys, values, maps=2), "maps"),
         ("cut-header", RGU.read_bytes()[:9], "truncated"),
-        ("cut-keys", RGU.read_bytes()[:len(RGU.read_bytes()) // 2], "truncated"),
+        ("cut-keys", RGU.read_bytes()[: len(RGU.read_bytes()) // 2], "truncated"),
     ]
 
 
@@ -192,8 +259,9 @@ def _snapshot(paths: list[Path]) -> list[tuple]:
         if stat.S_ISREG(st.st_mode):
             out.append((str(path), "file", st.st_mode, path.read_bytes()))
         elif stat.S_ISDIR(st.st_mode):
-            out.append((str(path), "dir", sorted((p.name, p.read_bytes() if p.is_file() else b"")
-                                                 for p in path.iterdir())))
+            out.append(
+                (str(path), "dir", sorted((p.name, p.read_bytes() if p.is_file() else b"") for p in path.iterdir()))
+            )
         elif stat.S_ISLNK(st.st_mode):
             out.append((str(path), "link", os.readlink(path)))
         else:
@@ -211,8 +279,11 @@ def _guarded(outcome, protected: list[Path], before: list[tuple], Outcome):
 
 def _escaped(root: Path) -> bool:
     """Did anything named 'escaped' get written above the audit's folder (a path traversal)?"""
-    return any(p.name.startswith("escaped") for base in (root.parent, root.parent.parent, Path("/tmp"))
-               for p in base.glob("escaped*"))
+    return any(
+        p.name.startswith("escaped")
+        for base in (root.parent, root.parent.parent, Path("/tmp"))
+        for p in base.glob("escaped*")
+    )
 
 
 # --- the cases ------------------------------------------------------------------------------------------------
@@ -249,8 +320,9 @@ def _record_cases(work, record, run_command, run_library_case, Outcome) -> list:
         outcome = run_command(["review", path.name, "--summary", "--no-solve"], (what, path.name), {}, work)
         outcome.case = f"record {field}={value!r}"[:80] + " (review)"
         outcomes.append(_guarded(outcome, [path], before, Outcome))
-        outcomes.append(run_library_case(f"GameRecord.load(record {field}={value!r})"[:90],
-                                         lambda p=path: GameRecord.load(p), what))
+        outcomes.append(
+            run_library_case(f"GameRecord.load(record {field}={value!r})"[:90], lambda p=path: GameRecord.load(p), what)
+        )
     for name, data, what in RAW_RECORDS:
         path = work / name
         path.write_bytes(data)
@@ -281,8 +353,9 @@ def _rules_file_cases(work, record, run_command) -> list:
     for i, (field, value, what) in enumerate(RULES_FILE_CASES):
         path = work / f"rules-{i:02d}.json"
         path.write_text(json.dumps(_with(record["rules"], field.split(".", 1)[1], value)))
-        outcome = run_command(["solve", "--rules-file", path.name, "--pieces", "1", "--out", "r.urtable",
-                               "--no-progress"], what, {}, work)
+        outcome = run_command(
+            ["solve", "--rules-file", path.name, "--pieces", "1", "--out", "r.urtable", "--no-progress"], what, {}, work
+        )
         outcome.case = f"rules file {field}={value!r}"[:80] + " (solve --rules-file)"
         outcomes.append(outcome)
     return outcomes
@@ -297,8 +370,10 @@ def _rgu_command_cases(work, run_command, run_library_case) -> list:
     for name, blob, what in _rgu_cases():
         path = work / f"{name}.rgu"
         path.write_bytes(blob)
-        for argv in (["solve", "--import-rgu", path.name, "--out", "imported.urtable"],
-                     ["solve", "--compare", path.name, good.name]):
+        for argv in (
+            ["solve", "--import-rgu", path.name, "--out", "imported.urtable"],
+            ["solve", "--compare", path.name, good.name],
+        ):
             outcome = run_command(argv, (what, path.name), {}, work)
             outcome.case = f"RoyalUr table {name} ({argv[1]})"
             outcomes.append(outcome)
@@ -328,8 +403,17 @@ def _output_cases(work, run_command, Outcome) -> list:
     (pair / "game-000001.json").write_text("earlier record")
     load_or_solve(get_rules("finkel", 2), progress=False)
     slot = cache_slots(get_rules("finkel", 2))[0]
-    protected = [out / "rec.json", out / "target.txt", out / "link.json", out / "fifo.json", out / "folder", used,
-                 pair, slot, Path("/dev/null")]
+    protected = [
+        out / "rec.json",
+        out / "target.txt",
+        out / "link.json",
+        out / "fifo.json",
+        out / "folder",
+        used,
+        pair,
+        slot,
+        Path("/dev/null"),
+    ]
     small = ["--pieces", "2", "--no-progress"]
     cases = [
         (["review", "rec.json", "--json", "rec.json"], "would replace"),
@@ -383,12 +467,18 @@ def _mode_case(out: Path, Outcome):
     os.chmod(out / "kept.json", 0o644)
     old = os.umask(0o002)
     try:
-        result = subprocess.run([str(BIN / "review"), "rec.json", "--json", "new.json", "--csv", "kept.json",
-                                 "--summary"], cwd=out, capture_output=True, text=True, timeout=120)
+        result = subprocess.run(
+            [str(BIN / "review"), "rec.json", "--json", "new.json", "--csv", "kept.json", "--summary"],
+            cwd=out,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     finally:
         os.umask(old)
-    modes = {name: stat.S_IMODE(os.stat(out / name).st_mode) for name in ("new.json", "kept.json")
-             if (out / name).exists()}
+    modes = {
+        name: stat.S_IMODE(os.stat(out / name).st_mode) for name in ("new.json", "kept.json") if (out / name).exists()
+    }
     case = "output modes: a new file has the umask's, a replaced one keeps its own"
     if result.returncode != 0 or modes != {"new.json": 0o664, "kept.json": 0o644}:
         return Outcome(case, "accepted", f"status {result.returncode}, modes {modes}")
@@ -406,16 +496,35 @@ def _hostile_name_cases(work, record, Outcome) -> list:
         path = work / f"named-{i}.json"
         path.write_text(json.dumps(data))
         page, table, plot = work / f"named-{i}.html", work / f"named-{i}.csv", work / f"named-{i}.svg"
-        result = subprocess.run([str(BIN / "review"), path.name, "--html", page.name, "--csv", table.name,
-                                 "--plot", plot.name, "--summary"], cwd=work, capture_output=True, text=True,
-                                timeout=120, env={**os.environ, "MATPLOTLIBRC": str(rc)})
+        result = subprocess.run(
+            [
+                str(BIN / "review"),
+                path.name,
+                "--html",
+                page.name,
+                "--csv",
+                table.name,
+                "--plot",
+                plot.name,
+                "--summary",
+            ],
+            cwd=work,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "MATPLOTLIBRC": str(rc)},
+        )
         case = f"hostile name {name!r} (review --html --csv --plot)"
         if result.returncode != 0:
-            outcomes.append(Outcome(case, "accepted" if "Traceback" not in result.stderr else "traceback",
-                                    result.stderr.strip()[-200:]))
+            outcomes.append(
+                Outcome(
+                    case, "accepted" if "Traceback" not in result.stderr else "traceback", result.stderr.strip()[-200:]
+                )
+            )
             continue
-        problems = _page_problems(page.read_text(), name) + _csv_problems(table) + _plot_problems(plot.read_text(),
-                                                                                                  name)
+        problems = (
+            _page_problems(page.read_text(), name) + _csv_problems(table) + _plot_problems(plot.read_text(), name)
+        )
         outcomes.append(Outcome(case, "security" if problems else "clear", "; ".join(problems) or "names kept as text"))
     return outcomes
 
@@ -441,8 +550,7 @@ def _csv_problems(path: Path) -> list[str]:
     import csv
 
     cells = [cell for row in csv.reader(path.open(encoding="utf-8")) for cell in row]
-    live = [c for c in cells if c.startswith(("=", "+", "@", "\t", "\r")) or (c.startswith("-") and
-                                                                           not _is_number(c))]
+    live = [c for c in cells if c.startswith(("=", "+", "@", "\t", "\r")) or (c.startswith("-") and not _is_number(c))]
     return [f"live formula cells in the CSV: {live[:2]}"] if live else []
 
 
@@ -482,9 +590,19 @@ def _library_cases(work: Path, Outcome) -> Iterator[tuple[str, Callable[[], obje
 
     crafted = "history=\nmove_number=0\n__dict__=" + base64.b64encode(pickle.dumps({"x": Payload()})).decode()
     game = pyspiel.load_game("urgym", {"rules": "finkel", "pieces": 2})
-    for text, what in ((crafted, "not a number"), ("2,9", "not legal"), ("9", "chance outcome"), ("x", "number"),
-                       ("2,,0", "number"), ("-1", "number"), ("2 0", "number"), ("1" * 30, "chance outcome"),
-                       ("2,0" + ",0" * 50, "legal"), ("\u0662", "number"), ("", None)):
+    for text, what in (
+        (crafted, "not a number"),
+        ("2,9", "not legal"),
+        ("9", "chance outcome"),
+        ("x", "number"),
+        ("2,,0", "number"),
+        ("-1", "number"),
+        ("2 0", "number"),
+        ("1" * 30, "chance outcome"),
+        ("2,0" + ",0" * 50, "legal"),
+        ("\u0662", "number"),
+        ("", None),
+    ):
         if what is None:
             continue
         yield f"game.deserialize_state({text[:30]!r})", lambda t=text: game.deserialize_state(t), what
@@ -507,8 +625,12 @@ def _library_cases(work: Path, Outcome) -> Iterator[tuple[str, Callable[[], obje
 
     yield "OpenSpiel apply_action(7) at a chance node", chance_seven, "chance outcome 7"
     yield "OpenSpiel apply_action on a terminal state", terminal_apply, "game is over"
-    for params, what in (({"pieces": 0}, "pieces"), ({"pieces": -5}, "pieces"), ({"pieces": 16}, "pieces"),
-                         ({"rules": "../x"}, "rule set")):
+    for params, what in (
+        ({"pieces": 0}, "pieces"),
+        ({"pieces": -5}, "pieces"),
+        ({"pieces": 16}, "pieces"),
+        ({"rules": "../x"}, "rule set"),
+    ):
         yield f"pyspiel.load_game('urgym', {params})", lambda p=params: pyspiel.load_game("urgym", p), what
     yield "table.win_probability(side='x')", lambda: table.win_probability(start, side="x"), "side"
     for index in (-1, table.index.size, 1.5, True):
@@ -524,8 +646,11 @@ def _library_cases(work: Path, Outcome) -> Iterator[tuple[str, Callable[[], obje
     yield "make_agent('perfect', table=T) on other rules", perfect_other_rules, "was given the table"
     yield "make_agent('perfect', table=42)", lambda: make_agent("perfect", table=42), "table"
     for make in (ma_env, raw_env):
-        yield f"PettingZoo {make.__name__}.last() before reset", lambda m=make: m(rules="finkel", pieces=2).last(), \
-            "reset"
+        yield (
+            f"PettingZoo {make.__name__}.last() before reset",
+            lambda m=make: m(rules="finkel", pieces=2).last(),
+            "reset",
+        )
 
         def after_end(m=make):
             env = m(rules="finkel", pieces=1)
@@ -543,18 +668,26 @@ def _library_cases(work: Path, Outcome) -> Iterator[tuple[str, Callable[[], obje
         yield f"simulate(seed={seed!r})", lambda s=seed: simulate("finkel", games=2, seed=s), "seed"
         yield f"UrEnv.reset(seed={seed!r})", lambda s=seed: UrEnv(pieces=2).reset(seed=s), "seed"
     yield "Game(game=2**63)", lambda: Game("finkel", game=2**63), "game"
-    for kwargs, what in (({"name": "../x"}, "name"), ({"name": "x/y"}, "name"), ({"dice": [float("nan")] * 5},
-                                                                                 "finite"),
-                         ({"safe_rosettes": "no"}, "safe_rosettes"), ({"dice": ["0.5", "0.5"]}, "dice")):
+    for kwargs, what in (
+        ({"name": "../x"}, "name"),
+        ({"name": "x/y"}, "name"),
+        ({"dice": [float("nan")] * 5}, "finite"),
+        ({"safe_rosettes": "no"}, "safe_rosettes"),
+        ({"dice": ["0.5", "0.5"]}, "dice"),
+    ):
         args = {"name": "custom", "path": ["A1", "B1", "B2"], "rosettes": ["A1"], "pieces": 2, **kwargs}
         yield f"Rules.custom({kwargs})", lambda a=args: Rules.custom(**a), what
     for name, value in (("name", "../../escaped"), ("safe_rosettes", "no"), ("pieces", 2.0)):
-        yield f"Rules.from_dict({name}={value!r})", lambda n=name, v=value: Rules.from_dict(
-            {**finkel2.to_dict(), n: v}), name
+        yield (
+            f"Rules.from_dict({name}={value!r})",
+            lambda n=name, v=value: Rules.from_dict({**finkel2.to_dict(), n: v}),
+            name,
+        )
 
     def impostor_rgn():
-        impostor = Rules.custom("finkel", path=list(reversed(finkel2.path)), rosettes=sorted(finkel2.rosettes),
-                                pieces=2)
+        impostor = Rules.custom(
+            "finkel", path=list(reversed(finkel2.path)), rosettes=sorted(finkel2.rosettes), pieces=2
+        )
         game = Game(impostor, seed=0)
         while not game.is_over:
             game.play(game.legal_moves[0])

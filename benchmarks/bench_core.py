@@ -29,12 +29,15 @@ def simulator_games(games: int, repeats: int) -> None:
 
     work.calls = 0
     median, rates = median_rate(work, repeats)
-    print(f"simulator, finkel random vs random, one core: {median:,.0f} games/s "
-          f"(runs: {', '.join(f'{r:,.0f}' for r in rates)})")
+    print(
+        f"simulator, finkel random vs random, one core: {median:,.0f} games/s "
+        f"(runs: {', '.join(f'{r:,.0f}' for r in rates)})"
+    )
 
 
 def env_steps(env, label: str, steps: int, repeats: int) -> float:
     """Steps/s with a cheap agent (the first legal action) so the figure measures the environment."""
+
     def work() -> int:
         _, info = env.reset(seed=work.calls)
         work.calls += 1
@@ -46,8 +49,10 @@ def env_steps(env, label: str, steps: int, repeats: int) -> float:
 
     work.calls = 0
     median, rates = median_rate(work, repeats)
-    print(f"environment ({label}), finkel vs random opponent: {median:,.0f} steps/s "
-          f"(runs: {', '.join(f'{r:,.0f}' for r in rates)})")
+    print(
+        f"environment ({label}), finkel vs random opponent: {median:,.0f} steps/s "
+        f"(runs: {', '.join(f'{r:,.0f}' for r in rates)})"
+    )
     return median
 
 
@@ -72,8 +77,10 @@ def aec_steps(env, label: str, steps: int, repeats: int) -> None:
 
     work.calls = 0
     median, rates = median_rate(work, repeats)
-    print(f"PettingZoo AEC ({label}), finkel, random masked actions: {median:,.0f} steps/s "
-          f"(runs: {', '.join(f'{r:,.0f}' for r in rates)})")
+    print(
+        f"PettingZoo AEC ({label}), finkel, random masked actions: {median:,.0f} steps/s "
+        f"(runs: {', '.join(f'{r:,.0f}' for r in rates)})"
+    )
 
 
 def openspiel_playouts(playouts: int, repeats: int) -> None:
@@ -98,8 +105,10 @@ def openspiel_playouts(playouts: int, repeats: int) -> None:
         return playouts
 
     median, rates = median_rate(work, repeats)
-    print(f"OpenSpiel game (Python), finkel, random playouts: {median:,.1f} games/s "
-          f"(runs: {', '.join(f'{r:,.1f}' for r in rates)})")
+    print(
+        f"OpenSpiel game (Python), finkel, random playouts: {median:,.1f} games/s "
+        f"(runs: {', '.join(f'{r:,.1f}' for r in rates)})"
+    )
 
 
 def main() -> None:
@@ -112,8 +121,7 @@ def main() -> None:
     print(f"machine: {machine()}")
     simulator_games(args.games, args.repeats)
     env_steps(UrEnv(opponent="random"), "UrEnv directly", args.steps, args.repeats)
-    env_steps(gym.make("urgym/Ur-v1", opponent="random"), "gymnasium.make with its wrappers", args.steps,
-              args.repeats)
+    env_steps(gym.make("urgym/Ur-v1", opponent="random"), "gymnasium.make with its wrappers", args.steps, args.repeats)
     try:
         from urgym.multiagent import env as aec_env
         from urgym.multiagent import raw_env

@@ -40,8 +40,9 @@ def rates(env, batch: int, steps: int, repeats: int) -> tuple[float, float]:
     """(per-step loop, scan) steps/s of ``env`` at ``batch`` games."""
     one = _one_step(env)
     jitted = jax.jit(one)
-    scanned = jax.jit(lambda state, key: jax.lax.scan(lambda s, k: (one(s, k), None), state,
-                                                      jax.random.split(key, steps))[0])
+    scanned = jax.jit(
+        lambda state, key: jax.lax.scan(lambda s, k: (one(s, k), None), state, jax.random.split(key, steps))[0]
+    )
     state = jax.jit(jax.vmap(env.init))(jax.random.split(jax.random.PRNGKey(0), batch))
     keys = iter(jax.random.split(jax.random.PRNGKey(1), 100_000))
 
@@ -68,15 +69,20 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--rules", default="finkel,blitz,masters")
     args = parser.parse_args()
-    print(f"{machine()}; jax {jax.__version__} on {jax.default_backend()}, pgx {pgx.__version__}; batch "
-          f"{args.batch}, {args.steps} steps per run, medians of {args.repeats}")
+    print(
+        f"{machine()}; jax {jax.__version__} on {jax.default_backend()}, pgx {pgx.__version__}; batch "
+        f"{args.batch}, {args.steps} steps per run, medians of {args.repeats}"
+    )
     envs = [(f"urgym.jax {name}", UrJaxEnv(name)) for name in args.rules.split(",")]
     envs.append(("pgx backgammon", pgx.make("backgammon")))
     for label, env in envs:
         start = time.perf_counter()
         per_step, scan = rates(env, args.batch, args.steps, args.repeats)
-        print(f"{label:24s} per step {per_step:>12,.0f} steps/s   scan {scan:>12,.0f} steps/s   "
-              f"({time.perf_counter() - start:.0f} s with compilation)", flush=True)
+        print(
+            f"{label:24s} per step {per_step:>12,.0f} steps/s   scan {scan:>12,.0f} steps/s   "
+            f"({time.perf_counter() - start:.0f} s with compilation)",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

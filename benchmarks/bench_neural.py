@@ -17,8 +17,8 @@ import statistics
 import time
 
 from urgym.agents import make_agent
-from urgym.evaluation.positions import benchmark_positions, score_positions
-from urgym.evaluation.runner import RunOptions
+from urgym.evaluation.scoring.positions import benchmark_positions, score_positions
+from urgym.evaluation.scoring.runner import RunOptions
 from urgym.solver import table_for
 
 from benchmarks.common import machine
@@ -69,17 +69,30 @@ def main() -> None:
                     seconds.append(time.perf_counter() - start)
                 rate = len(batch) / statistics.median(seconds)
                 row[f"speed{depth}"] = rate
-                print(f"{name} {with_depth(spec, depth)}: {rate:,.0f} decisions/s (median of {args.repeats}, "
-                      f"{len(batch):,} decisions per batch)", flush=True)
+                print(
+                    f"{name} {with_depth(spec, depth)}: {rate:,.0f} decisions/s (median of {args.repeats}, "
+                    f"{len(batch):,} decisions per batch)",
+                    flush=True,
+                )
             rows.append(row)
     depths = [int(d) for d in args.depths.split(",")]
     speeds = [int(d) for d in args.speed_depths.split(",")]
-    print("\n| rule set | agent | " + " | ".join(f"regret, depth {d}" for d in depths) + " | "
-          + " | ".join(f"decisions/s, depth {d}" for d in speeds) + " |")
+    print(
+        "\n| rule set | agent | "
+        + " | ".join(f"regret, depth {d}" for d in depths)
+        + " | "
+        + " | ".join(f"decisions/s, depth {d}" for d in speeds)
+        + " |"
+    )
     print("|---|---|" + "---|" * (len(depths) + len(speeds)))
     for row in rows:
-        print(f"| {row['rules']} | `{row['agent']}` | " + " | ".join(f"{row[f'regret{d}']:.4f}" for d in depths)
-              + " | " + " | ".join(f"{row[f'speed{d}']:,.0f}" for d in speeds) + " |")
+        print(
+            f"| {row['rules']} | `{row['agent']}` | "
+            + " | ".join(f"{row[f'regret{d}']:.4f}" for d in depths)
+            + " | "
+            + " | ".join(f"{row[f'speed{d}']:,.0f}" for d in speeds)
+            + " |"
+        )
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
-"""Agents from outside, measured: a stable-baselines3 PPO (2x64, and the shipped 2x128 MaskablePPO) scoring its
-decisions against perfect play and taking the position benchmark, the reference UEI engine's moves per second,
-and the luck-adjusted win rate's bias on a lopsided pairing.
+"""Agents from outside, measured.
+
+A stable-baselines3 PPO (2x64, and the shipped 2x128 MaskablePPO) scoring its decisions against perfect play and taking
+the position benchmark, the reference UEI engine's moves per second, and the luck-adjusted win rate's bias on a lopsided
+pairing.
 
 Run: ``python -m benchmarks.bench_outside [--games 1000] [--repeats 5] [--unbiased-games 10000]``
 
@@ -17,9 +19,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from urgym.evaluation.match import play_match
-from urgym.evaluation.positions import benchmark_positions, score_positions
-from urgym.evaluation.runner import RunOptions
+from urgym.evaluation.scoring.match import play_match
+from urgym.evaluation.scoring.positions import benchmark_positions, score_positions
+from urgym.evaluation.scoring.runner import RunOptions
 from urgym.solver import table_for
 
 from benchmarks.common import machine
@@ -56,11 +58,13 @@ def decisions_per_second(spec: str, rules, table, games: int, repeats: int) -> N
         began = time.perf_counter()
         score_positions(spec, table, positions, run=RunOptions(progress=False))
         times.append(time.perf_counter() - began)
-    print(f"{spec.split('/')[-1]}: {regret.decisions:,} decisions with a choice in {games:,} games vs perfect; "
-          f"end to end median {statistics.median(end_to_end):,.0f} decisions/s "
-          f"(runs: {', '.join(f'{r:,.0f}' for r in end_to_end)}); the agent's own time "
-          f"{statistics.median(own):,.0f} decisions/s; 1,000-position benchmark median "
-          f"{1e3 * statistics.median(times):.1f} ms (runs: {', '.join(f'{1e3 * t:.1f}' for t in times)})")
+    print(
+        f"{spec.split('/')[-1]}: {regret.decisions:,} decisions with a choice in {games:,} games vs perfect; "
+        f"end to end median {statistics.median(end_to_end):,.0f} decisions/s "
+        f"(runs: {', '.join(f'{r:,.0f}' for r in end_to_end)}); the agent's own time "
+        f"{statistics.median(own):,.0f} decisions/s; 1,000-position benchmark median "
+        f"{1e3 * statistics.median(times):.1f} ms (runs: {', '.join(f'{1e3 * t:.1f}' for t in times)})"
+    )
 
 
 def engine_speed(rules, table, games: int) -> None:
@@ -68,8 +72,10 @@ def engine_speed(rules, table, games: int) -> None:
     match = play_match(ENGINE, "greedy", rules, games, seed=0, table=table, run=RunOptions(workers=1, progress=False))
     seconds = time.perf_counter() - began
     regret = match.agents[0].regret
-    print(f"reference UEI engine (Python, one process): {regret.decisions / seconds:,.0f} decisions/s end to end, "
-          f"{1e3 * regret.seconds_per_move:.3f} ms per move ({games} games vs greedy, regret {regret.mean:.3f})")
+    print(
+        f"reference UEI engine (Python, one process): {regret.decisions / seconds:,.0f} decisions/s end to end, "
+        f"{1e3 * regret.seconds_per_move:.3f} ms per move ({games} games vs greedy, regret {regret.mean:.3f})"
+    )
 
 
 def unbiased(rules, table, games: int) -> None:
@@ -78,9 +84,11 @@ def unbiased(rules, table, games: int) -> None:
     side = match.agents[0]
     adjusted, raw = side.luck_adjusted, side.wins
     low, high = raw.interval
-    print(f"random vs perfect, {games:,} games: raw win rate {raw.rate:.3%} [{low:.3%}, {high:.3%}] (Wilson), "
-          f"luck-adjusted {adjusted.mean:+.3%} [{adjusted.low:+.3%}, {adjusted.high:+.3%}]; difference "
-          f"{adjusted.mean - raw.rate:+.3%}, shown as {adjusted}")
+    print(
+        f"random vs perfect, {games:,} games: raw win rate {raw.rate:.3%} [{low:.3%}, {high:.3%}] (Wilson), "
+        f"luck-adjusted {adjusted.mean:+.3%} [{adjusted.low:+.3%}, {adjusted.high:+.3%}]; difference "
+        f"{adjusted.mean - raw.rate:+.3%}, shown as {adjusted}"
+    )
 
 
 def main() -> None:

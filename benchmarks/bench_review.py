@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from urgym.agents import make_agent
-from urgym.evaluation.review import review_game
+from urgym.evaluation.review.grades import review_game
 from urgym.solver import table_for
 
 from benchmarks.common import machine
@@ -67,10 +67,12 @@ def main() -> None:
             plain = _command(path, [], args.repeats)
             pages = _command(path, files, args.repeats)
             full = _command(path, [*files, "--plot", f"{folder}/r.png"], args.repeats)
-            print(f"{name}: review_game {statistics.median(inner) * 1e3:.0f} ms; `review` command "
-                  f"{statistics.median(plain):.2f} s, with --html --json --csv {statistics.median(pages):.2f} s, "
-                  f"and --plot (matplotlib) {statistics.median(full):.2f} s (medians of {args.repeats}; plain runs "
-                  f"{', '.join(f'{t:.2f}' for t in plain)})")
+            print(
+                f"{name}: review_game {statistics.median(inner) * 1e3:.0f} ms; `review` command "
+                f"{statistics.median(plain):.2f} s, with --html --json --csv {statistics.median(pages):.2f} s, "
+                f"and --plot (matplotlib) {statistics.median(full):.2f} s (medians of {args.repeats}; plain runs "
+                f"{', '.join(f'{t:.2f}' for t in plain)})"
+            )
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
-"""Full solve of a rule set: wall time, where it goes, sweeps per layer pair, peak memory (RSS), final
-residual and the start position's value.
+"""Full solve of a rule set.
+
+Wall time, where it goes, sweeps per layer pair, peak memory (RSS), final residual and the start position's value.
 
 Run: ``python -m benchmarks.bench_solver --rules finkel [--pieces N] [--out PATH]``. JIT compilation is
 done first on a one-piece solve so it stays out of the timing. "Other" time is everything outside building
@@ -43,14 +44,18 @@ def main() -> None:
 def _print_breakdown(header: dict, wall: float) -> None:
     """Where the time went, and each layer pair's sweeps (largest pairs first)."""
     build, sweeps = header["build_seconds"], header["sweep_seconds"]
-    print(f"time: building graphs {build:.1f} s, sweeping {sweeps:.1f} s ({header['sweeps']} sweeps), "
-          f"other {wall - build - sweeps:.1f} s")
+    print(
+        f"time: building graphs {build:.1f} s, sweeping {sweeps:.1f} s ({header['sweeps']} sweeps), "
+        f"other {wall - build - sweeps:.1f} s"
+    )
     print("pair      positions  sweeps  extrapolations  build s  sweep s  ns per position-sweep")
     for p in sorted(header["pairs"], key=lambda p: -p["positions"]):
         if p["sweeps"]:
             per = p["sweep_seconds"] / (p["sweeps"] * p["positions"]) * 1e9
-            print(f"{tuple(p['pair'])!s:8} {p['positions']:>11,} {p['sweeps']:>7} {p['extrapolations']:>15} "
-                  f"{p['build_seconds']:>8.2f} {p['sweep_seconds']:>8.2f} {per:>10.1f}")
+            print(
+                f"{tuple(p['pair'])!s:8} {p['positions']:>11,} {p['sweeps']:>7} {p['extrapolations']:>15} "
+                f"{p['build_seconds']:>8.2f} {p['sweep_seconds']:>8.2f} {per:>10.1f}"
+            )
 
 
 if __name__ == "__main__":

@@ -37,8 +37,10 @@ def main() -> None:
         parser.error(f"--window must be a power of 2, got {args.window}")
     rules = get_rules(args.rules, args.pieces)
     index = PositionIndex(rules)
-    pair, (start, end) = max(((p, r) for p, r in zip(index.pairs, index.pair_ranges, strict=True)
-                              if index.pieces not in p), key=lambda pr: pr[1][1] - pr[1][0])
+    pair, (start, end) = max(
+        ((p, r) for p, r in zip(index.pairs, index.pair_ranges, strict=True) if index.pieces not in p),
+        key=lambda pr: pr[1][1] - pr[1][0],
+    )
     graph = _PairGraph(index, start, end)
     windowed = copy.copy(graph)
     # an edge is ``index << 1 | passes`` (solver/_kernels.py): keep the pass bit, fold the index into the window
@@ -51,13 +53,16 @@ def main() -> None:
     try:
         for threads in sorted({1, threads_before}):
             numba.set_num_threads(threads)
-            times = _interleaved({"real loads": graph, f"loads in a {args.window * 8 // 1024} KB window": windowed},
-                                 values, args.repeats)
+            times = _interleaved(
+                {"real loads": graph, f"loads in a {args.window * 8 // 1024} KB window": windowed}, values, args.repeats
+            )
             real = np.median(times["real loads"])
             for name, ts in times.items():
                 median = np.median(ts)
-                print(f"threads {threads}: {name:26} {median / n * 1e9:6.1f} ns per position "
-                      f"(min {min(ts) / n * 1e9:.1f}), {median / real:.2f} of real")
+                print(
+                    f"threads {threads}: {name:26} {median / n * 1e9:6.1f} ns per position "
+                    f"(min {min(ts) / n * 1e9:.1f}), {median / real:.2f} of real"
+                )
     finally:
         numba.set_num_threads(threads_before)
 

@@ -1,5 +1,7 @@
-"""The native vector environment: steps/s of UrVectorEnv against one UrEnv and Gymnasium's SyncVectorEnv, and
-MaskablePPO's training steps/s on it against DummyVecEnv of UrEnv (same network and hyper-parameters).
+"""The native vector environment.
+
+Steps/s of UrVectorEnv against one UrEnv and Gymnasium's SyncVectorEnv, and MaskablePPO's training steps/s on it against
+DummyVecEnv of UrEnv (same network and hyper-parameters).
 
 Run: ``python -m benchmarks.bench_vector [--envs 1024] [--steps 200] [--repeats 5] [--ppo-steps 32768]``
 
@@ -30,6 +32,7 @@ def first_legal(masks: np.ndarray) -> np.ndarray:
 
 def vector_steps(env: gym.vector.VectorEnv, label: str, steps: int, repeats: int) -> float:
     """Steps/s over all environments (a vector step of N environments counts N)."""
+
     def work() -> int:
         _, info = env.reset(seed=work.calls * env.num_envs)
         work.calls += 1
@@ -68,8 +71,19 @@ def ppo_steps(vec_env: str, envs: int, timesteps: int, repeats: int) -> float:
         venv = SB3VecEnv(num_envs=envs, opponent="greedy", agent_side="random")
     else:
         venv = DummyVecEnv([lambda: UrEnv(opponent="greedy", agent_side="random") for _ in range(envs)])
-    model = MaskablePPO("MlpPolicy", venv, seed=0, n_steps=8192 // envs, batch_size=256, n_epochs=4, gamma=1.0,
-                        learning_rate=3e-4, ent_coef=0.01, policy_kwargs={"net_arch": [128, 128]}, device="cpu")
+    model = MaskablePPO(
+        "MlpPolicy",
+        venv,
+        seed=0,
+        n_steps=8192 // envs,
+        batch_size=256,
+        n_epochs=4,
+        gamma=1.0,
+        learning_rate=3e-4,
+        ent_coef=0.01,
+        policy_kwargs={"net_arch": [128, 128]},
+        device="cpu",
+    )
 
     def work() -> int:
         before = model.num_timesteps
@@ -77,8 +91,10 @@ def ppo_steps(vec_env: str, envs: int, timesteps: int, repeats: int) -> float:
         return model.num_timesteps - before
 
     median, rates = median_rate(work, repeats)
-    print(f"MaskablePPO on {vec_env} ({envs} envs, n_steps {8192 // envs}, batch 256, 4 epochs, 2x128) vs greedy: "
-          f"{median:,.0f} steps/s (runs: {', '.join(f'{r:,.0f}' for r in rates)})")
+    print(
+        f"MaskablePPO on {vec_env} ({envs} envs, n_steps {8192 // envs}, batch 256, 4 epochs, 2x128) vs greedy: "
+        f"{median:,.0f} steps/s (runs: {', '.join(f'{r:,.0f}' for r in rates)})"
+    )
     return median
 
 
@@ -92,21 +108,24 @@ def main() -> None:
     args = parser.parse_args()
     print(f"machine: {machine()}; numba threads: {os.environ['NUMBA_NUM_THREADS']}; first legal action")
     single = single_steps(args.steps * 500, args.repeats)
-    native = vector_steps(UrVectorEnv(args.envs), f"UrVectorEnv, {args.envs} envs vs random", args.steps,
-                          args.repeats)
+    native = vector_steps(UrVectorEnv(args.envs), f"UrVectorEnv, {args.envs} envs vs random", args.steps, args.repeats)
     print(f"  = {native / single:.1f}x one UrEnv")
-    vector_steps(UrVectorEnv(args.envs, opponent="self"), f"UrVectorEnv, {args.envs} envs, self-play",
-                 args.steps, args.repeats)
+    vector_steps(
+        UrVectorEnv(args.envs, opponent="self"), f"UrVectorEnv, {args.envs} envs, self-play", args.steps, args.repeats
+    )
     if have_finkel_table():
         from urgym import agents  # noqa: F401  (registers perfect)
 
-        vector_steps(UrVectorEnv(args.envs, opponent="perfect"), f"UrVectorEnv, {args.envs} envs vs perfect",
-                     args.steps, args.repeats)
+        vector_steps(
+            UrVectorEnv(args.envs, opponent="perfect"),
+            f"UrVectorEnv, {args.envs} envs vs perfect",
+            args.steps,
+            args.repeats,
+        )
     else:
         print("UrVectorEnv vs perfect: skipped (no solved finkel table; run `solve`)")
     sync = gym.make_vec("urgym/Ur-v1", num_envs=64, vectorization_mode="sync")
-    vector_steps(sync, "Gymnasium SyncVectorEnv of UrEnv, 64 envs vs random", args.steps * 4,
-                 args.repeats)
+    vector_steps(sync, "Gymnasium SyncVectorEnv of UrEnv, 64 envs vs random", args.steps * 4, args.repeats)
     if args.ppo_steps:
         try:
             import sb3_contrib  # noqa: F401

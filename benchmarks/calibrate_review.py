@@ -25,11 +25,12 @@ from pathlib import Path
 LADDER = ("random", "greedy", "heuristic", "expectimax:3", "expectimax:7", "perfect")
 
 
-def calibrate(rule_set: str, games: int, workers: int, raw: list | None = None,
-              agents: tuple[str, ...] = LADDER) -> list[dict]:
-    from urgym.evaluation.match import play_match
-    from urgym.evaluation.review import RATINGS, review_game
-    from urgym.evaluation.runner import RunOptions
+def calibrate(
+    rule_set: str, games: int, workers: int, raw: list | None = None, agents: tuple[str, ...] = LADDER
+) -> list[dict]:
+    from urgym.evaluation.review.grades import RATINGS, review_game
+    from urgym.evaluation.scoring.match import play_match
+    from urgym.evaluation.scoring.runner import RunOptions
     from urgym.solver import table_for
 
     from urgym import GameRecord, get_rules
@@ -40,8 +41,15 @@ def calibrate(rule_set: str, games: int, workers: int, raw: list | None = None,
     for agent in agents:
         started = time.perf_counter()
         with tempfile.TemporaryDirectory() as folder:
-            play_match(agent, "perfect", rules, games=games, seed=0, table=table,
-                       run=RunOptions(workers=workers, progress=False, save_games=folder))
+            play_match(
+                agent,
+                "perfect",
+                rules,
+                games=games,
+                seed=0,
+                table=table,
+                run=RunOptions(workers=workers, progress=False, save_games=folder),
+            )
             players = []
             for path in sorted(Path(folder).glob("game-*.json")):
                 record = GameRecord.load(path)
@@ -50,25 +58,44 @@ def calibrate(rule_set: str, games: int, workers: int, raw: list | None = None,
                 players.extend(sides)
                 if raw is not None:
                     for side in sides:
-                        raw.append({"rules": rule_set, "agent": agent, **side.to_dict(),
-                                    "regrets": [m.regret for m in review.moves
-                                                if m.side == side.side and len(m.values) > 1],
-                                    "spreads": [max(m.values.values()) - min(m.values.values())
-                                                for m in review.moves if m.side == side.side and len(m.values) > 1]})
-        choices = sum(sum(p.counts[c] for c in ("brilliant", "great", "best", "good", "inaccuracy", "mistake",
-                                                   "blunder")) for p in players)
+                        raw.append(
+                            {
+                                "rules": rule_set,
+                                "agent": agent,
+                                **side.to_dict(),
+                                "regrets": [
+                                    m.regret for m in review.moves if m.side == side.side and len(m.values) > 1
+                                ],
+                                "spreads": [
+                                    max(m.values.values()) - min(m.values.values())
+                                    for m in review.moves
+                                    if m.side == side.side and len(m.values) > 1
+                                ],
+                            }
+                        )
+        choices = sum(
+            sum(p.counts[c] for c in ("brilliant", "great", "best", "good", "inaccuracy", "mistake", "blunder"))
+            for p in players
+        )
         hard = sum(p.counts["brilliant"] + p.counts["great"] for p in players)
         ratings = Counter(p.rating for p in players)
-        rows.append({"rules": rule_set, "agent": agent, "games": len(players),
-                     "accuracy": statistics.fmean(p.accuracy for p in players),
-                     "accuracy_se": statistics.stdev(p.accuracy for p in players) / len(players) ** 0.5
-                     if len(players) > 1 else 0.0,
-                     "regret": statistics.fmean(100 * p.mean_regret for p in players),
-                     "error": statistics.fmean(100 * p.error for p in players),
-                     "adjusted": statistics.fmean(p.luck_adjusted for p in players),
-                     "hard_share": hard / max(choices, 1),
-                     "ratings": ", ".join(f"{name} {ratings[name]}" for name, _ in RATINGS if ratings[name]),
-                     "seconds": time.perf_counter() - started})
+        rows.append(
+            {
+                "rules": rule_set,
+                "agent": agent,
+                "games": len(players),
+                "accuracy": statistics.fmean(p.accuracy for p in players),
+                "accuracy_se": statistics.stdev(p.accuracy for p in players) / len(players) ** 0.5
+                if len(players) > 1
+                else 0.0,
+                "regret": statistics.fmean(100 * p.mean_regret for p in players),
+                "error": statistics.fmean(100 * p.error for p in players),
+                "adjusted": statistics.fmean(p.luck_adjusted for p in players),
+                "hard_share": hard / max(choices, 1),
+                "ratings": ", ".join(f"{name} {ratings[name]}" for name, _ in RATINGS if ratings[name]),
+                "seconds": time.perf_counter() - started,
+            }
+        )
         print(f"  {rule_set} {agent}: {rows[-1]['accuracy']:.1f}% in {rows[-1]['seconds']:.0f} s", flush=True)
     return rows
 
@@ -86,27 +113,36 @@ def main() -> None:
     rows = [row for name in args.rules.split(",") for row in calibrate(name, args.games, args.workers, raw, agents)]
     if args.raw:
         import json
-        Path(args.raw).write_text(json.dumps(raw))
-    from urgym.evaluation.review import RATINGS, rating_of
 
-    print("\n| rule set | agent | games | accuracy (mean of games) | error per game (points) | rating of that error | "
-          "regret per decision (points) | vs perfect (luck-adjusted) | brilliant or great, of its choices | ratings "
-          "of its games |")
+        Path(args.raw).write_text(json.dumps(raw))
+    from urgym.evaluation.review.grades import RATINGS, rating_of
+
+    print(
+        "\n| rule set | agent | games | accuracy (mean of games) | error per game (points) | rating of that error | "
+        "regret per decision (points) | vs perfect (luck-adjusted) | brilliant or great, of its choices | ratings "
+        "of its games |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for row in rows:
-        print(f"| {row['rules']} | `{row['agent']}` | {row['games']} | {row['accuracy']:.1f}% "
-              f"(±{row['accuracy_se']:.1f}) | {row['error']:.1f} | {rating_of(row['error'] / 100)} | "
-              f"{row['regret']:.3f} | {100 * row['adjusted']:.1f}% | {100 * row['hard_share']:.2f}% | "
-              f"{row['ratings']} |")
-    print("\nRatings by error per game (points), each up to its limit: " + ", ".join(
-        f"{name} {limit:g}" if limit != float("inf") else f"{name} above" for name, limit in RATINGS))
+        print(
+            f"| {row['rules']} | `{row['agent']}` | {row['games']} | {row['accuracy']:.1f}% "
+            f"(±{row['accuracy_se']:.1f}) | {row['error']:.1f} | {rating_of(row['error'] / 100)} | "
+            f"{row['regret']:.3f} | {100 * row['adjusted']:.1f}% | {100 * row['hard_share']:.2f}% | "
+            f"{row['ratings']} |"
+        )
+    print(
+        "\nRatings by error per game (points), each up to its limit: "
+        + ", ".join(f"{name} {limit:g}" if limit != float("inf") else f"{name} above" for name, limit in RATINGS)
+    )
     for name in args.rules.split(","):
         mine = [r for r in rows if r["rules"] == name]
         rising = all(a["accuracy"] < b["accuracy"] for a, b in itertools.pairwise(mine))
         random_row = mine[0]
-        print(f"{name}: accuracy rises along the ladder: {rising}; random {random_row['accuracy']:.1f}% (at most 50%: "
-              f"{random_row['accuracy'] <= 50}); perfect {mine[-1]['accuracy']:.1f}%; random's brilliant or great "
-              f"{100 * random_row['hard_share']:.2f}% (at most 2%: {random_row['hard_share'] <= 0.02})")
+        print(
+            f"{name}: accuracy rises along the ladder: {rising}; random {random_row['accuracy']:.1f}% (at most 50%: "
+            f"{random_row['accuracy'] <= 50}); perfect {mine[-1]['accuracy']:.1f}%; random's brilliant or great "
+            f"{100 * random_row['hard_share']:.2f}% (at most 2%: {random_row['hard_share'] <= 0.02})"
+        )
 
 
 if __name__ == "__main__":

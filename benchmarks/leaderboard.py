@@ -3,7 +3,7 @@
 Run: ``python -m benchmarks.leaderboard [--agents LIST] [--games 1000] [--slow-games 150] [--out cards.json]``;
 ``--cards A.json B.json`` prints the tables of cards written before (several runs joined).
 
-Each agent's card (:func:`urgym.evaluation.card.agent_card`: the mean regret on the 1,000 test positions, the
+Each agent's card (:func:`urgym.evaluation.scoring.card.agent_card`: the mean regret on the 1,000 test positions, the
 result against perfect play, luck-adjusted, over ``--games`` games; ``--slow-games`` for the deep searches) on each
 rule set it plays, with the decisions per second of its test-set benchmark (answered in batches, one worker).
 Prints one table per rule set, best first, and writes every card to ``--out``.
@@ -16,24 +16,41 @@ import json
 import time
 from pathlib import Path
 
-from urgym.evaluation.card import agent_card
-from urgym.evaluation.runner import RunOptions
+from urgym.evaluation.scoring.card import agent_card
+from urgym.evaluation.scoring.runner import RunOptions
 
 from benchmarks.common import machine
 
-AGENTS = ("perfect", "neural:2", "neural", "td:depth=2", "td", "expectimax:7", "expectimax:5", "ppo", "expectimax:3",
-          "heuristic", "greedy", "random")
+AGENTS = (
+    "perfect",
+    "neural:2",
+    "neural",
+    "td:depth=2",
+    "td",
+    "expectimax:7",
+    "expectimax:5",
+    "ppo",
+    "expectimax:3",
+    "heuristic",
+    "greedy",
+    "random",
+)
 SLOW = ("expectimax:7", "expectimax:5")
 PUBLISHED = {
     # Win-% points per decision on finkel, from the published solvers' and papers' reports (docs/learned.md).
-    "finkel": [("Olieslagers, distilled network, 4.35M parameters", 0.0013),
-               ("Olieslagers, distilled network, 1.13M parameters", 0.0024),
-               ("Olieslagers, distilled network, 86k parameters", 0.0100),
-               ("Olieslagers, distilled network, 9k parameters", 0.0399),
-               ("Olieslagers, distilled network, 3.5k parameters", 0.0783),
-               ("fitted expectimax, depth 8", 0.077), ("fitted expectimax, depth 7", 0.090),
-               ("fitted expectimax, depth 6", 0.102), ("fitted expectimax, depth 5", 0.131),
-               ("double DQN", 0.55), ("random", 2.2)],
+    "finkel": [
+        ("Olieslagers, distilled network, 4.35M parameters", 0.0013),
+        ("Olieslagers, distilled network, 1.13M parameters", 0.0024),
+        ("Olieslagers, distilled network, 86k parameters", 0.0100),
+        ("Olieslagers, distilled network, 9k parameters", 0.0399),
+        ("Olieslagers, distilled network, 3.5k parameters", 0.0783),
+        ("fitted expectimax, depth 8", 0.077),
+        ("fitted expectimax, depth 7", 0.090),
+        ("fitted expectimax, depth 6", 0.102),
+        ("fitted expectimax, depth 5", 0.131),
+        ("double DQN", 0.55),
+        ("random", 2.2),
+    ],
 }
 
 
@@ -44,8 +61,12 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=1000)
     parser.add_argument("--slow-games", type=int, default=150)
     parser.add_argument("--out", default="leaderboard-cards.json")
-    parser.add_argument("--cards", nargs="+", metavar="FILE",
-                        help="print the tables from cards written before (runs nothing; several runs' files join)")
+    parser.add_argument(
+        "--cards",
+        nargs="+",
+        metavar="FILE",
+        help="print the tables from cards written before (runs nothing; several runs' files join)",
+    )
     args = parser.parse_args()
     rule_sets = args.rules.split(",")
     if args.cards:
@@ -73,12 +94,20 @@ def table(cards: list[dict], rule_set: str) -> list[str]:
         if "regret" not in entry:
             continue
         seconds = entry["regret_summary"]["seconds_per_move"]
-        rows.append((entry["regret"], f"| `{card['agent']}` | {entry['regret']:.4f} | {_result(entry['vs_perfect'])} | "
-                     f"{card['games']:,} | {1 / seconds:,.0f} |"))
+        rows.append(
+            (
+                entry["regret"],
+                f"| `{card['agent']}` | {entry['regret']:.4f} | {_result(entry['vs_perfect'])} | "
+                f"{card['games']:,} | {1 / seconds:,.0f} |",
+            )
+        )
     rows += [(regret, f"| {label} (published) | {regret:.4f} | | | |") for label, regret in PUBLISHED.get(rule_set, [])]
     rows.sort(key=lambda row: row[0])
-    return ["| agent | regret (test set) | vs perfect (luck-adjusted) | games | decisions/s |",
-            "|---|---|---|---|---|", *(line for _, line in rows)]
+    return [
+        "| agent | regret (test set) | vs perfect (luck-adjusted) | games | decisions/s |",
+        "|---|---|---|---|---|",
+        *(line for _, line in rows),
+    ]
 
 
 def _result(vs_perfect: dict) -> str:

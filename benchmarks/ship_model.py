@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 
 from urgym.agents import NeuralAgent, ValueNetwork
-from urgym.agents.learned import write_model_card
-from urgym.evaluation.positions import benchmark_positions, score_positions
-from urgym.evaluation.runner import RunOptions
+from urgym.agents.models import write_model_card
+from urgym.evaluation.scoring.positions import benchmark_positions, score_positions
+from urgym.evaluation.scoring.runner import RunOptions
 from urgym.solver import table_for
 
 from benchmarks.common import machine
@@ -29,8 +29,9 @@ from urgym.batch import Decisions
 MODELS = Path(__file__).resolve().parent.parent / "agents" / "models"
 
 
-def measure(network: ValueNetwork, depths: tuple[int, ...] = (0, 1, 2),
-            speed_depths: tuple[int, ...] = (0, 1, 2)) -> dict[str, float]:
+def measure(
+    network: ValueNetwork, depths: tuple[int, ...] = (0, 1, 2), speed_depths: tuple[int, ...] = (0, 1, 2)
+) -> dict[str, float]:
     """The card's figures: test-set regret per depth and decisions per second per depth."""
     rules = network.rules
     table = table_for(rules, solve=False, progress=False)
@@ -38,8 +39,9 @@ def measure(network: ValueNetwork, depths: tuple[int, ...] = (0, 1, 2),
     figures: dict[str, float] = {}
     for depth in depths:
         agent = NeuralAgent(network, depth=depth)
-        figures[f"test_regret_depth{depth}"] = score_positions(agent, table, test,
-                                                               RunOptions(workers=1, progress=False)).regret.mean
+        figures[f"test_regret_depth{depth}"] = score_positions(
+            agent, table, test, RunOptions(workers=1, progress=False)
+        ).regret.mean
     batch = Decisions.of_positions(benchmark_positions(table, 4000, seed=777))
     for depth in speed_depths:
         NeuralAgent(network, depth=depth).select_moves(rules, batch)  # compiles
@@ -61,12 +63,20 @@ def main() -> None:
     args = parser.parse_args()
     network = ValueNetwork.load(args.model)  # every network train writes, TD(lambda)'s older files too
     figures = measure(network)
-    facts = {**network.info, **figures, "measured_on": machine(), "measured": time.strftime("%Y-%m-%d"),
-             "parameters": network.parameters, "sizes": list(network.sizes), "features": network.features}
+    facts = {
+        **network.info,
+        **figures,
+        "measured_on": machine(),
+        "measured": time.strftime("%Y-%m-%d"),
+        "parameters": network.parameters,
+        "sizes": list(network.sizes),
+        "features": network.features,
+    }
     if args.note:
         facts["note"] = args.note
     path = ValueNetwork(network.rules, network.features, network.layers, network.activation, facts).save(
-        MODELS / f"{args.name}.npz")
+        MODELS / f"{args.name}.npz"
+    )
     facts["file_bytes"] = path.stat().st_size
     write_model_card(path, network.rules, **facts)
     print(json.dumps({k: v for k, v in facts.items() if k not in ("settings",)}, indent=1))

@@ -1,5 +1,6 @@
-"""urgym's commands: one thin module per command (argument parsing, messages and exit codes), above every other
-layer; nothing below imports them.
+"""urgym's commands: one thin module per command (argument parsing, messages and exit codes), above every other layer.
+
+Nothing below imports them.
 
 Each command runs under its own name (``evaluate``, ``solve``, ...) and under the umbrella command ``urgym``
 (``urgym evaluate ...``, see :mod:`urgym.commands.main`). Every module has a ``main(argv=None) -> int``.

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from urgym.agents import builtin_name
-from urgym.evaluation.report import write_csv, write_json
-from urgym.evaluation.runner import RunOptions, default_workers
+from urgym.evaluation.scoring.report import write_csv, write_json
+from urgym.evaluation.scoring.runner import RunOptions, default_workers
 from urgym.solver import PositionIndex, SolvedTable, cached_table_path, is_cached, solve_command, table_for
 
 from urgym import _startup
@@ -53,6 +53,7 @@ class ArgumentParser(argparse.ArgumentParser):
     """argparse's parser, with its errors on one line (``PROG: error: MESSAGE (see PROG --help)``), status 2."""
 
     def error(self, message: str):  # type: ignore[override]
+        """Say ``message`` in one line on stderr and exit with status 2."""
         self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (see {self.prog} --help)\n")
 
 
@@ -111,11 +112,14 @@ def _close_progress_bars() -> None:
 
 
 def _exit_now(status: int) -> None:
-    """End the process at once: stop child processes and skip the exit handlers. Those would wait for a worker
-    pool's threads, which may wait for ever on a worker stopped in the middle of sending its result."""
+    """End the process at once: stop child processes and skip the exit handlers.
+
+    Those would wait for a worker pool's threads, which may wait for ever on a worker stopped in the middle of sending
+    its result.
+    """
     import multiprocessing
 
-    from urgym.agents.engine import stop_all_engines
+    from urgym.agents.outside.engine import stop_all_engines
 
     stop_all_engines(polite=False)  # engines run in sessions of their own: a terminal's Ctrl-C does not reach them
     for child in multiprocessing.active_children():  # a worker stops its own engines on SIGTERM
@@ -134,8 +138,9 @@ def _one_line(err: BaseException) -> str:
 
 def add_table_options(parser: argparse.ArgumentParser) -> None:
     """The options every command that needs a solved table shares."""
-    parser.add_argument("--no-solve", action="store_true",
-                        help="stop, with the command to run, instead of solving a missing table")
+    parser.add_argument(
+        "--no-solve", action="store_true", help="stop, with the command to run, instead of solving a missing table"
+    )
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
 
@@ -145,11 +150,18 @@ def report_stream(args: argparse.Namespace) -> Any:
     return sys.stderr if STDOUT in used else sys.stdout
 
 
-def table_or_solve(rules: Rules, args: argparse.Namespace, parser: argparse.ArgumentParser,
-           specs: tuple[str, ...], record: str | None = None) -> SolvedTable | None:
-    """The rule set's solved table: loaded from the cache, or solved and cached (unless --no-solve). A table that
-    is not ground truth (RoyalUr's 16-bit import) is used with a note saying so. ``record``: the game record that
-    holds custom rules, for the ``solve`` command to suggest."""
+def table_or_solve(
+    rules: Rules,
+    args: argparse.Namespace,
+    parser: argparse.ArgumentParser,
+    specs: tuple[str, ...],
+    record: str | None = None,
+) -> SolvedTable | None:
+    """The rule set's solved table: loaded from the cache, or solved and cached (unless --no-solve).
+
+    A table that is not ground truth (RoyalUr's 16-bit import) is used with a note saying so. ``record``: the game
+    record that holds custom rules, for the ``solve`` command to suggest.
+    """
     try:
         index = PositionIndex(rules)
     except ValueError as err:
@@ -162,22 +174,29 @@ def table_or_solve(rules: Rules, args: argparse.Namespace, parser: argparse.Argu
         command = solve_command(rules, record)
         minutes = index.size / (SOLVE_RATE * default_workers()) / 60
         if args.no_solve:
-            print(f"No solved table for {rules.describe()} at {path}.\nCreate it with:  {command}\n"
-                  f"({index.size:,} positions, about {minutes:.0f} min on this machine)", file=sys.stderr)
+            print(
+                f"No solved table for {rules.describe()} at {path}.\nCreate it with:  {command}\n"
+                f"({index.size:,} positions, about {minutes:.0f} min on this machine)",
+                file=sys.stderr,
+            )
             raise SystemExit(3)
         try:
             check_output(path, table="cache")
         except ValueError as err:
             raise ValueError(f"cannot cache the solved table: {err}; set URGYM_CACHE to a writable folder") from None
-        print(f"No solved table for {rules.name} ({rules.pieces} pieces) yet: solving it now ({index.size:,} "
-              f"positions, about {max(minutes, 0.1):.1f} min here) and caching it at {path}. It is reused from "
-              f"then on; `{command}` does the same.", file=sys.stderr)
+        print(
+            f"No solved table for {rules.name} ({rules.pieces} pieces) yet: solving it now ({index.size:,} "
+            f"positions, about {max(minutes, 0.1):.1f} min here) and caching it at {path}. It is reused from "
+            f"then on; `{command}` does the same.",
+            file=sys.stderr,
+        )
     start = time.perf_counter()
     try:
         table = table_for(rules, solve=True, progress=not args.no_progress)
     except KeyboardInterrupt:
-        raise KeyboardInterrupt("run the same command again: the table's solve resumes from its last finished "
-                                "layer pair") from None
+        raise KeyboardInterrupt(
+            "run the same command again: the table's solve resumes from its last finished layer pair"
+        ) from None
     if time.perf_counter() - start > 5:
         print(f"table ready in {time.perf_counter() - start:.0f} s", file=sys.stderr)
     if table.precision_note:
@@ -186,8 +205,10 @@ def table_or_solve(rules: Rules, args: argparse.Namespace, parser: argparse.Argu
 
 
 def check_outputs(args: argparse.Namespace, inputs: dict[str, str] | None = None) -> None:
-    """Refuse, before any work starts, output paths that cannot be written as files (or a plot of an unknown type),
-    and outputs that would replace an input or each other."""
+    """Refuse, before any work starts, output paths that cannot be written as files.
+
+    Also a plot of an unknown type, and outputs that would replace an input or each other.
+    """
     outputs = {}
     for option in ("json", "csv", "plot", "html"):
         path = getattr(args, option, None)
@@ -201,11 +222,19 @@ def check_outputs(args: argparse.Namespace, inputs: dict[str, str] | None = None
 
 
 def run_options(args: argparse.Namespace) -> RunOptions:
-    """How the games of a command run, from its options (``--workers``, ``--backend``, ``--ray-address``,
-    ``--no-progress``, ``--save-games``, ``--replace-games``; those it lacks keep their defaults)."""
-    return RunOptions(workers=getattr(args, "workers", None), backend=getattr(args, "backend", "process"),
-                      ray_address=getattr(args, "ray_address", None), progress=not getattr(args, "no_progress", False),
-                      save_games=getattr(args, "save_games", None), replace_games=getattr(args, "replace_games", False))
+    """How the games of a command run, from its options.
+
+    The options are ``--workers``, ``--backend``, ``--ray-address``, ``--no-progress``, ``--save-games`` and
+    ``--replace-games``; those the command lacks keep their defaults.
+    """
+    return RunOptions(
+        workers=getattr(args, "workers", None),
+        backend=getattr(args, "backend", "process"),
+        ray_address=getattr(args, "ray_address", None),
+        progress=not getattr(args, "no_progress", False),
+        save_games=getattr(args, "save_games", None),
+        replace_games=getattr(args, "replace_games", False),
+    )
 
 
 def write_outputs(args: argparse.Namespace, data: dict, rows: list[dict], plot: Callable[[str], Path]) -> None:
@@ -223,5 +252,3 @@ def wrote(path: str | Path, out: Any) -> None:
     """Say that a file was written (nothing for standard output)."""
     if str(path) != STDOUT:
         print(f"wrote {path}", file=out)
-
-

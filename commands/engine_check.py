@@ -1,5 +1,7 @@
-"""``engine-check COMMAND``: check that a program speaks UEI 1, the Ur Engine Interface (see
-:mod:`urgym.agents.engine`)."""
+"""``engine-check COMMAND``.
+
+Check that a program speaks UEI 1, the Ur Engine Interface (see :mod:`urgym.agents.outside.engine`).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ import argparse
 import time
 
 import numpy as np
-from urgym.agents.engine import DEFAULT_MOVE_TIME, EngineAgent, EngineError
+from urgym.agents.outside.engine import DEFAULT_MOVE_TIME, EngineAgent, EngineError
 from urgym.commands.common import ArgumentParser, command, seed
 
 from urgym import Game, Position, Rules, get_rules
@@ -21,16 +23,25 @@ ENGINE_CHECK_RULES = ("finkel", "blitz", "masters", "aseb")
 
 @command("engine-check")
 def main(argv: list[str] | None = None) -> int:
-    """``engine-check COMMAND``: check that a program speaks UEI 1 (see :mod:`urgym.agents.engine`)."""
+    """``engine-check COMMAND``: check that a program speaks UEI 1 (see :mod:`urgym.agents.outside.engine`)."""
     parser = ArgumentParser(
-        prog="engine-check", description="Check an engine program against UEI 1, the Ur Engine Interface: the "
+        prog="engine-check",
+        description="Check an engine program against UEI 1, the Ur Engine Interface: the "
         "handshake, a legal answer to every one of 1,000 positions of every solvable rule set, and its time per "
-        "move. Exit status 0 when it conforms, 1 when it does not.")
+        "move. Exit status 0 when it conforms, 1 when it does not.",
+    )
     parser.add_argument("--positions", type=int, default=1000, help="positions per rule set (default 1000)")
-    parser.add_argument("--rules", default=",".join(ENGINE_CHECK_RULES),
-                        help=f"comma-separated rule sets (default {','.join(ENGINE_CHECK_RULES)})")
-    parser.add_argument("--move-time", type=float, default=DEFAULT_MOVE_TIME,
-                        help=f"seconds allowed per move (default {DEFAULT_MOVE_TIME:g})")
+    parser.add_argument(
+        "--rules",
+        default=",".join(ENGINE_CHECK_RULES),
+        help=f"comma-separated rule sets (default {','.join(ENGINE_CHECK_RULES)})",
+    )
+    parser.add_argument(
+        "--move-time",
+        type=float,
+        default=DEFAULT_MOVE_TIME,
+        help=f"seconds allowed per move (default {DEFAULT_MOVE_TIME:g})",
+    )
     parser.add_argument("--seed", type=seed, default=0, help="seed of the positions (default 0)")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="the engine's command line")
     args = parser.parse_args(argv)
@@ -49,8 +60,10 @@ def main(argv: list[str] | None = None) -> int:
     except EngineError as err:
         print(f"not conformant: {err}")
         return 1
-    print(f"handshake: {engine.name!r} in {1e3 * (time.perf_counter() - started):.0f} ms; id lines: "
-          + (", ".join(f"{k}={v!r}" for k, v in engine.ids.items()) or "none"))
+    print(
+        f"handshake: {engine.name!r} in {1e3 * (time.perf_counter() - started):.0f} ms; id lines: "
+        + (", ".join(f"{k}={v!r}" for k, v in engine.ids.items()) or "none")
+    )
     try:
         for rules in rule_sets:
             times = []
@@ -59,8 +72,10 @@ def main(argv: list[str] | None = None) -> int:
                 engine.select_move(position, roll)  # raises EngineError for an illegal or missing answer
                 times.append(time.perf_counter() - began)
             ms = 1e3 * np.array(times)
-            print(f"{rules.name}: {len(times):,} positions, every answer legal; ms per move: median "
-                  f"{np.median(ms):.2f}, 95th percentile {np.percentile(ms, 95):.2f}, max {ms.max():.2f}")
+            print(
+                f"{rules.name}: {len(times):,} positions, every answer legal; ms per move: median "
+                f"{np.median(ms):.2f}, 95th percentile {np.percentile(ms, 95):.2f}, max {ms.max():.2f}"
+            )
     except EngineError as err:
         print(f"not conformant: {err}")
         return 1

@@ -26,10 +26,10 @@ from urgym.commands.common import (
     write_outputs,
     wrote,
 )
-from urgym.evaluation.card import CARD_RULE_SETS, agent_card, card_header, card_row
-from urgym.evaluation.match import play_match, records_directory
-from urgym.evaluation.positions import benchmark_positions, score_positions
-from urgym.evaluation.report import (
+from urgym.evaluation.scoring.card import CARD_RULE_SETS, agent_card, card_header, card_row
+from urgym.evaluation.scoring.match import play_match, records_directory
+from urgym.evaluation.scoring.positions import benchmark_positions, score_positions
+from urgym.evaluation.scoring.report import (
     format_match,
     format_tournament,
     match_rows,
@@ -38,8 +38,8 @@ from urgym.evaluation.report import (
     tournament_rows,
     write_json,
 )
-from urgym.evaluation.runner import BACKENDS, require_ray
-from urgym.evaluation.tournament import pair_folders, run_tournament, tournament_specs
+from urgym.evaluation.scoring.runner import BACKENDS, require_ray
+from urgym.evaluation.scoring.tournament import pair_folders, run_tournament, tournament_specs
 
 from urgym import RULE_SET_NAMES, get_rules
 
@@ -49,50 +49,79 @@ DEFAULT_GAMES = 150
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``evaluate`` command's arguments."""
     parser = ArgumentParser(
-        prog="evaluate", description="Benchmark an agent against perfect play (or any other agent).",
+        prog="evaluate",
+        description="Benchmark an agent against perfect play (or any other agent).",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=__doc__.split("Examples::")[1] + "\nAgent parameters may follow --agent as options "
-        "(--depth 7), or be written into the spec (expectimax:7).\n\nagents:\n" + agent_help())
+        "(--depth 7), or be written into the spec (expectimax:7).\n\nagents:\n" + agent_help(),
+    )
     parser.add_argument("--agent", help="the agent to evaluate (a spec: expectimax, expectimax:7, greedy, ...)")
     parser.add_argument("--opponent", default="perfect", help="its opponent's spec (default: perfect)")
     parser.add_argument("--tournament", help="comma-separated specs: every pair plays, every agent is benchmarked")
-    parser.add_argument("--rules", default=None,
-                        help=f"rule set: {', '.join(RULE_SET_NAMES)} (default finkel; with --card, a comma-separated "
-                        "list, default finkel,blitz,masters)")
+    parser.add_argument(
+        "--rules",
+        default=None,
+        help=f"rule set: {', '.join(RULE_SET_NAMES)} (default finkel; with --card, a comma-separated "
+        "list, default finkel,blitz,masters)",
+    )
     parser.add_argument("--pieces", type=int, help="pieces per side (default: the rule set's)")
-    parser.add_argument("--games", type=int, default=DEFAULT_GAMES,
-                        help=f"games per match, sides alternating (default {DEFAULT_GAMES})")
-    parser.add_argument("--positions", type=int, default=1000,
-                        help="positions of the position benchmark (default 1000; 0 skips it)")
-    parser.add_argument("--workers", type=int, default=None,
-                        help="worker processes (default: all cores; the main process alone for agents that run best "
-                        "there, such as neural networks, which answer a thousand games in one batch)")
+    parser.add_argument(
+        "--games", type=int, default=DEFAULT_GAMES, help=f"games per match, sides alternating (default {DEFAULT_GAMES})"
+    )
+    parser.add_argument(
+        "--positions", type=int, default=1000, help="positions of the position benchmark (default 1000; 0 skips it)"
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="worker processes (default: all cores; the main process alone for agents that run best "
+        "there, such as neural networks, which answer a thousand games in one batch)",
+    )
     parser.add_argument("--seed", type=seed, default=0, help="seed of the dice and the agents (default 0)")
     parser.add_argument("--json", help="write the results as JSON to this path (- for standard output)")
     parser.add_argument("--csv", help="write the results as CSV to this path (- for standard output)")
     parser.add_argument("--plot", help="write a plot to this path (.png, .pdf, .svg)")
-    parser.add_argument("--save-games", metavar="DIR",
-                        help="write every game's record to DIR (game-000000.json, ...; review them with `review`); "
-                        "a folder that already holds records is refused")
-    parser.add_argument("--replace-games", action="store_true",
-                        help="with --save-games: delete the records already in DIR (game-*.json) first")
-    parser.add_argument("--card", action="store_true",
-                        help="the agent's card: its regret on the position benchmark and its result against perfect "
-                        "play on every solved rule set it can play (--rules: a comma-separated subset of "
-                        "finkel,blitz,masters), as one leaderboard row and, with --json, as JSON")
-    parser.add_argument("--backend", default="process", choices=BACKENDS,
-                        help="run games in local worker processes or as Ray tasks (default process)")
+    parser.add_argument(
+        "--save-games",
+        metavar="DIR",
+        help="write every game's record to DIR (game-000000.json, ...; review them with `review`); "
+        "a folder that already holds records is refused",
+    )
+    parser.add_argument(
+        "--replace-games",
+        action="store_true",
+        help="with --save-games: delete the records already in DIR (game-*.json) first",
+    )
+    parser.add_argument(
+        "--card",
+        action="store_true",
+        help="the agent's card: its regret on the position benchmark and its result against perfect "
+        "play on every solved rule set it can play (--rules: a comma-separated subset of "
+        "finkel,blitz,masters), as one leaderboard row and, with --json, as JSON",
+    )
+    parser.add_argument(
+        "--backend",
+        default="process",
+        choices=BACKENDS,
+        help="run games in local worker processes or as Ray tasks (default process)",
+    )
     parser.add_argument("--ray-address", help="the Ray cluster to use with --backend ray (default: local)")
-    parser.add_argument("--no-table", action="store_true",
-                        help="play the match without the solved table: win rates only (no regrets, no luck-adjusted "
-                        "rates, no position benchmark), no solve first")
+    parser.add_argument(
+        "--no-table",
+        action="store_true",
+        help="play the match without the solved table: win rates only (no regrets, no luck-adjusted "
+        "rates, no position benchmark), no solve first",
+    )
     add_table_options(parser)
     return parser
 
 
 @command("evaluate")
 def main(argv: list[str] | None = None) -> int:
+    """Run ``evaluate``; return the exit status."""
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if args.card and args.no_table:
@@ -106,8 +135,10 @@ def main(argv: list[str] | None = None) -> int:
     if extra and not args.agent:
         hint = ""
         if args.tournament and not extra[0].startswith("-"):
-            hint = (f"; the agents of --tournament are one comma-separated list: --tournament "
-                    f"{','.join([args.tournament, *(e for e in extra if not e.startswith('-'))])}")
+            hint = (
+                f"; the agents of --tournament are one comma-separated list: --tournament "
+                f"{','.join([args.tournament, *(e for e in extra if not e.startswith('-'))])}"
+            )
         parser.error(f"unrecognized arguments: {' '.join(extra)}{hint}")
     for name, value in (("games", args.games), ("workers", 1 if args.workers is None else args.workers)):
         if value < 1:
@@ -115,8 +146,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.positions < 0:
         parser.error(f"--positions must be 0 or more, got {args.positions}")
     if args.positions and args.pieces == 1:
-        parser.error("with 1 piece no decision has a choice of moves, so there is no position benchmark; "
-                     "give --positions 0 or more pieces")
+        parser.error(
+            "with 1 piece no decision has a choice of moves, so there is no position benchmark; "
+            "give --positions 0 or more pieces"
+        )
     try:
         _check_modes(args)
         rules = get_rules("finkel" if args.rules is None else args.rules, args.pieces)
@@ -134,12 +167,17 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as err:
         parser.error(str(err))
     if args.no_table and any(builtin_name(s) == "perfect" for s in specs):
-        parser.error("--no-table: the perfect player (the default opponent) needs the solved table; give other "
-                     "agents (--agent, --opponent)")
+        parser.error(
+            "--no-table: the perfect player (the default opponent) needs the solved table; give other "
+            "agents (--agent, --opponent)"
+        )
     table = None if args.no_table else table_or_solve(rules, args, parser, specs)
     if args.no_table:
-        print("note: --no-table: win rates only (regrets, luck-adjusted rates and the position benchmark need the "
-              "solved table)", file=sys.stderr)
+        print(
+            "note: --no-table: win rates only (regrets, luck-adjusted rates and the position benchmark need the "
+            "solved table)",
+            file=sys.stderr,
+        )
     positions = []
     if table is not None and args.positions:
         try:  # before any long work: a rule set with few choices may not offer enough positions
@@ -168,12 +206,17 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _card_main(parser: argparse.ArgumentParser, args: argparse.Namespace, extra: list[str]) -> int:
-    """``evaluate --agent SPEC --card``: the agent's card (see :mod:`urgym.evaluation.card`)."""
+    """``evaluate --agent SPEC --card``: the agent's card (see :mod:`urgym.evaluation.scoring.card`)."""
     if not args.agent:
         parser.error("--card needs --agent SPEC")
-    for option, given in (("--tournament", args.tournament), ("--opponent", args.opponent != "perfect"),
-                          ("--csv", args.csv), ("--plot", args.plot), ("--save-games", args.save_games),
-                          ("--backend", args.backend != "process")):
+    for option, given in (
+        ("--tournament", args.tournament),
+        ("--opponent", args.opponent != "perfect"),
+        ("--csv", args.csv),
+        ("--plot", args.plot),
+        ("--save-games", args.save_games),
+        ("--backend", args.backend != "process"),
+    ):
         if given:
             parser.error(f"{option} does nothing with --card (a card plays perfect play on each rule set)")
     if args.games < 1 or (args.workers is not None and args.workers < 1) or args.positions < 1:
@@ -186,8 +229,9 @@ def _card_main(parser: argparse.ArgumentParser, args: argparse.Namespace, extra:
         check_outputs(args)
     except ValueError as err:
         parser.error(str(err))
-    card = agent_card(spec, rule_sets, args.games, args.seed, args.positions, run_options(args), not args.no_solve,
-                      args.pieces)
+    card = agent_card(
+        spec, rule_sets, args.games, args.seed, args.positions, run_options(args), not args.no_solve, args.pieces
+    )
     out = report_stream(args)
     print(card_header(rule_sets), file=out)
     print(card_row(card), file=out)
@@ -220,9 +264,9 @@ def _specs(args: argparse.Namespace, extra: list[str]) -> tuple[str, ...]:
     agent = args.agent
     if extra:
         if ":" in agent or " " in agent:
-            raise ValueError(f"give the agent's parameters either in the spec ({agent!r}) or as options "
-                             f"({' '.join(extra)}), not both")
+            raise ValueError(
+                f"give the agent's parameters either in the spec ({agent!r}) or as options "
+                f"({' '.join(extra)}), not both"
+            )
         agent = " ".join([agent, *extra])
     return agent, args.opponent
-
-

@@ -1,5 +1,8 @@
-"""``urgym COMMAND ...``: every command under one name (``urgym evaluate --agent expectimax --depth 7``), beside the
-short names (``evaluate``, ``ur-play``, ...); ``ur-play`` is prefixed because SoX already installs a ``play``."""
+"""``urgym COMMAND ...``.
+
+Every command under one name (``urgym evaluate --agent expectimax --depth 7``), beside the short names (``evaluate``,
+``ur-play``, ...); ``ur-play`` is prefixed because SoX already installs a ``play``.
+"""
 
 from __future__ import annotations
 
@@ -17,8 +20,10 @@ def usage() -> str:
     """The umbrella's help: its commands, one line each."""
     width = max(map(len, COMMANDS))
     rows = "\n".join(f"  {name:<{width}}  {summary}" for name, (_, summary) in COMMANDS.items())
-    return (f"usage: urgym COMMAND [OPTIONS ...]\n\nThe Royal Game of Ur: rules, solver, agents and evaluation "
-            f"(urgym {__version__}).\n\ncommands:\n{rows}\n\n`urgym COMMAND --help` describes a command.")
+    return (
+        f"usage: urgym COMMAND [OPTIONS ...]\n\nThe Royal Game of Ur: rules, solver, agents and evaluation "
+        f"(urgym {__version__}).\n\ncommands:\n{rows}\n\n`urgym COMMAND --help` describes a command."
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,8 +37,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     name, rest = args[0], args[1:]
     if name not in COMMANDS:
-        print(f"urgym: error: unknown command {name!r}; commands: {', '.join(COMMANDS)} (see urgym --help)",
-              file=sys.stderr)
+        print(
+            f"urgym: error: unknown command {name!r}; commands: {', '.join(COMMANDS)} (see urgym --help)",
+            file=sys.stderr,
+        )
         return 2
     module = importlib.import_module(f"urgym.commands.{COMMANDS[name][0]}")
     if argv is None:  # run as a program: the command runs as one too (Ctrl-C stops it at once)

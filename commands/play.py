@@ -1,5 +1,7 @@
-"""``play``: a human against an agent, in the terminal (:mod:`urgym.agents.play`) or in the browser
-(``--web``, served by :mod:`urgym.evaluation.web`)."""
+"""``play``: a human against an agent, in the terminal or in the browser.
+
+The terminal game is :mod:`urgym.evaluation.play.terminal`; ``--web`` serves :mod:`urgym.evaluation.play.web`.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +10,9 @@ from collections.abc import Callable
 
 import numpy as np
 from urgym.agents.perfect import PerfectAgent
-from urgym.agents.play import cached_table, play_game
 from urgym.agents.registry import agent_help, make_agent
 from urgym.commands.common import ArgumentParser, command, seed
+from urgym.evaluation.play.terminal import cached_table, play_game
 
 from urgym import RULE_SET_NAMES, SIDES, get_rules
 from urgym.files import check_output
@@ -19,21 +21,31 @@ __all__ = ["main"]
 
 
 @command("ur-play")
-def main(argv: list[str] | None = None, read: Callable[[str], str] = input,
-         write: Callable[[str], None] = print) -> int:
-    """``play``: a human against an agent in the terminal (``read`` and ``write`` are its input and output), or
-    with ``--web`` in the browser."""
+def main(
+    argv: list[str] | None = None, read: Callable[[str], str] = input, write: Callable[[str], None] = print
+) -> int:
+    """``play``: a human against an agent in the terminal, or with ``--web`` in the browser.
+
+    ``read`` and ``write`` are the terminal's input and output.
+    """
     parser = ArgumentParser(
-        prog="ur-play", description="Play the Royal Game of Ur against an agent in the terminal.",
-        formatter_class=argparse.RawDescriptionHelpFormatter, epilog="agents:\n" + agent_help())
+        prog="ur-play",
+        description="Play the Royal Game of Ur against an agent in the terminal.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="agents:\n" + agent_help(),
+    )
     parser.add_argument("--rules", default="finkel", help=f"rule set: {', '.join(RULE_SET_NAMES)} (default finkel)")
     parser.add_argument("--pieces", type=int, default=None, help="pieces per side (default: the rule set's)")
     parser.add_argument("--agent", default="expectimax:5", help="the opponent's agent spec (default expectimax:5)")
     parser.add_argument("--side", default="light", choices=[*SIDES, "random"], help="your side (light moves first)")
     parser.add_argument("--seed", type=seed, default=None, help="seed of the dice and the agent")
     parser.add_argument("--save", help="write the game's record (JSON, see urgym.GameRecord) to this file")
-    parser.add_argument("--web", action="store_true", help="play in the browser: a page served on 127.0.0.1 "
-                        "(the 'web' extra), guarded by a token in the URL it prints")
+    parser.add_argument(
+        "--web",
+        action="store_true",
+        help="play in the browser: a page served on 127.0.0.1 "
+        "(the 'web' extra), guarded by a token in the URL it prints",
+    )
     parser.add_argument("--port", type=int, default=0, help="with --web: the port (default: a free one)")
     parser.add_argument("--no-browser", action="store_true", help="with --web: print the URL, open no browser")
     args = parser.parse_args(argv)
@@ -57,10 +69,18 @@ def main(argv: list[str] | None = None, read: Callable[[str], str] = input,
         write(f"Loading the solved table of {rules.describe()} ({missing}).")
         agent.table(rules)
     if args.web:
-        from urgym.evaluation.web import serve
+        from urgym.evaluation.play.web import serve
 
-        serve(rules, agent, cached_table(rules), port=args.port, open_browser=not args.no_browser, write=write,
-            side=args.side, seed=args.seed)
+        serve(
+            rules,
+            agent,
+            cached_table(rules),
+            port=args.port,
+            open_browser=not args.no_browser,
+            write=write,
+            side=args.side,
+            seed=args.seed,
+        )
         return 0
     side = args.side
     if side == "random":

@@ -1,4 +1,4 @@
-"""``review``: a recorded game against perfect play, move by move (see :mod:`urgym.evaluation.review`)."""
+"""``review``: a recorded game against perfect play, move by move (see :mod:`urgym.evaluation.review.grades`)."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from urgym.commands.common import (
     table_or_solve,
     wrote,
 )
-from urgym.evaluation.match import RECORD_NAME
-from urgym.evaluation.review import review_game
-from urgym.evaluation.summary import summarise_player
+from urgym.evaluation.review.grades import review_game
+from urgym.evaluation.review.summary import summarise_player
+from urgym.evaluation.scoring.match import RECORD_NAME
 
 from urgym import Rules, get_rules
 from urgym.records import GameRecord
@@ -25,23 +25,32 @@ __all__ = ["build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``review`` command's arguments."""
     parser = ArgumentParser(
-        prog="review", description="Review a recorded game against perfect play: every move's winning chance, "
+        prog="review",
+        description="Review a recorded game against perfect play: every move's winning chance, "
         "the best move, regrets, categories, accuracy, luck and the key moves. Given several records or a folder, "
         "summarise one player over the games.",
         epilog="Records are urgym's JSON game records (ur-play --save, evaluate --save-games) or RGN (.rgn). "
-        "Categories and the accuracy formula: docs/records.md (Game review).")
-    parser.add_argument("record", nargs="+", help="the game record (.json, or .rgn); several records or folders of "
-                        "them (game-*.json, *.rgn) summarise a player over the games")
-    parser.add_argument("--player", help="with several games: the player to summarise (default: the one name that "
-                        "plays in every game)")
+        "Categories and the accuracy formula: docs/records.md (Game review).",
+    )
+    parser.add_argument(
+        "record",
+        nargs="+",
+        help="the game record (.json, or .rgn); several records or folders of "
+        "them (game-*.json, *.rgn) summarise a player over the games",
+    )
+    parser.add_argument(
+        "--player", help="with several games: the player to summarise (default: the one name that plays in every game)"
+    )
     parser.add_argument("--rules", help="the rule set of an RGN file that names none")
     parser.add_argument("--pieces", type=int, help="pieces per side, with --rules")
     parser.add_argument("--json", help="write the review as JSON to this path (- for standard output)")
     parser.add_argument("--csv", help="write one row per roll as CSV to this path (- for standard output)")
     parser.add_argument("--plot", help="write the win-probability graph to this path (.png, .pdf, .svg)")
-    parser.add_argument("--html", help="write a self-contained HTML page to this path (board, graph, moves; - for "
-                        "standard output)")
+    parser.add_argument(
+        "--html", help="write a self-contained HTML page to this path (board, graph, moves; - for standard output)"
+    )
     parser.add_argument("--summary", action="store_true", help="print only the players' summary and key moves")
     add_table_options(parser)
     return parser
@@ -49,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 @command("review")
 def main(argv: list[str] | None = None) -> int:
+    """Run ``review``; return the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
     paths = _record_paths(parser, args.record)
@@ -70,8 +80,12 @@ def main(argv: list[str] | None = None) -> int:
     review = review_game(record, table)
     out = report_stream(args)
     print(review.format_text(moves=not args.summary), file=out)
-    for option, save in (("json", review.save_json), ("csv", review.save_csv), ("plot", review.save_plot),
-                         ("html", review.save_html)):
+    for option, save in (
+        ("json", review.save_json),
+        ("csv", review.save_csv),
+        ("plot", review.save_plot),
+        ("html", review.save_html),
+    ):
         if getattr(args, option) is not None:
             wrote(save(getattr(args, option)), out)
     return 0
@@ -89,8 +103,9 @@ def _load(args: argparse.Namespace, path: str) -> GameRecord:
     rules = _given_rules(args)
     record = GameRecord.load(path, rules)
     if rules is not None and record.rules != rules:
-        raise ValueError(f"{path} is a game of {record.rules.describe()}, not of the --rules/--pieces "
-                         f"given ({rules.describe()})")
+        raise ValueError(
+            f"{path} is a game of {record.rules.describe()}, not of the --rules/--pieces given ({rules.describe()})"
+        )
     return record
 
 
@@ -100,8 +115,11 @@ def _record_paths(parser: argparse.ArgumentParser, given: list[str]) -> list[Pat
     for text in given:
         path = Path(text)
         if path.is_dir():
-            found = sorted(p for p in path.iterdir() if p.is_file() and (RECORD_NAME.fullmatch(p.name) or
-                                                                         p.suffix.lower() == ".rgn"))
+            found = sorted(
+                p
+                for p in path.iterdir()
+                if p.is_file() and (RECORD_NAME.fullmatch(p.name) or p.suffix.lower() == ".rgn")
+            )
             if not found:
                 parser.error(f"{path} holds no game records (game-*.json as evaluate --save-games writes, or .rgn)")
             paths.extend(found)
@@ -124,8 +142,11 @@ def _summary(parser: argparse.ArgumentParser, args: argparse.Namespace, paths: l
         parser.error(str(err))
     kinds = {r.rules for r in records}
     if len(kinds) > 1:
-        parser.error("the games are of different rules (" + "; ".join(sorted(k.describe() for k in kinds)) +
-                     "); summarise one rule set at a time")
+        parser.error(
+            "the games are of different rules ("
+            + "; ".join(sorted(k.describe() for k in kinds))
+            + "); summarise one rule set at a time"
+        )
     table = table_or_solve(records[0].rules, args, parser, (), record=str(paths[0]))
     if table is None:
         parser.error(f"a review needs a solved table, and {records[0].rules.describe()} cannot be solved")

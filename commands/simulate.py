@@ -31,6 +31,8 @@ def main(argv: list[str] | None = None) -> None:
     result = simulate(rules, args.light, args.dark, games=args.games, seed=args.seed)
     elapsed = time.perf_counter() - start
     print(rules.describe())
-    print(f"{args.games:,} games, light {args.light} vs dark {args.dark}: light wins "
-          f"{100 * result.light_win_rate:.2f}%, {result.turns.mean() / 2:.1f} turns and "
-          f"{result.moves.mean() / 2:.1f} moves per player per game, {args.games / elapsed:,.0f} games/s")
+    print(
+        f"{args.games:,} games, light {args.light} vs dark {args.dark}: light wins "
+        f"{100 * result.light_win_rate:.2f}%, {result.turns.mean() / 2:.1f} turns and "
+        f"{result.moves.mean() / 2:.1f} moves per player per game, {args.games / elapsed:,.0f} games/s"
+    )

@@ -37,6 +37,7 @@ def count_table(names: tuple[str, ...], pieces: list[int]) -> str:
 
 @command("solve", interrupted="run the same command again to resume from the last finished layer pair")
 def main(argv: list[str] | None = None) -> None:
+    """Run ``solve``."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -60,38 +61,70 @@ def main(argv: list[str] | None = None) -> None:
     tol = EXACT_TOL if args.tol is None else args.tol
     print(f"solving {rules.describe()}: {PositionIndex(rules).size:,} positions -> {out}", file=sys.stderr)
     start = time.perf_counter()
-    table = solve(rules, tol=tol, progress=not args.no_progress, out=out, dtype=args.dtype or "float64",
-                  threads=args.threads)
-    print(f"solved in {time.perf_counter() - start:.1f} s; final residual {table.header['residual']:.2e}; "
-          f"light's winning chance from the start: {table.win_probability(Position.start(rules)):.6f}")
+    table = solve(
+        rules, tol=tol, progress=not args.no_progress, out=out, dtype=args.dtype or "float64", threads=args.threads
+    )
+    print(
+        f"solved in {time.perf_counter() - start:.1f} s; final residual {table.header['residual']:.2e}; "
+        f"light's winning chance from the start: {table.win_probability(Position.start(rules)):.6f}"
+    )
     print(f"table: {out}")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = ArgumentParser(prog="solve", description="Solve a rule set of the Royal Game of Ur exactly: "
-                                     "every position's winning probability under perfect play.")
+    """The ``solve`` command's arguments."""
+    parser = ArgumentParser(
+        prog="solve",
+        description="Solve a rule set of the Royal Game of Ur exactly: "
+        "every position's winning probability under perfect play.",
+    )
     parser.add_argument("--rules", default=None, help=f"rule set: {', '.join(RULE_SET_NAMES)} (default finkel)")
-    parser.add_argument("--rules-file", metavar="FILE",
-                        help="solve the rules in FILE instead: a game record (.json) or the rules as JSON "
-                        "(Rules.to_dict()), for custom rule sets")
+    parser.add_argument(
+        "--rules-file",
+        metavar="FILE",
+        help="solve the rules in FILE instead: a game record (.json) or the rules as JSON "
+        "(Rules.to_dict()), for custom rule sets",
+    )
     parser.add_argument("--pieces", type=int, default=None, help="pieces per side (default: the rule set's)")
-    parser.add_argument("--tol", type=float, default=None,
-                        help=f"largest change of a value that ends a layer (default {EXACT_TOL:g}, the ground truth; "
-                        "a looser one needs --out, as the cache holds ground truth only)")
-    parser.add_argument("--out", default=None, help="table file (default: the cache, see URGYM_CACHE); a .rgu "
-                        "file is written in RoyalUr's format")
-    parser.add_argument("--dtype", default=None, choices=DTYPES,
-                        help="storage type of the table (default float64; others need --out)")
+    parser.add_argument(
+        "--tol",
+        type=float,
+        default=None,
+        help=f"largest change of a value that ends a layer (default {EXACT_TOL:g}, the ground truth; "
+        "a looser one needs --out, as the cache holds ground truth only)",
+    )
+    parser.add_argument(
+        "--out",
+        default=None,
+        help="table file (default: the cache, see URGYM_CACHE); a .rgu file is written in RoyalUr's format",
+    )
+    parser.add_argument(
+        "--dtype", default=None, choices=DTYPES, help="storage type of the table (default float64; others need --out)"
+    )
     parser.add_argument("--threads", type=int, default=None, help="worker threads (default: every core)")
-    parser.add_argument("--count", action="store_true",
-                        help="print the exact number of positions of each solvable rule set (or --rules) and exit")
-    parser.add_argument("--format", default=None, choices=("urtable", "rgu"),
-                        help="rgu: write the table (solved or taken from the cache) in RoyalUr's .rgu format to "
-                        "--out (finkel only; implied by an --out ending in .rgu)")
-    parser.add_argument("--import-rgu", metavar="FILE",
-                        help="convert RoyalUr's .rgu table into the cache (or --out), so nothing needs solving")
-    parser.add_argument("--compare", nargs=2, metavar=("A", "B"),
-                        help="compare two tables (.urtable or .rgu) position by position and exit")
+    parser.add_argument(
+        "--count",
+        action="store_true",
+        help="print the exact number of positions of each solvable rule set (or --rules) and exit",
+    )
+    parser.add_argument(
+        "--format",
+        default=None,
+        choices=("urtable", "rgu"),
+        help="rgu: write the table (solved or taken from the cache) in RoyalUr's .rgu format to "
+        "--out (finkel only; implied by an --out ending in .rgu)",
+    )
+    parser.add_argument(
+        "--import-rgu",
+        metavar="FILE",
+        help="convert RoyalUr's .rgu table into the cache (or --out), so nothing needs solving",
+    )
+    parser.add_argument(
+        "--compare",
+        nargs=2,
+        metavar=("A", "B"),
+        help="compare two tables (.urtable or .rgu) position by position and exit",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
 
@@ -109,13 +142,16 @@ def _refuse_ignored(args: argparse.Namespace) -> None:
         if getattr(args, mode):
             for option in _SOLVE_OPTIONS:
                 if option not in allowed and getattr(args, option) is not None:
-                    raise ValueError(f"--{option.replace('_', '-')} does nothing with --{mode.replace('_', '-')}; "
-                                     f"leave it out (--{mode.replace('_', '-')} takes "
-                                     f"{', '.join('--' + a for a in sorted(allowed)) or 'nothing else'})")
+                    raise ValueError(
+                        f"--{option.replace('_', '-')} does nothing with --{mode.replace('_', '-')}; "
+                        f"leave it out (--{mode.replace('_', '-')} takes "
+                        f"{', '.join('--' + a for a in sorted(allowed)) or 'nothing else'})"
+                    )
             others = [m for m in _MODE_OPTIONS if m != mode and getattr(args, m)]
             if others:
-                raise ValueError(f"--{mode.replace('_', '-')} and --{others[0].replace('_', '-')} are separate modes; "
-                                 "give one")
+                raise ValueError(
+                    f"--{mode.replace('_', '-')} and --{others[0].replace('_', '-')} are separate modes; give one"
+                )
     if args.rules is not None and args.rules_file is not None:
         raise ValueError("give either --rules or --rules-file, not both")
 
@@ -148,8 +184,10 @@ def _solve_plan(args: argparse.Namespace) -> tuple[Rules, Path, str]:
     slot = cached_table_path(rules)
     if args.out is None:
         if not exact:
-            raise ValueError(f"the table cache holds ground truth only (float64, tol {EXACT_TOL:g} or less): a table "
-                             "solved with this --tol or --dtype needs --out FILE")
+            raise ValueError(
+                f"the table cache holds ground truth only (float64, tol {EXACT_TOL:g} or less): a table "
+                "solved with this --tol or --dtype needs --out FILE"
+            )
         check_output(slot, table="cache")
         return rules, slot, fmt
     out = check_output(args.out, table="out")
@@ -197,8 +235,10 @@ def _import(args: argparse.Namespace) -> None:
     table.save(out, "uint16")
     print(f"imported {args.import_rgu} ({table.rules.describe()}, 16-bit values) -> {out}")
     if not args.out:
-        print("evaluate, review, play and the perfect player now use it (and say that its values are 16-bit); "
-              "solve the rules to get exact values")
+        print(
+            "evaluate, review, play and the perfect player now use it (and say that its values are 16-bit); "
+            "solve the rules to get exact values"
+        )
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""``stats``: game-tree statistics from self-play or saved records (see :mod:`urgym.evaluation.game_stats`)."""
+"""``stats``: game-tree statistics from self-play or saved records (see :mod:`urgym.evaluation.review.game_stats`)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from urgym.commands.common import (
     table_or_solve,
     wrote,
 )
-from urgym.evaluation.match import play_match, record_name, records_directory
-from urgym.evaluation.report import write_json
+from urgym.evaluation.scoring.match import play_match, record_name, records_directory
+from urgym.evaluation.scoring.report import write_json
 from urgym.solver import PositionIndex
 
 from urgym import RULE_SET_NAMES, get_rules
@@ -27,21 +27,30 @@ __all__ = ["build_parser", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``stats`` command's arguments."""
     parser = ArgumentParser(
-        prog="stats", description="Game-tree statistics (turns per player N, branching factor b, (b*c)^N) under "
+        prog="stats",
+        description="Game-tree statistics (turns per player N, branching factor b, (b*c)^N) under "
         "each counting rule, from self-play games or saved records, beside the exact position count.",
         epilog="Raposo & Lamont (2023) report b = 2.45 and N = 106.35 from 2,000 games of expectimax:7 "
-        "self-play under finkel; `stats --agent expectimax:7` plays the same (slow: about an hour on 2 cores).")
+        "self-play under finkel; `stats --agent expectimax:7` plays the same (slow: about an hour on 2 cores).",
+    )
     parser.add_argument("--rules", default="finkel", help=f"rule set: {', '.join(RULE_SET_NAMES)} (default finkel)")
     parser.add_argument("--pieces", type=int, help="pieces per side (default: the rule set's)")
     parser.add_argument("--agent", help="the agent playing itself (default perfect)")
     parser.add_argument("--games", type=int, help="self-play games (default 2000, as the paper)")
     parser.add_argument("--seed", type=seed, default=0, help="seed of the dice (default 0)")
     parser.add_argument("--records", metavar="DIR", help="count these saved records (.json, .rgn) instead of playing")
-    parser.add_argument("--save-games", metavar="DIR", help="keep the self-play games' records in DIR (a folder "
-                        "that already holds records is refused)")
-    parser.add_argument("--replace-games", action="store_true",
-                        help="with --save-games: delete the records already in DIR (game-*.json) first")
+    parser.add_argument(
+        "--save-games",
+        metavar="DIR",
+        help="keep the self-play games' records in DIR (a folder that already holds records is refused)",
+    )
+    parser.add_argument(
+        "--replace-games",
+        action="store_true",
+        help="with --save-games: delete the records already in DIR (game-*.json) first",
+    )
     parser.add_argument("--json", help="write the statistics as JSON to this path (- for standard output)")
     parser.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
     add_table_options(parser)
@@ -50,10 +59,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 @command("stats")
 def main(argv: list[str] | None = None) -> int:
+    """Run ``stats``; return the exit status."""
     import tempfile
     from pathlib import Path
 
-    from urgym.evaluation.game_stats import format_stats, game_tree_stats
+    from urgym.evaluation.review.game_stats import format_stats, game_tree_stats
 
     from urgym.records import GameRecord
 
@@ -89,8 +99,15 @@ def main(argv: list[str] | None = None) -> int:
         table = table_or_solve(rules, args, parser, (args.agent,))
         with tempfile.TemporaryDirectory() as scratch:
             folder = Path(scratch if args.save_games is None else args.save_games)
-            play_match(args.agent, args.agent, rules, args.games, args.seed, table,
-                       replace(run_options(args), save_games=folder))
+            play_match(
+                args.agent,
+                args.agent,
+                rules,
+                args.games,
+                args.seed,
+                table,
+                replace(run_options(args), save_games=folder),
+            )
             stats = game_tree_stats(GameRecord.load(folder / record_name(g)) for g in range(args.games))
         source = f"{make_agent(args.agent).spec} self-play, seed {args.seed}"
     try:

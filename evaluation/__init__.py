@@ -1,20 +1,45 @@
-"""Benchmark agents against perfect play: match play, regret per decision, the position benchmark, tournaments.
+"""Benchmark agents against perfect play, review games, play games, train agents: a folder per concern.
+
+- :mod:`urgym.evaluation.scoring`: match play and scoring (regret per decision, luck-adjusted rates, the position
+  benchmark, tournaments, cards, reports);
+- :mod:`urgym.evaluation.review`: the review of recorded games (grades, luck, one player's summary, game statistics);
+- :mod:`urgym.evaluation.play`: the games a person plays (one session, the terminal and the browser);
+- :mod:`urgym.evaluation.training`: training learned agents (one training run, an algorithm per module);
+- :mod:`urgym.evaluation.pages`: the web pages the review and the game share.
 
 The command line is ``evaluate``, ``review`` and ``stats`` (:mod:`urgym.commands`); in Python start from
 :func:`play_match`, :func:`benchmark_positions` with :func:`score_positions`, :func:`run_tournament`,
 :func:`review_game` and :func:`game_tree_stats`.
 """
 
-from urgym.evaluation.game_stats import GameTreeStats, game_tree_stats
-from urgym.evaluation.luck import GameAnalysis, RollAnalysis, analyse_game
-from urgym.evaluation.match import AgentMatchStats, MatchResult, play_match
-from urgym.evaluation.positions import PositionBenchmark, benchmark_positions, score_positions, validation_positions
-from urgym.evaluation.review import GameReview, MoveReview, PlayerReview, review_game
-from urgym.evaluation.runner import RunOptions
-from urgym.evaluation.stats import RegretSummary, WinRate, wilson_interval
-from urgym.evaluation.tournament import TournamentResult, run_tournament
+from urgym.evaluation.review.game_stats import GameTreeStats, game_tree_stats
+from urgym.evaluation.review.grades import GameReview, MoveReview, PlayerReview, review_game
+from urgym.evaluation.review.luck import GameAnalysis, RollAnalysis, analyse_game
+from urgym.evaluation.scoring.match import AgentMatchStats, MatchResult, play_match
+from urgym.evaluation.scoring.positions import (
+    PositionBenchmark,
+    benchmark_positions,
+    score_positions,
+    validation_positions,
+)
+from urgym.evaluation.scoring.runner import RunOptions
+from urgym.evaluation.scoring.stats import RegretSummary, WinRate, wilson_interval
+from urgym.evaluation.scoring.tournament import TournamentResult, run_tournament
 
 import urgym  # noqa: F401 (first: Ctrl-C while a command starts ends with one line)
+from urgym.moved import alias_moved_modules
+
+alias_moved_modules(
+    {  # urgym 0.5's paths (issue 37's layout), for one release
+        **{
+            f"urgym.evaluation.{name}": f"urgym.evaluation.scoring.{name}"
+            for name in ("match", "runner", "positions", "tournament", "card", "report", "stats")
+        },
+        **{f"urgym.evaluation.{name}": f"urgym.evaluation.review.{name}" for name in ("luck", "summary", "game_stats")},
+        **{f"urgym.evaluation.{name}": f"urgym.evaluation.training.{name}" for name in ("distill", "expected_td")},
+        "urgym.evaluation.web": "urgym.evaluation.play.web",
+    }
+)
 
 __all__ = [
     "AgentMatchStats",

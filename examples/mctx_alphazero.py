@@ -27,7 +27,7 @@ import mctx
 import numpy as np
 import optax
 from urgym.agents.registry import make_agent
-from urgym.evaluation.positions import benchmark_arrays
+from urgym.evaluation.scoring.positions import benchmark_arrays
 from urgym.solver.cache import load_or_solve
 
 from urgym import Position
@@ -36,13 +36,17 @@ from urgym.jax import UrJaxEnv, from_code
 
 # --- the network: observation -> (policy logits, value of the mover) -----------------------------------------------
 def init_network(key, inputs: int, actions: int, hidden: int = 128) -> dict:
+    """A policy-value network's parameters, seeded by ``key``."""
     sizes = [(inputs, hidden), (hidden, hidden), (hidden, actions + 1)]
     keys = jax.random.split(key, len(sizes))
-    return {f"w{i}": jax.random.normal(k, shape) * jnp.sqrt(2.0 / shape[0]) for i, (k, shape) in
-            enumerate(zip(keys, sizes, strict=True))} | {f"b{i}": jnp.zeros(shape[1]) for i, shape in enumerate(sizes)}
+    return {
+        f"w{i}": jax.random.normal(k, shape) * jnp.sqrt(2.0 / shape[0])
+        for i, (k, shape) in enumerate(zip(keys, sizes, strict=True))
+    } | {f"b{i}": jnp.zeros(shape[1]) for i, shape in enumerate(sizes)}
 
 
 def forward(params: dict, observations) -> tuple:
+    """Policy logits and value of a batch of observations."""
     x = jax.nn.relu(observations @ params["w0"] + params["b0"])
     x = jax.nn.relu(x @ params["w1"] + params["b1"])
     out = x @ params["w2"] + params["b2"]
@@ -50,18 +54,21 @@ def forward(params: dict, observations) -> tuple:
 
 
 def masked(logits, mask):
+    """``logits`` with illegal actions masked out."""
     return jnp.where(mask, logits, jnp.finfo(logits.dtype).min)
 
 
 # --- the search's model: the rules themselves ---------------------------------------------------------------------
 def make_search(env: UrJaxEnv, simulations: int, train: bool):
+    """A batched Gumbel MuZero search over the JAX environment."""
     decide, roll = jax.vmap(env.decision_step), jax.vmap(env.chance_step)
     chance_logits = jnp.log(jnp.maximum(env.chance_probs, 1e-30))
     pass_logits = masked(jnp.zeros(env.num_actions), jnp.arange(env.num_actions) == 0)
 
     def where(cond, a, b):
-        return jax.tree_util.tree_map(lambda x, y: jnp.where(cond.reshape(cond.shape + (1,) * (x.ndim - 1)), x, y),
-                                      a, b)
+        return jax.tree_util.tree_map(
+            lambda x, y: jnp.where(cond.reshape(cond.shape + (1,) * (x.ndim - 1)), x, y), a, b
+        )
 
     def decision_fn(params, rng, action, state):
         # a pass node (a chance node of the other side: the roll had no move) or a finished game stays as it is
@@ -73,7 +80,8 @@ def make_search(env: UrJaxEnv, simulations: int, train: bool):
         value = jnp.where(after.terminated, jnp.where(state.terminated, 0.0, 1.0), value)  # a win is the actor's
         output = mctx.DecisionRecurrentFnOutput(
             chance_logits=jnp.broadcast_to(chance_logits, (action.shape[0], chance_logits.shape[0])),
-            afterstate_value=value)
+            afterstate_value=value,
+        )
         return output, {"state": after, "actor": actor, "done": state.terminated}
 
     def chance_fn(params, rng, outcome, afterstate):
@@ -89,22 +97,31 @@ def make_search(env: UrJaxEnv, simulations: int, train: bool):
             action_logits=logits,
             value=jnp.where(after.terminated, 0.0, value),
             reward=jnp.where(won, 1.0, 0.0),
-            discount=jnp.where(after.terminated, 0.0, jnp.where(player == actor, 1.0, -1.0)))
+            discount=jnp.where(after.terminated, 0.0, jnp.where(player == actor, 1.0, -1.0)),
+        )
         return output, nxt
 
     def search(params, key, state):
         logits, value = forward(params, state.observation)
         root = mctx.RootFnOutput(prior_logits=masked(logits, state.legal_action_mask), value=value, embedding=state)
         return mctx.stochastic_muzero_policy(
-            params, key, root, decision_fn, chance_fn, num_simulations=simulations,
-            invalid_actions=~state.legal_action_mask, dirichlet_fraction=0.25 if train else 0.0,
-            temperature=1.0 if train else 0.0)
+            params,
+            key,
+            root,
+            decision_fn,
+            chance_fn,
+            num_simulations=simulations,
+            invalid_actions=~state.legal_action_mask,
+            dirichlet_fraction=0.25 if train else 0.0,
+            temperature=1.0 if train else 0.0,
+        )
 
     return search
 
 
 # --- self-play and training ---------------------------------------------------------------------------------------
 def make_selfplay(env: UrJaxEnv, games: int, steps: int, simulations: int):
+    """A jitted self-play of ``games`` games for ``steps`` steps, with search targets."""
     search = make_search(env, simulations, train=True)
     step = jax.vmap(env.step)
     init = jax.vmap(env.init)
@@ -115,16 +132,23 @@ def make_selfplay(env: UrJaxEnv, games: int, steps: int, simulations: int):
         out = search(params, search_key, state)
         mover = state.current_player
         nxt = step(state, out.action, jax.random.split(step_key, games))
-        record = {"observation": state.observation, "policy": out.action_weights, "mover": mover,
-                  "reward": nxt.rewards[jnp.arange(games), mover], "done": nxt.terminated}
+        record = {
+            "observation": state.observation,
+            "policy": out.action_weights,
+            "mover": mover,
+            "reward": nxt.rewards[jnp.arange(games), mover],
+            "done": nxt.terminated,
+        }
         fresh = init(jax.random.split(reset_key, games))
         nxt = jax.tree_util.tree_map(
-            lambda a, b: jnp.where(nxt.terminated.reshape((-1,) + (1,) * (a.ndim - 1)), a, b), fresh, nxt)
+            lambda a, b: jnp.where(nxt.terminated.reshape((-1,) + (1,) * (a.ndim - 1)), a, b), fresh, nxt
+        )
         return (params, nxt), record
 
     @jax.jit
     def selfplay(params, state, key):
         (_, state), records = jax.lax.scan(one_step, (params, state), jax.random.split(key, steps))
+
         # the outcome from each mover's side, backwards: the sign flips where the mover changes
         def back(later, t):
             value, mover = later
@@ -141,6 +165,8 @@ def make_selfplay(env: UrJaxEnv, games: int, steps: int, simulations: int):
 
 
 def make_train_step(optimizer):
+    """A jitted training step of the network on self-play targets."""
+
     def loss(params, observations, policies, values, weights):
         logits, predicted = forward(params, observations)
         policy_loss = optax.softmax_cross_entropy(logits, policies)
@@ -161,12 +187,14 @@ def make_train_step(optimizer):
 
 # --- evaluation on the solved table -------------------------------------------------------------------------------
 def network_regret(params, arrays) -> float:
+    """The mean regret of the network's best actions on the benchmark arrays."""
     logits, _ = forward(params, jnp.asarray(arrays.observations))
     actions = np.asarray(masked(logits, jnp.asarray(arrays.masks)).argmax(axis=1))
     return 100.0 * float(arrays.regrets(actions).mean())
 
 
 def search_regret(env: UrJaxEnv, params, arrays, simulations: int) -> float:
+    """The mean regret of the search's actions on the benchmark arrays."""
     search = jax.jit(make_search(env, simulations, train=False))
     state = from_code(env.rules, arrays.states, arrays.rolls)
     actions = np.asarray(search(params, jax.random.PRNGKey(0), state).action)
@@ -174,13 +202,17 @@ def search_regret(env: UrJaxEnv, params, arrays, simulations: int) -> float:
 
 
 def agent_regret(spec: str, arrays, rules) -> float:
+    """The mean regret of a urgym agent on the benchmark arrays, for comparison."""
     agent = make_agent(spec, seed=0)
-    actions = [agent.select_move(Position(rules, int(code)), int(roll))
-               for code, roll in zip(arrays.states, arrays.rolls, strict=True)]
+    actions = [
+        agent.select_move(Position(rules, int(code)), int(roll))
+        for code, roll in zip(arrays.states, arrays.rolls, strict=True)
+    ]
     return 100.0 * float(arrays.regrets(np.array(actions)).mean())
 
 
 def main() -> None:
+    """Train by self-play with search, then report the regrets."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rules", default="finkel")
     parser.add_argument("--pieces", type=int, default=3)
@@ -206,8 +238,10 @@ def main() -> None:
     selfplay = make_selfplay(env, args.games, args.steps, args.sims)
     state = jax.jit(jax.vmap(env.init))(jax.random.split(games_key, args.games))
 
-    print(f"{table.rules.describe()}: self-play with {args.games} games x {args.sims} simulations, "
-          f"{args.minutes:g} min on {jax.default_backend()}")
+    print(
+        f"{table.rules.describe()}: self-play with {args.games} games x {args.sims} simulations, "
+        f"{args.minutes:g} min on {jax.default_backend()}"
+    )
     start = time.perf_counter()
     deadline = start + 60 * args.minutes
     moves, rounds, best = 0, 0, (float("inf"), params)
@@ -220,20 +254,25 @@ def main() -> None:
         for epoch_key in jax.random.split(shuffle_key, args.epochs):
             order = jax.random.permutation(epoch_key, observations.shape[0])
             for batch in jnp.array_split(order, max(1, observations.shape[0] // 1024)):
-                params, opt_state, _ = train_step(params, opt_state, observations[batch], policies[batch],
-                                                  values[batch], weights[batch])
+                params, opt_state, _ = train_step(
+                    params, opt_state, observations[batch], policies[batch], values[batch], weights[batch]
+                )
         moves += observations.shape[0]
         rounds += 1
         if rounds % 10 == 0:
             regret = network_regret(params, validation)
             if regret < best[0]:
                 best = (regret, params)
-            print(f"{(time.perf_counter() - start) / 60:5.1f} min  {moves:>9,} moves  validation regret "
-                  f"{regret:.3f}", flush=True)
+            print(
+                f"{(time.perf_counter() - start) / 60:5.1f} min  {moves:>9,} moves  validation regret {regret:.3f}",
+                flush=True,
+            )
     trained = time.perf_counter() - start
     params = best[1]  # the network that scored best on the validation set
-    print(f"trained {trained / 60:.1f} min, {moves:,} self-play moves; regret on the {len(test.rolls)} test "
-          f"positions (win-% points, lower is better):")
+    print(
+        f"trained {trained / 60:.1f} min, {moves:,} self-play moves; regret on the {len(test.rolls)} test "
+        f"positions (win-% points, lower is better):"
+    )
     print(f"  network policy        {network_regret(params, test):.3f}")
     print(f"  search, {args.eval_sims} sims       {search_regret(env, params, test, args.eval_sims):.3f}")
     for spec in ("greedy", "heuristic"):

@@ -27,12 +27,14 @@ class LinearPolicy:
         self.b = np.zeros(n_actions)
 
     def probabilities(self, observation: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The policy's move probabilities over the legal actions."""
         logits = self.w @ observation + self.b
         logits = np.where(mask.astype(bool), logits, -np.inf)
         p = np.exp(logits - logits.max())
         return p / p.sum()
 
     def act(self, observation: np.ndarray, mask: np.ndarray) -> tuple[int, np.ndarray]:
+        """A sampled legal action, and the probabilities it was drawn from."""
         p = self.probabilities(observation, mask)
         return int(self.rng.choice(p.shape[0], p=p)), p
 
@@ -78,8 +80,9 @@ def new_policy(game, seed: int = 0) -> LinearPolicy:
     return LinearPolicy(space["observation"].shape[0], space["action_mask"].shape[0], seed)
 
 
-def train(games: int, rules: str = "finkel", pieces: int | None = 3, seed: int = 0,
-          learning_rate: float = 0.02) -> LinearPolicy:
+def train(
+    games: int, rules: str = "finkel", pieces: int | None = 3, seed: int = 0, learning_rate: float = 0.02
+) -> LinearPolicy:
     """Self-play for ``games`` games; returns the policy."""
     game = make_env(rules=rules, pieces=pieces)
     policy = new_policy(game, seed)
@@ -92,8 +95,9 @@ def train(games: int, rules: str = "finkel", pieces: int | None = 3, seed: int =
     return policy
 
 
-def win_rate_against_random(policy: LinearPolicy, games: int, rules: str = "finkel", pieces: int | None = 3,
-                            seed: int = 10**9) -> float:
+def win_rate_against_random(
+    policy: LinearPolicy, games: int, rules: str = "finkel", pieces: int | None = 3, seed: int = 10**9
+) -> float:
     """The policy's share of wins against a random player, playing each side in half the games."""
     game = make_env(rules=rules, pieces=pieces)
     wins = 0
@@ -106,6 +110,7 @@ def win_rate_against_random(policy: LinearPolicy, games: int, rules: str = "fink
 
 
 def main() -> None:
+    """Self-play on the PettingZoo environment, then play a built-in agent."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--games", type=int, default=3000, help="self-play games (default 3000)")
     parser.add_argument("--rules", default="finkel")
@@ -113,11 +118,15 @@ def main() -> None:
     parser.add_argument("--eval-games", type=int, default=1000)
     args = parser.parse_args()
     untrained = new_policy(make_env(rules=args.rules, pieces=args.pieces))
-    print(f"before training: {win_rate_against_random(untrained, args.eval_games, args.rules, args.pieces):.1%} "
-          "against a random player")
+    print(
+        f"before training: {win_rate_against_random(untrained, args.eval_games, args.rules, args.pieces):.1%} "
+        "against a random player"
+    )
     policy = train(args.games, args.rules, args.pieces)
-    print(f"after {args.games:,} self-play games: "
-          f"{win_rate_against_random(policy, args.eval_games, args.rules, args.pieces):.1%} against a random player")
+    print(
+        f"after {args.games:,} self-play games: "
+        f"{win_rate_against_random(policy, args.eval_games, args.rules, args.pieces):.1%} against a random player"
+    )
 
 
 if __name__ == "__main__":

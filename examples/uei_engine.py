@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""A reference engine for UEI 1, the Ur Engine Interface, written from the protocol alone (it imports nothing of
-urgym): capture if it can, else land on a rosette, else move its most advanced piece.
+"""A reference engine for UEI 1, the Ur Engine Interface, written from the protocol alone (it imports nothing of urgym).
+
+Capture if it can, else land on a rosette, else move its most advanced piece.
 
 Run it under urgym:  evaluate --agent "engine:python3 -m urgym.examples.uei_engine"
 Check it:            engine-check python3 -m urgym.examples.uei_engine
@@ -25,11 +26,14 @@ def mirror(tile):
 
 
 class Engine:
+    """A UEI engine that plays the greedy move."""
+
     def __init__(self):
         self.rules = None
         self.position = None
 
     def handle(self, line):
+        """Answer one command line."""
         words = line.split()
         if not words:
             return True
@@ -39,7 +43,7 @@ class Engine:
             self.say("id author urgym examples")
             self.say("ueiok")
         elif command == "rules":
-            self.rules = json.loads(line[len("rules"):])
+            self.rules = json.loads(line[len("rules") :])
         elif command == "isready":
             self.say("readyok")
         elif command == "position":
@@ -52,11 +56,13 @@ class Engine:
 
     @staticmethod
     def say(text):
+        """Write one line to stdout, flushed."""
         sys.stdout.write(text + "\n")
         sys.stdout.flush()
 
     @staticmethod
     def parse(words):
+        """The rules, position and roll of a ``position`` command."""
         fields = dict(zip(words[::2], words[1::2], strict=False))
         numbers = {key: [int(x) for x in fields[key].split(",") if x] for key in ("light", "dark", "moves")}
         return {"turn": fields["turn"], "roll": int(fields["roll"]), **numbers}
@@ -70,6 +76,7 @@ class Engine:
         return tile if side == "light" else mirror(tile)
 
     def choose(self):
+        """The move to play in the current position."""
         p = self.position
         me, other = p["turn"], "dark" if p["turn"] == "light" else "light"
         occupied = {self.tile(other, q) for q in p[other]}
@@ -85,6 +92,7 @@ class Engine:
 
 
 def main():
+    """Read commands from stdin until ``quit``."""
     engine = Engine()
     for line in sys.stdin:
         if not engine.handle(line.strip()):

@@ -17,6 +17,25 @@ from urgym.solver.table import DTYPES, EXACT_TOL, SolvedTable, TableError
 
 import urgym  # noqa: F401 (first: Ctrl-C while a command starts ends with one line)
 
-__all__ = ["DTYPES", "EXACT_TOL", "IndexTables", "PositionIndex", "RoyalUrTable", "SolvedTable", "TableComparison",
-           "TableError", "TableMissingError", "cache_dir", "cache_slots", "cached_table_path", "compare_tables",
-           "is_cached", "load_or_solve", "read_rgu", "solve", "solve_command", "table_for", "write_rgu"]
+__all__ = [
+    "DTYPES",
+    "EXACT_TOL",
+    "IndexTables",
+    "PositionIndex",
+    "RoyalUrTable",
+    "SolvedTable",
+    "TableComparison",
+    "TableError",
+    "TableMissingError",
+    "cache_dir",
+    "cache_slots",
+    "cached_table_path",
+    "compare_tables",
+    "is_cached",
+    "load_or_solve",
+    "read_rgu",
+    "solve",
+    "solve_command",
+    "table_for",
+    "write_rgu",
+]

@@ -69,12 +69,15 @@ class PositionIndex:
 
     def __init__(self, rules: Rules) -> None:
         if rules.visits_tiles_twice:
-            raise ValueError(f"the dense index needs a path that visits each tile once; {rules.name!r} visits "
-                             "some tiles twice (the solver supports finkel, blitz, masters, aseb and custom "
-                             "single-visit paths)")
+            raise ValueError(
+                f"the dense index needs a path that visits each tile once; {rules.name!r} visits "
+                "some tiles twice (the solver supports finkel, blitz, masters, aseb and custom "
+                "single-visit paths)"
+            )
         if rules.length > MAX_INDEX_PATH:
-            raise ValueError(f"the dense index supports paths of at most {MAX_INDEX_PATH} tiles, "
-                             f"{rules.name!r} has {rules.length}")
+            raise ValueError(
+                f"the dense index supports paths of at most {MAX_INDEX_PATH} tiles, {rules.name!r} has {rules.length}"
+            )
         self.rules = rules
         shared = rules.shared_positions
         self.private_positions = tuple(p for p in range(1, rules.length + 1) if p not in shared)
@@ -88,10 +91,18 @@ class PositionIndex:
         self.size = int(self.pair_ranges[-1][1])
         self.layer_sizes = self._layer_sizes()
         self.tables = IndexTables(
-            pieces=n, n_private=p, n_war=s, info=info, war_rank=war_rank, block_offset=block_offset,
+            pieces=n,
+            n_private=p,
+            n_war=s,
+            info=info,
+            war_rank=war_rank,
+            block_offset=block_offset,
             choose_private=np.array([comb(p, k) for k in range(p + 1)], dtype=np.int64),
-            private_masks=_private_masks(self.private_positions), war_own=war_own, war_opp=war_opp,
-            blocks=self.blocks)
+            private_masks=_private_masks(self.private_positions),
+            war_own=war_own,
+            war_opp=war_opp,
+            blocks=self.blocks,
+        )
 
     # --- tables ----------------------------------------------------------------------------------------
     def _mask_tables(self):
@@ -115,8 +126,13 @@ class PositionIndex:
                 war_count += bit
                 own_trit += bit * 3 ** war_tile[rules.path[p - 1]]
                 opp_trit += bit * 2 * 3 ** war_tile[rules.dark_path[p - 1]]
-        info = (priv_rank | (priv_count << _PRIV_COUNT_SHIFT) | (war_count << _WAR_COUNT_SHIFT)
-                | (own_trit << _OWN_TRIT_SHIFT) | (opp_trit << _OPP_TRIT_SHIFT))
+        info = (
+            priv_rank
+            | (priv_count << _PRIV_COUNT_SHIFT)
+            | (war_count << _WAR_COUNT_SHIFT)
+            | (own_trit << _OWN_TRIT_SHIFT)
+            | (opp_trit << _OPP_TRIT_SHIFT)
+        )
         s = self.n_war
         codes = np.arange(3**s, dtype=np.int64)
         digits = (codes[:, None] // 3 ** np.arange(s)) % 3
@@ -166,8 +182,7 @@ class PositionIndex:
                                     continue
                                 size = comb(p, a) * len(war_classes[bb, cc]) * comb(p, d)
                                 block_offset[so, sp, a, bb, cc, d] = offset
-                                blocks.append((offset, offset + size, so, sp, a, bb, cc, d,
-                                               class_start[bb, cc]))
+                                blocks.append((offset, offset + size, so, sp, a, bb, cc, d, class_start[bb, cc]))
                                 offset += size
             pair_ranges.append((start, offset))
         return block_offset.ravel(), pair_ranges, np.array(blocks, dtype=np.int64)
@@ -176,8 +191,9 @@ class PositionIndex:
     def rank(self, position: Position) -> int:
         """The index of a position (seen from its side to move)."""
         if position.rules != self.rules:
-            raise ValueError(f"position of rule set {position.rules.describe()!r} given to an index of "
-                             f"{self.rules.describe()!r}")
+            raise ValueError(
+                f"position of rule set {position.rules.describe()!r} given to an index of {self.rules.describe()!r}"
+            )
         return int(rank_state(position.code, self.tables))
 
     def unrank(self, index: int, turn: str = "light") -> Position:
@@ -240,8 +256,12 @@ def rank_state(state, index):
 def unrank_in_block(local, b, index):
     """The packed position (light to move) at rank ``local`` within block ``b`` (a row of ``index.blocks``)."""
     n, p = index.pieces, index.n_private
-    choose_private, private_masks, war_own, war_opp = index.choose_private, index.private_masks, index.war_own, \
-        index.war_opp
+    choose_private, private_masks, war_own, war_opp = (
+        index.choose_private,
+        index.private_masks,
+        index.war_own,
+        index.war_opp,
+    )
     block = index.blocks[b]
     a, d = block[B_A], block[B_D]
     opp_private = local % choose_private[d]

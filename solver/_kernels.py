@@ -28,16 +28,21 @@ I_START, I_END, I_BLOCK = range(3)
 
 
 class PairWork(NamedTuple):
-    """A layer pair cut into work items: ``items`` rows are (first position, end, block) of at most ITEM_SIZE
-    positions, ``start`` the pair's first index."""
+    """A layer pair cut into work items.
+
+    ``items`` rows are (first position, end, block) of at most ITEM_SIZE positions, ``start`` the pair's first index.
+    """
 
     items: np.ndarray  # int64[items, 3]
     start: int
 
 
 class PairGraph(NamedTuple):
-    """A pair's successor graph: per position and roll ``counts`` edges, the edges of each item ending at
-    ``item_edge_end``, and the roll probabilities they are weighted by."""
+    """A pair's successor graph.
+
+    Per position and roll ``counts`` edges, the edges of each item ending at ``item_edge_end``, and the roll
+    probabilities they are weighted by.
+    """
 
     work: PairWork
     item_edge_end: np.ndarray  # int64[items]
@@ -47,8 +52,11 @@ class PairGraph(NamedTuple):
 
 
 class SweepBuffers(NamedTuple):
-    """What a sweep writes besides the values: per item its largest change and the dot products of the slow-mode
-    estimate, and (when ``change`` is not empty) each position's change."""
+    """What a sweep writes besides the values.
+
+    Per item its largest change and the dot products of the slow-mode estimate, and (when ``change`` is not empty) each
+    position's change.
+    """
 
     item_delta: np.ndarray  # float64[items]
     item_dot: np.ndarray  # float64[items]

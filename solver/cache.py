@@ -18,8 +18,16 @@ from urgym.solver.table import SolvedTable, TableError
 from urgym import RULE_SET_NAMES, Rules, get_rules
 from urgym.files import cache_dir
 
-__all__ = ["TableMissingError", "cache_dir", "cache_slots", "cached_table_path", "is_cached", "load_or_solve",
-           "solve_command", "table_for"]
+__all__ = [
+    "TableMissingError",
+    "cache_dir",
+    "cache_slots",
+    "cached_table_path",
+    "is_cached",
+    "load_or_solve",
+    "solve_command",
+    "table_for",
+]
 
 
 def cached_table_path(rules: Rules, dtype: str = "float64", directory: str | os.PathLike | None = None) -> Path:
@@ -59,8 +67,9 @@ def solve_command(rules: Rules, record: str | os.PathLike | None = None) -> str:
     return f"solve --rules-file {record}" if record else "solve --rules-file RULES.json (the rules as JSON)"
 
 
-def table_for(rules: Rules, solve: bool = True, progress: bool = True,
-              record: str | os.PathLike | None = None) -> SolvedTable:
+def table_for(
+    rules: Rules, solve: bool = True, progress: bool = True, record: str | os.PathLike | None = None
+) -> SolvedTable:
     """The one way to get the solved table of ``rules``: the cached one, solved and cached first if ``solve``.
 
     Raises:
@@ -68,13 +77,16 @@ def table_for(rules: Rules, solve: bool = True, progress: bool = True,
             rules it reads them from ``record`` when given).
     """
     if not solve and not is_cached(rules):
-        raise TableMissingError(f"no solved table for {rules.describe()} at {cached_table_path(rules)}; create it "
-                                f"with `{solve_command(rules, record)}`")
+        raise TableMissingError(
+            f"no solved table for {rules.describe()} at {cached_table_path(rules)}; create it "
+            f"with `{solve_command(rules, record)}`"
+        )
     return load_or_solve(rules, progress=progress)
 
 
-def load_or_solve(rules: Rules | str, pieces: int | None = None, progress: bool = True,
-                  directory: str | os.PathLike | None = None) -> SolvedTable:
+def load_or_solve(
+    rules: Rules | str, pieces: int | None = None, progress: bool = True, directory: str | os.PathLike | None = None
+) -> SolvedTable:
     """Load the cached table of a rule set, solving it exactly (and caching it) first if there is none.
 
     A cached table that fails its checks (corrupt, truncated, of other rules) or that is not ground truth (a
@@ -94,8 +106,9 @@ def load_or_solve(rules: Rules | str, pieces: int | None = None, progress: bool 
             _move_aside(candidate, ".corrupt", f"the cached table failed its checks ({err})")
             continue
         if candidate == path and not table.is_exact:
-            _move_aside(candidate, ".loose", f"the cached table {candidate} is not ground truth "
-                                             f"({table.precision_note})")
+            _move_aside(
+                candidate, ".loose", f"the cached table {candidate} is not ground truth ({table.precision_note})"
+            )
             continue
         return table
     return solve(rules, progress=progress, out=path)

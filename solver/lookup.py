@@ -18,8 +18,10 @@ __all__ = ["TableView", "best_of", "move_probability", "state_value"]
 
 
 class TableView(NamedTuple):
-    """A solved table as kernels read it: ``values[i] * scale`` is position i's value (``scale`` is 1 / 65535
-    for a uint16 table, else 1)."""
+    """A solved table as kernels read it.
+
+    ``values[i] * scale`` is position i's value (``scale`` is 1 / 65535 for a uint16 table, else 1).
+    """
 
     values: np.ndarray
     scale: float
@@ -28,8 +30,10 @@ class TableView(NamedTuple):
 
 @njit(cache=True)
 def state_value(state, table):
-    """The winning probability of the side to move in ``state`` under perfect play (0 in a finished game: the mover
-    has lost)."""
+    """The winning probability of the side to move in ``state`` under perfect play.
+
+    0 in a finished game: the mover has lost.
+    """
     if core.is_over(state):
         return 0.0
     return table.values[rank_state(state, table.index)] * table.scale

@@ -46,13 +46,17 @@ _SETTINGS = {"board_shape": "Standard", "paths": "Bell", "dice": "FourBinary"}
 def _supported(rules: Rules) -> None:
     finkel = get_rules("finkel", rules.pieces) if 1 <= rules.pieces <= 7 else None
     if rules != finkel:
-        raise ValueError(f"RoyalUr's table format covers finkel (Bell's paths, four binary dice) with 1 to 7 pieces; "
-                         f"not {rules.describe()!r}")
+        raise ValueError(
+            f"RoyalUr's table format covers finkel (Bell's paths, four binary dice) with 1 to 7 pieces; "
+            f"not {rules.describe()!r}"
+        )
 
 
 class Lanes(NamedTuple):
-    """Where RoyalUr's key encoding puts each path position 1..L: its side-lane bit (or -1) and its middle-lane
-    index (or -1); ``length`` is L."""
+    """Where RoyalUr's key encoding puts each path position 1..L.
+
+    Its side-lane bit (or -1) and its middle-lane index (or -1); ``length`` is L.
+    """
 
     length: int
     side: np.ndarray
@@ -178,8 +182,9 @@ class RoyalUrTable:
         return mover if side == position.turn else 1.0 - mover
 
     def to_solved_table(self) -> SolvedTable:
-        """The table as a :class:`SolvedTable` of 16-bit values (RoyalUr's own precision), over urgym's index:
-        what ``evaluate``, the perfect player and ``review`` use.
+        """The table as a :class:`SolvedTable` of 16-bit values (RoyalUr's own precision), over urgym's index.
+
+        What ``evaluate``, the perfect player and ``review`` use.
 
         Raises:
             TableError: If the file lacks an unfinished position (naming how many and one of them).
@@ -197,8 +202,13 @@ class RoyalUrTable:
             raise TableError(f"{self.path or 'the RGU table'} lacks {int(missing.sum()):,} positions, e.g. {example!r}")
         won = _light_has_won(states)
         percent16 = np.where(found, np.rint(self.values[at] * _PERCENT16), np.where(won, _PERCENT16, 0))
-        header = {"dtype": "uint16", "source": f"RoyalUr lookup table {self.path.name if self.path else ''}".strip(),
-                  "rgu_header": self.header, "tolerance": None, "residual": None}
+        header = {
+            "dtype": "uint16",
+            "source": f"RoyalUr lookup table {self.path.name if self.path else ''}".strip(),
+            "rgu_header": self.header,
+            "tolerance": None,
+            "residual": None,
+        }
         return SolvedTable(self.rules, percent16.astype(np.uint16), header, index)
 
     def states(self) -> np.ndarray:
@@ -240,20 +250,21 @@ def _parse(data: bytes) -> tuple[dict[str, Any], np.ndarray, np.ndarray]:
     (length,) = struct.unpack(">i", data[4:8])
     if length < 0 or 8 + length + 8 > len(data):
         raise ValueError("truncated: its header length runs past the end of the file")
-    header = loads_json(data[8:8 + length], "its JSON header")
+    header = loads_json(data[8 : 8 + length], "its JSON header")
     if not isinstance(header, dict):
         raise ValueError(f"its JSON header is a {type(header).__name__}, not an object")
     at = 8 + length
-    (maps,) = struct.unpack(">i", data[at:at + 4])
+    (maps,) = struct.unpack(">i", data[at : at + 4])
     if maps != 1:
         raise ValueError(f"{maps} maps; urgym reads tables of one map (a value per position)")
-    (entries,) = struct.unpack(">i", data[at + 4:at + 8])
+    (entries,) = struct.unpack(">i", data[at + 4 : at + 8])
     start = at + 8
     if entries == 0:
         raise ValueError("it holds no entries")
     if entries < 0 or start + 6 * entries != len(data):
-        raise ValueError(f"truncated or too long: {len(data)} bytes for {entries} entries (expected "
-                         f"{start + 6 * max(entries, 0)})")
+        raise ValueError(
+            f"truncated or too long: {len(data)} bytes for {entries} entries (expected {start + 6 * max(entries, 0)})"
+        )
     keys = np.frombuffer(data, dtype=">u4", count=entries, offset=start).astype(np.int64)
     values = np.frombuffer(data, dtype=">u2", count=entries, offset=start + 4 * entries).astype(np.float64)
     if entries > 1 and not np.all(np.diff(keys) > 0):
@@ -267,14 +278,19 @@ def _rules_of(header: dict[str, Any]) -> Rules:
         raise ValueError("its header has no game_settings")
     for key, expected in _SETTINGS.items():
         if settings.get(key) != expected:
-            raise ValueError(f"game_settings {key} is {settings.get(key)!r}; urgym maps only finkel's tables "
-                             f"({', '.join(f'{k}={v}' for k, v in _SETTINGS.items())})")
+            raise ValueError(
+                f"game_settings {key} is {settings.get(key)!r}; urgym maps only finkel's tables "
+                f"({', '.join(f'{k}={v}' for k, v in _SETTINGS.items())})"
+            )
     pieces = settings.get("start_pieces")
     if not isinstance(pieces, int) or not 1 <= pieces <= 7:
         raise ValueError(f"game_settings start_pieces is {pieces!r}; 1 to 7 fit the encoding")
     rules = get_rules("finkel", pieces)
-    flags = {"safe_rosettes": rules.safe_rosettes, "rosettes_grant_rolls": rules.rosette_extra_roll,
-             "captures_grant_rolls": rules.capture_extra_roll}
+    flags = {
+        "safe_rosettes": rules.safe_rosettes,
+        "rosettes_grant_rolls": rules.rosette_extra_roll,
+        "captures_grant_rolls": rules.capture_extra_roll,
+    }
     for key, value in flags.items():
         if settings.get(key) != value:
             raise ValueError(f"game_settings {key} is {settings.get(key)!r}; finkel has {value}")
@@ -296,15 +312,19 @@ def _check_keys(keys: np.ndarray, states: np.ndarray, rules: Rules) -> None:
     _keys_of_states(states, lanes, again)
     bad = np.flatnonzero(again != keys)
     if bad.size:
-        raise ValueError(f"key {int(keys[bad[0]])} (entry {int(bad[0])}) has bits outside RoyalUr's encoding "
-                         f"({bad.size:,} such keys)")
+        raise ValueError(
+            f"key {int(keys[bad[0]])} (entry {int(bad[0])}) has bits outside RoyalUr's encoding "
+            f"({bad.size:,} such keys)"
+        )
     for label, home, mask in (("light", core.OWN_HOME_SHIFT, 0), ("dark", core.OPP_HOME_SHIFT, core.OPP_SHIFT)):
         on_board = _popcounts((states >> mask) & core.FIELD_MASK)
         count = ((states >> home) & core.HOME_MASK) + on_board
         bad = np.flatnonzero(count > rules.pieces)
         if bad.size:
-            raise ValueError(f"key {int(keys[bad[0]])} (entry {int(bad[0])}) gives {label} {int(count[bad[0]])} "
-                             f"pieces; the table's rules have {rules.pieces}")
+            raise ValueError(
+                f"key {int(keys[bad[0]])} (entry {int(bad[0])}) gives {label} {int(count[bad[0]])} "
+                f"pieces; the table's rules have {rules.pieces}"
+            )
     both = np.flatnonzero(_outcomes(states) == BOTH_FINISHED)
     if both.size:
         raise ValueError(f"key {int(keys[both[0]])} (entry {int(both[0])}) has both sides finished")
@@ -318,32 +338,46 @@ def _popcounts(masks: np.ndarray) -> np.ndarray:
 
 
 def _check_values(table: RoyalUrTable, states: np.ndarray) -> None:
-    """Refuse values no solved table can hold: light's wins not worth 1, dark's not worth 0, all values alike,
-    or values that break the Bellman equation (checked on a sample of positions)."""
+    """Refuse values no solved table can hold.
+
+    Light's wins not worth 1, dark's not worth 0, all values alike, or values that break the Bellman equation (checked
+    on a sample of positions).
+    """
     values = table.values
     outcomes = _outcomes(states)
     won, lost = outcomes == LIGHT_WON, outcomes == DARK_WON
     for mask, expected, what in ((won, 1.0, "light has won"), (lost, 0.0, "dark has won")):
         bad = np.flatnonzero(mask & (values != expected))
         if bad.size:
-            raise ValueError(f"key {int(table.keys[bad[0]])} is a position {what}, worth {expected:g}, but the "
-                             f"table gives {values[bad[0]]:.5f} ({bad.size:,} such entries)")
+            raise ValueError(
+                f"key {int(table.keys[bad[0]])} is a position {what}, worth {expected:g}, but the "
+                f"table gives {values[bad[0]]:.5f} ({bad.size:,} such entries)"
+            )
     playing = np.flatnonzero(outcomes == PLAYING)
     if playing.size and np.ptp(values[playing]) == 0:
-        raise ValueError(f"every unfinished position has the value {values[playing[0]]:.5f}, which does not solve the "
-                         "game")
-    sample = playing if playing.size <= BELLMAN_SAMPLE else np.sort(
-        np.random.default_rng(0).choice(playing, BELLMAN_SAMPLE, replace=False))
+        raise ValueError(
+            f"every unfinished position has the value {values[playing[0]]:.5f}, which does not solve the game"
+        )
+    sample = (
+        playing
+        if playing.size <= BELLMAN_SAMPLE
+        else np.sort(np.random.default_rng(0).choice(playing, BELLMAN_SAMPLE, replace=False))
+    )
     rules = table.rules
     lanes = _lane_maps(rules)
     residuals = np.zeros(sample.shape[0])
     _bellman_residuals(states[sample], table.keys, values, core.geometry(rules), lanes, residuals)
     worst = int(np.argmax(residuals))
     if residuals[worst] > BELLMAN_TOLERANCE:
-        what = "a successor is missing" if residuals[worst] == np.inf else \
-            f"it is {residuals[worst]:.5f} from the value its successors give"
-        raise ValueError(f"the value of key {int(table.keys[sample[worst]])} does not solve the game: {what} "
-                         f"(a 16-bit table is within {BELLMAN_TOLERANCE:.1e})")
+        what = (
+            "a successor is missing"
+            if residuals[worst] == np.inf
+            else f"it is {residuals[worst]:.5f} from the value its successors give"
+        )
+        raise ValueError(
+            f"the value of key {int(table.keys[sample[worst]])} does not solve the game: {what} "
+            f"(a 16-bit table is within {BELLMAN_TOLERANCE:.1e})"
+        )
 
 
 @njit(cache=True)
@@ -393,8 +427,10 @@ def _bellman_residuals(states, keys, values, geom, lanes, out):
 
 # --- writing -------------------------------------------------------------------------------------------
 def write_rgu(table: SolvedTable, path: str | os.PathLike) -> Path:
-    """Write a solved finkel table in RoyalUr's format: every position with light to move, keyed and valued
-    as RoyalUr's own files are (like them, it holds the finished games light has won and not those dark has).
+    """Write a solved finkel table in RoyalUr's format.
+
+    Every position with light to move, keyed and valued as RoyalUr's own files are (like them, it holds the finished
+    games light has won and not those dark has).
 
     Raises:
         ValueError: If the table's rules are not finkel with 1 to 7 pieces.
@@ -411,10 +447,16 @@ def write_rgu(table: SolvedTable, path: str | os.PathLike) -> Path:
     _keys_of_states(states, lanes, keys)
     order = np.argsort(keys, kind="stable")
     keys, values = keys[order], values[order]
-    header = {"author": "urgym", "game_settings": {**_SETTINGS, "start_pieces": rules.pieces,
-                                                   "safe_rosettes": rules.safe_rosettes,
-                                                   "rosettes_grant_rolls": rules.rosette_extra_roll,
-                                                   "captures_grant_rolls": rules.capture_extra_roll}}
+    header = {
+        "author": "urgym",
+        "game_settings": {
+            **_SETTINGS,
+            "start_pieces": rules.pieces,
+            "safe_rosettes": rules.safe_rosettes,
+            "rosettes_grant_rolls": rules.rosette_extra_roll,
+            "captures_grant_rolls": rules.capture_extra_roll,
+        },
+    }
     blob = json.dumps(header, separators=(",", ":")).encode()
     percent16 = np.rint(np.clip(values, 0.0, 1.0) * _PERCENT16).astype(">u2")
 
@@ -480,27 +522,37 @@ class TableComparison:
 
     def __str__(self) -> str:
         worst = f"; largest at {self.worst_position!r}" if self.worst_position is not None else ""
-        return (f"{self.common:,} positions in both ({self.only_first:,} only in the first, {self.only_second:,} only "
-                f"in the second): largest difference {self.max_difference:.3e}, mean {self.mean_difference:.3e}"
-                f"{worst}")
+        return (
+            f"{self.common:,} positions in both ({self.only_first:,} only in the first, {self.only_second:,} only "
+            f"in the second): largest difference {self.max_difference:.3e}, mean {self.mean_difference:.3e}"
+            f"{worst}"
+        )
 
 
 def compare_tables(first: SolvedTable | RoyalUrTable, second: SolvedTable | RoyalUrTable) -> TableComparison:
-    """Compare two tables of the same rules, ours (``.urtable``) or RoyalUr's (``.rgu``), on every unfinished
-    position with light to move that both hold.
+    """Compare two tables of the same rules, ours (``.urtable``) or RoyalUr's (``.rgu``).
+
+    On every unfinished position with light to move that both hold.
 
     Raises:
         ValueError: If the tables are of different rules.
     """
     if first.rules != second.rules:
-        raise ValueError(f"the tables are of different rules: {first.rules.describe()!r} and "
-                         f"{second.rules.describe()!r}")
+        raise ValueError(
+            f"the tables are of different rules: {first.rules.describe()!r} and {second.rules.describe()!r}"
+        )
     (s1, v1), (s2, v2) = _light_values(first), _light_values(second)
     common, i1, i2 = np.intersect1d(s1, s2, assume_unique=True, return_indices=True)
     diff = np.abs(v1[i1] - v2[i2])
     worst = Position(first.rules, int(common[int(np.argmax(diff))])) if diff.size else None
-    return TableComparison(int(common.size), int(s1.size - common.size), int(s2.size - common.size),
-                           float(diff.max()) if diff.size else 0.0, float(diff.mean()) if diff.size else 0.0, worst)
+    return TableComparison(
+        int(common.size),
+        int(s1.size - common.size),
+        int(s2.size - common.size),
+        float(diff.max()) if diff.size else 0.0,
+        float(diff.mean()) if diff.size else 0.0,
+        worst,
+    )
 
 
 def _light_values(table: SolvedTable | RoyalUrTable) -> tuple[np.ndarray, np.ndarray]:

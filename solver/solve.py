@@ -83,8 +83,10 @@ class _PairGraph:
         self.graph = self.graph._replace(edges=edges)
 
     def sweep(self, values: np.ndarray) -> tuple[float, float]:
-        """One Gauss-Seidel sweep that keeps each position's change; returns (largest change, ratio of this
-        sweep's changes to the last's: <d_k, d_k-1> / <d_k-1, d_k-1>)."""
+        """One Gauss-Seidel sweep that keeps each position's change.
+
+        Returns (largest change, ratio of this sweep's changes to the last's: <d_k, d_k-1> / <d_k-1, d_k-1>).
+        """
         largest = SK.sweep(self.graph, values, self._tracking, True)
         norm = float(self._tracking.item_norm.sum())
         return largest, float(self._tracking.item_dot.sum()) / norm if norm > 0 else 0.0
@@ -94,8 +96,11 @@ class _PairGraph:
         return SK.sweep(self.graph, values, self._plain, False)
 
     def extrapolate(self, values: np.ndarray, ratio: float) -> None:
-        """Add the geometric tail of the last change: what the remaining sweeps would add if each change were
-        ``ratio`` times the one before (the slowest mode; on finkel its ratio is near +0.7)."""
+        """Add the geometric tail of the last change.
+
+        What the remaining sweeps would add if each change were ``ratio`` times the one before (the slowest mode; on
+        finkel its ratio is near +0.7).
+        """
         SK.extrapolate(values, self.start, self.change, ratio / (1.0 - ratio))
 
 
@@ -106,7 +111,7 @@ def _terminal_values(index: PositionIndex, values: np.ndarray, pair: tuple[int, 
     x, y = pair
     for own_scored, opp_scored in ((x, y), (y, x)) if x != y else ((x, y),):
         size = index.layer_sizes[own_scored, opp_scored]
-        values[offset: offset + size] = 1.0 if own_scored == n and opp_scored < n else 0.0
+        values[offset : offset + size] = 1.0 if own_scored == n and opp_scored < n else 0.0
         offset += size
 
 
@@ -154,8 +159,7 @@ class _Checkpoint:
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
             print(f"solve: the checkpoint {self.state_path} is unreadable ({err}); starting afresh", file=sys.stderr)
             return None
-        if not isinstance(state, dict) or state.get("key") != self.key or \
-                self.values_path.stat().st_size != size * 8:
+        if not isinstance(state, dict) or state.get("key") != self.key or self.values_path.stat().st_size != size * 8:
             return None
         return state
 
@@ -166,29 +170,36 @@ class _Checkpoint:
             if key not in done:
                 break
             if crcs.get(key) != checksum(self.values[start:end]):
-                print(f"solve: layer pair {pair} in the checkpoint fails its checksum; solving it and the pairs "
-                      "after it again", file=sys.stderr)
+                print(
+                    f"solve: layer pair {pair} in the checkpoint fails its checksum; solving it and the pairs "
+                    "after it again",
+                    file=sys.stderr,
+                )
                 break
             self.done[key], self.crcs[key] = done[key], crcs[key]
         self.elapsed = float(state.get("elapsed", 0.0))
-        print(f"solve: resuming from {self.values_path}: {len(self.done)} of {len(index.pairs)} layer pairs done",
-              file=sys.stderr)
+        print(
+            f"solve: resuming from {self.values_path}: {len(self.done)} of {len(index.pairs)} layer pairs done",
+            file=sys.stderr,
+        )
 
     def finish_pair(self, pair: tuple[int, int], span: tuple[int, int], residual: float, elapsed: float) -> None:
         self.values.flush()
         key = _pair_key(pair)
         self.done[key] = residual
-        self.crcs[key] = checksum(self.values[span[0]:span[1]])
+        self.crcs[key] = checksum(self.values[span[0] : span[1]])
         self.elapsed = elapsed
         tmp = self.state_path.with_name(self.state_path.name + ".tmp")
         tmp.write_text(json.dumps({"key": self.key, "done": self.done, "crc": self.crcs, "elapsed": elapsed}))
         os.replace(tmp, self.state_path)
 
     def release_pages(self, index: PositionIndex, pair: tuple[int, int]) -> None:
-        """Drop from memory the values that solving ``pair`` does not read: those of pairs other than itself
-        and the two one score further on. They stay in the file (flushed after each pair) and come back
-        from it if a later pair or the final write reads them; this keeps the peak memory near the largest
-        pair's graph plus the values it needs, instead of every value."""
+        """Drop from memory the values that solving ``pair`` does not read.
+
+        Those of pairs other than itself and the two one score further on. They stay in the file (flushed after each
+        pair) and come back from it if a later pair or the final write reads them; this keeps the peak memory near the
+        largest pair's graph plus the values it needs, instead of every value.
+        """
         x, y = pair
         needed = {pair, tuple(sorted((x + 1, y))), tuple(sorted((x, y + 1)))}
         mapping = self.values._mmap
@@ -231,9 +242,11 @@ def _check_space(out: Path, needed: int) -> None:
     """Refuse, before any work, a solve whose files would not fit in ``out``'s folder."""
     free = shutil.disk_usage(out.parent).free
     if free < needed:
-        raise NoSpaceError(f"not enough space in {out.parent} to solve into {out.name}: it needs "
-                      f"{_size(needed)} (the checkpoint of the values and the table), {_size(free)} is free; free "
-                      "some space or solve elsewhere (solve --out PATH, or URGYM_CACHE for the cache)")
+        raise NoSpaceError(
+            f"not enough space in {out.parent} to solve into {out.name}: it needs "
+            f"{_size(needed)} (the checkpoint of the values and the table), {_size(free)} is free; free "
+            "some space or solve elsewhere (solve --out PATH, or URGYM_CACHE for the cache)"
+        )
 
 
 def _reserve(path: Path, size: int, out: Path) -> None:
@@ -245,9 +258,11 @@ def _reserve(path: Path, size: int, out: Path) -> None:
         os.close(fd)
         path.unlink(missing_ok=True)
         if err.errno in (errno.ENOSPC, errno.EDQUOT):
-            raise NoSpaceError(f"not enough space in {out.parent} to solve into {out.name}: its "
-                          f"checkpoint needs {_size(size)}; free some space or solve elsewhere (solve --out PATH, "
-                          "or URGYM_CACHE for the cache)") from None
+            raise NoSpaceError(
+                f"not enough space in {out.parent} to solve into {out.name}: its "
+                f"checkpoint needs {_size(size)}; free some space or solve elsewhere (solve --out PATH, "
+                "or URGYM_CACHE for the cache)"
+            ) from None
         raise
     os.close(fd)
 
@@ -272,8 +287,10 @@ def _lock(out: Path):
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             handle.close()
-            raise ValueError(f"another solve is writing {out} (it holds {path.name}); wait for it to finish (solve "
-                             "--out writes a table elsewhere)") from None
+            raise ValueError(
+                f"another solve is writing {out} (it holds {path.name}); wait for it to finish (solve "
+                "--out writes a table elsewhere)"
+            ) from None
         try:  # the solve that held it may have removed it before we locked: hold the file that is on disk
             if os.path.samestat(os.fstat(handle.fileno()), os.stat(path)):
                 return handle, path
@@ -287,15 +304,23 @@ def check_solve_options(tol: float, threads: int | None) -> None:
     if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 < tol < 1:
         raise ValueError(f"tol must be between 0 and 1 (exclusive), got {tol}")
     if tol < MIN_TOL:
-        raise ValueError(f"tol must be at least {MIN_TOL:g}: float64 values near 1 are 1.1e-16 apart, so a sweep "
-                         f"cannot promise a smaller change (the ground truth uses {EXACT_TOL:g}); got {tol:g}")
+        raise ValueError(
+            f"tol must be at least {MIN_TOL:g}: float64 values near 1 are 1.1e-16 apart, so a sweep "
+            f"cannot promise a smaller change (the ground truth uses {EXACT_TOL:g}); got {tol:g}"
+        )
     cores = numba.config.NUMBA_NUM_THREADS
     if threads is not None and not 1 <= threads <= cores:
         raise ValueError(f"threads must be from 1 to {cores} (this machine's cores), got {threads}")
 
 
-def solve(rules: Rules | str, tol: float = EXACT_TOL, progress: bool = True, out: str | os.PathLike | None = None,
-          dtype: str = "float64", threads: int | None = None) -> SolvedTable:
+def solve(
+    rules: Rules | str,
+    tol: float = EXACT_TOL,
+    progress: bool = True,
+    out: str | os.PathLike | None = None,
+    dtype: str = "float64",
+    threads: int | None = None,
+) -> SolvedTable:
     """Solve a rule set exactly: every position's winning probability for the side to move.
 
     Args:
@@ -316,8 +341,9 @@ def solve(rules: Rules | str, tol: float = EXACT_TOL, progress: bool = True, out
         raise ValueError(f"unknown dtype {dtype!r}; allowed: {', '.join(DTYPES)}")
     index = PositionIndex(rules)
     if index.size >= MAX_POSITIONS:
-        raise ValueError(f"{rules.describe()} has {index.size:,} positions; the solver's edges hold indices "
-                         f"below {MAX_POSITIONS:,}")
+        raise ValueError(
+            f"{rules.describe()} has {index.size:,} positions; the solver's edges hold indices below {MAX_POSITIONS:,}"
+        )
     threads_before = numba.get_num_threads()
     if threads:
         numba.set_num_threads(threads)
@@ -327,8 +353,9 @@ def solve(rules: Rules | str, tol: float = EXACT_TOL, progress: bool = True, out
         numba.set_num_threads(threads_before)
 
 
-def _solve(rules: Rules, index: PositionIndex, tol: float, progress: bool, out: str | os.PathLike | None,
-           dtype: str) -> SolvedTable:
+def _solve(
+    rules: Rules, index: PositionIndex, tol: float, progress: bool, out: str | os.PathLike | None, dtype: str
+) -> SolvedTable:
     checkpoint = _Checkpoint(Path(out), rules, tol, index, dtype) if out is not None else None
     try:
         return _solve_layers(rules, index, tol, progress, out, dtype, checkpoint)
@@ -337,16 +364,29 @@ def _solve(rules: Rules, index: PositionIndex, tol: float, progress: bool, out: 
             checkpoint.release()
 
 
-def _solve_layers(rules: Rules, index: PositionIndex, tol: float, progress: bool, out: str | os.PathLike | None,
-                  dtype: str, checkpoint: _Checkpoint | None) -> SolvedTable:
+def _solve_layers(
+    rules: Rules,
+    index: PositionIndex,
+    tol: float,
+    progress: bool,
+    out: str | os.PathLike | None,
+    dtype: str,
+    checkpoint: _Checkpoint | None,
+) -> SolvedTable:
     values = checkpoint.values if checkpoint else np.zeros(index.size, dtype=np.float64)
     done = checkpoint.done if checkpoint else {}
     started = time.perf_counter() - (checkpoint.elapsed if checkpoint else 0.0)
     max_residual = max(done.values(), default=0.0)
     pair_stats: list[dict] = []  # of the pairs solved in this run (not those resumed from a checkpoint)
-    bar = tqdm(total=index.size, unit="pos", unit_scale=True, disable=not progress, desc=f"solve {rules.name}",
-               initial=sum(e - s for (s, e), p in zip(index.pair_ranges, index.pairs, strict=True)
-                           if _pair_key(p) in done), bar_format=_BAR_WITHOUT_ETA)
+    bar = tqdm(
+        total=index.size,
+        unit="pos",
+        unit_scale=True,
+        disable=not progress,
+        desc=f"solve {rules.name}",
+        initial=sum(e - s for (s, e), p in zip(index.pair_ranges, index.pairs, strict=True) if _pair_key(p) in done),
+        bar_format=_BAR_WITHOUT_ETA,
+    )
     try:
         for pair, (start, end) in zip(index.pairs, index.pair_ranges, strict=True):
             if _pair_key(pair) in done:
@@ -363,12 +403,16 @@ def _solve_layers(rules: Rules, index: PositionIndex, tol: float, progress: bool
                 bar.bar_format = None
     finally:
         bar.close()
-    header = {"tol": tol, "residual": max_residual, "solve_seconds": round(time.perf_counter() - started, 3),
-              "dtype": "float64",  # in memory; save() records the dtype it writes
-              "sweeps": sum(p["sweeps"] for p in pair_stats),
-              "build_seconds": round(sum(p["build_seconds"] for p in pair_stats), 3),
-              "sweep_seconds": round(sum(p["sweep_seconds"] for p in pair_stats), 3),
-              "pairs": pair_stats}
+    header = {
+        "tol": tol,
+        "residual": max_residual,
+        "solve_seconds": round(time.perf_counter() - started, 3),
+        "dtype": "float64",  # in memory; save() records the dtype it writes
+        "sweeps": sum(p["sweeps"] for p in pair_stats),
+        "build_seconds": round(sum(p["build_seconds"] for p in pair_stats), 3),
+        "sweep_seconds": round(sum(p["sweep_seconds"] for p in pair_stats), 3),
+        "pairs": pair_stats,
+    }
     table = SolvedTable(rules, values, header, index)
     if checkpoint is None:
         return table
@@ -377,20 +421,32 @@ def _solve_layers(rules: Rules, index: PositionIndex, tol: float, progress: bool
     except OSError as err:
         if err.errno not in (errno.ENOSPC, errno.EDQUOT):
             raise
-        raise NoSpaceError(f"no space left in {Path(out).parent} to write the table {Path(out).name} "
-                      f"({_size(table_bytes(index.size, dtype))}); the solved values are kept in its checkpoint: "
-                      "free some space and run the same solve again to write it") from None
+        raise NoSpaceError(
+            f"no space left in {Path(out).parent} to write the table {Path(out).name} "
+            f"({_size(table_bytes(index.size, dtype))}); the solved values are kept in its checkpoint: "
+            "free some space and run the same solve again to write it"
+        ) from None
     del table, values
     checkpoint.remove()
     return SolvedTable.load(out, rules, verify=False)
 
 
-def _solve_pair(index: PositionIndex, values: np.ndarray, pair: tuple[int, int], start: int, end: int,
-                tol: float, bar: tqdm) -> dict:
-    """Iterate one layer pair to convergence; return its statistics (final Bellman residual, sweeps,
-    extrapolations, seconds building the graph and sweeping)."""
-    stats = {"pair": list(pair), "positions": end - start, "residual": 0.0, "sweeps": 0, "extrapolations": 0,
-             "build_seconds": 0.0, "sweep_seconds": 0.0}
+def _solve_pair(
+    index: PositionIndex, values: np.ndarray, pair: tuple[int, int], start: int, end: int, tol: float, bar: tqdm
+) -> dict:
+    """Iterate one layer pair to convergence.
+
+    Return its statistics (final Bellman residual, sweeps, extrapolations, seconds building the graph and sweeping).
+    """
+    stats = {
+        "pair": list(pair),
+        "positions": end - start,
+        "residual": 0.0,
+        "sweeps": 0,
+        "extrapolations": 0,
+        "build_seconds": 0.0,
+        "sweep_seconds": 0.0,
+    }
     if index.pieces in pair:
         _terminal_values(index, values, pair, start)
         return stats
@@ -404,8 +460,9 @@ def _solve_pair(index: PositionIndex, values: np.ndarray, pair: tuple[int, int],
         change, ratio = graph.sweep(values)
         bar.set_postfix_str(f"pair {pair}: sweep {sweep}, largest change {change:.1e}")
         if change < tol:
-            stats.update(residual=graph.residual(values), sweeps=sweep,
-                         sweep_seconds=round(time.perf_counter() - began, 3))
+            stats.update(
+                residual=graph.residual(values), sweeps=sweep, sweep_seconds=round(time.perf_counter() - began, 3)
+            )
             return stats
         ratios.append(ratio)
         if EXTRAPOLATE and _steady(ratios):

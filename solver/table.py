@@ -60,7 +60,7 @@ def checksum(data: np.ndarray, chunk: int = 1 << 24) -> str:
     flat = data.reshape(-1).view(np.uint8)
     crc = 0
     for start in range(0, flat.shape[0], chunk):
-        crc = zlib.crc32(flat[start:start + chunk], crc)
+        crc = zlib.crc32(flat[start : start + chunk], crc)
     return f"crc32:{crc:08x}"
 
 
@@ -75,8 +75,14 @@ class SolvedTable:
         path: The file the table was loaded from (None for a table only in memory).
     """
 
-    def __init__(self, rules: Rules, values: np.ndarray, header: dict[str, Any],
-                 index: PositionIndex | None = None, path: Path | None = None) -> None:
+    def __init__(
+        self,
+        rules: Rules,
+        values: np.ndarray,
+        header: dict[str, Any],
+        index: PositionIndex | None = None,
+        path: Path | None = None,
+    ) -> None:
         self.rules = rules
         self.index = index or PositionIndex(rules)
         if values.shape != (self.index.size,):
@@ -98,11 +104,15 @@ class SolvedTable:
         if self.is_exact:
             return None
         if self.values.dtype == np.uint16:
-            return (f"the table of {self.rules.name} ({self.rules.pieces} pieces) holds 16-bit values (RoyalUr's "
-                    "precision, about 1.5e-5): regrets smaller than that cannot be told apart; solve the rules for "
-                    "exact values")
-        return (f"the table of {self.rules.name} ({self.rules.pieces} pieces) was solved to tolerance "
-                f"{self.header.get('tol')} in {self.values.dtype}, looser than the ground truth's {EXACT_TOL}")
+            return (
+                f"the table of {self.rules.name} ({self.rules.pieces} pieces) holds 16-bit values (RoyalUr's "
+                "precision, about 1.5e-5): regrets smaller than that cannot be told apart; solve the rules for "
+                "exact values"
+            )
+        return (
+            f"the table of {self.rules.name} ({self.rules.pieces} pieces) was solved to tolerance "
+            f"{self.header.get('tol')} in {self.values.dtype}, looser than the ground truth's {EXACT_TOL}"
+        )
 
     def value_at(self, index: int) -> float:
         """The stored value at an index, as a probability.
@@ -152,17 +162,22 @@ class SolvedTable:
         if not isinstance(position, Position):
             raise ValueError(f"expected a urgym.Position, got {type(position).__name__}")
         if position.rules != self.rules:
-            raise ValueError(f"position of {position.rules.describe()!r} given to a table of "
-                             f"{self.rules.describe()!r}")
+            raise ValueError(f"position of {position.rules.describe()!r} given to a table of {self.rules.describe()!r}")
 
     # --- files -------------------------------------------------------------------------------------
     def save(self, path: str | os.PathLike, dtype: str | None = None) -> Path:
         """Write the table atomically (a temporary file renamed into place)."""
         dtype = dtype or self.header.get("dtype", "float64")
         data = encode(self.probabilities(), dtype)
-        header = dict(self.header, format_version=FORMAT_VERSION, rules=self.rules.to_dict(),
-                      positions=int(self.index.size), dtype=dtype, checksum=checksum(data),
-                      value="winning probability of the side to move")
+        header = dict(
+            self.header,
+            format_version=FORMAT_VERSION,
+            rules=self.rules.to_dict(),
+            positions=int(self.index.size),
+            dtype=dtype,
+            checksum=checksum(data),
+            value="winning probability of the side to move",
+        )
         return write_table(Path(path), header, data)
 
     @classmethod
@@ -185,8 +200,10 @@ class SolvedTable:
         expected = offset + header["positions"] * dtype.itemsize
         actual = path.stat().st_size
         if actual != expected:
-            raise TableError(f"{path} is {'truncated' if actual < expected else 'too long'}: {actual} bytes, "
-                             f"expected {expected} for {header['positions']} {header['dtype']} values")
+            raise TableError(
+                f"{path} is {'truncated' if actual < expected else 'too long'}: {actual} bytes, "
+                f"expected {expected} for {header['positions']} {header['dtype']} values"
+            )
         values = np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=(header["positions"],))
         if verify and checksum(values) != header["checksum"]:
             raise TableError(f"{path} is corrupt: its checksum does not match its header")
@@ -201,8 +218,10 @@ def _checksum_field(value: str) -> bytes:
 
 
 def _header_checksum(blob: bytes, stored: str) -> str:
-    """CRC-32 of the header's exact bytes with its own checksum blanked (every byte counts, even ones that
-    would parse to the same JSON)."""
+    """CRC-32 of the header's exact bytes with its own checksum blanked.
+
+    Every byte counts, even ones that would parse to the same JSON.
+    """
     return f"crc32:{zlib.crc32(blob.replace(_checksum_field(stored), _checksum_field(_BLANK_CHECKSUM), 1)):08x}"
 
 
@@ -226,7 +245,7 @@ def read_header(path: Path) -> tuple[dict[str, Any], int]:
         start = f.read(len(MAGIC) + 8)
         if len(start) < len(MAGIC) + 8 or start[: len(MAGIC)] != MAGIC:
             raise TableError(f"{path} is not a urgym solved table (bad magic)")
-        (length,) = struct.unpack("<Q", start[len(MAGIC):])
+        (length,) = struct.unpack("<Q", start[len(MAGIC) :])
         if length > os.fstat(f.fileno()).st_size - len(start):
             raise TableError(f"{path} has a corrupt header: its length ({length:,} bytes) runs past the file's end")
         blob = f.read(length)
@@ -236,8 +255,10 @@ def read_header(path: Path) -> tuple[dict[str, Any], int]:
         raise TableError(f"{path} has a corrupt header: {e}") from None
     if not isinstance(header, dict) or header.get("format_version") not in _READABLE_VERSIONS:
         version = header.get("format_version") if isinstance(header, dict) else None
-        raise TableError(f"{path} has format version {version}, this urgym reads "
-                         f"{', '.join(map(str, _READABLE_VERSIONS))}; solve it again")
+        raise TableError(
+            f"{path} has format version {version}, this urgym reads "
+            f"{', '.join(map(str, _READABLE_VERSIONS))}; solve it again"
+        )
     stored = header.get("header_checksum")
     if header["format_version"] >= 2 and (not isinstance(stored, str) or stored != _header_checksum(blob, stored)):
         raise TableError(f"{path} has a corrupt header: its header checksum does not match")

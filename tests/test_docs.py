@@ -34,13 +34,17 @@ def test_the_docs_have_examples():
             assert code.lstrip().startswith("#"), f"a no-run block must start with a comment saying why:\n{code}"
 
 
-@pytest.mark.parametrize("page", [page for page in PAGES if any(runs for runs, _ in python_blocks(page))],
-                         ids=lambda page: page.relative_to(ROOT).as_posix())
+@pytest.mark.parametrize(
+    "page",
+    [page for page in PAGES if any(runs for runs, _ in python_blocks(page))],
+    ids=lambda page: page.relative_to(ROOT).as_posix(),
+)
 def test_examples_run(page, tmp_path, private_cache):
     """The page's runnable blocks, run as one script from an empty folder, exit with status 0."""
     script = "\n\n".join(code for runs, code in python_blocks(page) if runs)
     (tmp_path / "example.py").write_text(script, encoding="utf-8")
     env = {**os.environ, "URGYM_CACHE": str(private_cache), "MPLBACKEND": "Agg"}
-    result = subprocess.run([sys.executable, "example.py"], cwd=tmp_path, env=env, capture_output=True, text=True,
-                            timeout=600)
+    result = subprocess.run(
+        [sys.executable, "example.py"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+    )
     assert result.returncode == 0, f"{page.name}'s examples failed:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"

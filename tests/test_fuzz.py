@@ -1,8 +1,10 @@
-"""Property-based fuzzing of the public entry points: any input either works or raises ValueError
-with a message; nothing else escapes, nothing hangs, nothing is silently rounded.
+"""Property-based fuzzing of the public entry points: any input either works or raises ValueError with a message.
+
+Nothing else escapes, nothing hangs, nothing is silently rounded.
 
 The examples are derandomized so CI is reproducible; ``URGYM_FUZZ_EXAMPLES=5000`` searches further (3,000
-examples of each test pass)."""
+examples of each test pass).
+"""
 
 import os
 
@@ -16,11 +18,23 @@ from urgym.agents import Agent, make_agent
 import urgym  # noqa: F401 - registers the environment
 from urgym import RULE_SET_NAMES, Position, get_rules
 
-ANYTHING = st.one_of(st.integers(-2**70, 2**70), st.floats(allow_nan=True), st.booleans(), st.none(),
-                     st.text(max_size=8), st.just(np.int64(3)), st.just(np.float32(0.5)),
-                     st.just(np.array(2)), st.just(np.array([1, 2])))
-FUZZ = settings(max_examples=int(os.environ.get("URGYM_FUZZ_EXAMPLES", "300")), deadline=None, derandomize=True,
-                suppress_health_check=[HealthCheck.too_slow])
+ANYTHING = st.one_of(
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=True),
+    st.booleans(),
+    st.none(),
+    st.text(max_size=8),
+    st.just(np.int64(3)),
+    st.just(np.float32(0.5)),
+    st.just(np.array(2)),
+    st.just(np.array([1, 2])),
+)
+FUZZ = settings(
+    max_examples=int(os.environ.get("URGYM_FUZZ_EXAMPLES", "300")),
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 
 
 @FUZZ
@@ -36,8 +50,13 @@ def test_from_code_accepts_exactly_valid_codes(rules, code):
 
 
 @FUZZ
-@given(rules=st.sampled_from(RULE_SET_NAMES), seed=st.integers(0, 2**32), steps=st.integers(0, 60),
-       roll=ANYTHING, move=ANYTHING)
+@given(
+    rules=st.sampled_from(RULE_SET_NAMES),
+    seed=st.integers(0, 2**32),
+    steps=st.integers(0, 60),
+    roll=ANYTHING,
+    move=ANYTHING,
+)
 def test_play_with_any_roll_and_move(rules, seed, steps, roll, move):
     rng = np.random.default_rng(seed)
     position = Position.start(get_rules(rules, 3))
@@ -73,9 +92,37 @@ def test_env_step_takes_integers_only(seed, actions):
             env.reset()
 
 
-SPEC_WORDS = st.sampled_from(["random", "greedy", "first", "last", "heuristic", "expectimax", "perfect", "td",
-                              "nosuch", "", ":", "=", "depth", "epsilon", "3", "-1", "0.5", "x", " ", "--depth",
-                              "max_moves", "threats", "all", "prune", "false", "tt_bits", "99"])
+SPEC_WORDS = st.sampled_from(
+    [
+        "random",
+        "greedy",
+        "first",
+        "last",
+        "heuristic",
+        "expectimax",
+        "perfect",
+        "td",
+        "nosuch",
+        "",
+        ":",
+        "=",
+        "depth",
+        "epsilon",
+        "3",
+        "-1",
+        "0.5",
+        "x",
+        " ",
+        "--depth",
+        "max_moves",
+        "threats",
+        "all",
+        "prune",
+        "false",
+        "tt_bits",
+        "99",
+    ]
+)
 
 
 @FUZZ

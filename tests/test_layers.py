@@ -1,6 +1,8 @@
-"""The layers, read from the source: the core imports nothing above it, no layer imports a higher one, no two
-modules import each other (not even inside a function), command code lives in :mod:`urgym.commands` alone, and
-what one package uses of another is public (no leading underscore).
+"""The layers, read from the source.
+
+The core imports nothing above it, no layer imports a higher one, no two modules import each other (not even inside a
+function), command code lives in :mod:`urgym.commands` alone, and what one package uses of another is public (no leading
+underscore).
 
 The repository's folders install as one import name (pyproject.toml's package-dir): ``agents/`` is
 ``urgym.agents``, and so on. import-linter checks the same contract on the built wheel (``.ci/lint-layers``).
@@ -14,8 +16,13 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ("urgym", "urgym.solver", "urgym.agents", "urgym.evaluation", "urgym.commands")
 """Lowest first; ``urgym`` is the core (the rules, the game flow and the environments)."""
-FOLDERS = {"urgym": "urgym", "solver": "urgym.solver", "agents": "urgym.agents", "evaluation": "urgym.evaluation",
-           "commands": "urgym.commands"}
+FOLDERS = {
+    "urgym": "urgym",
+    "solver": "urgym.solver",
+    "agents": "urgym.agents",
+    "evaluation": "urgym.evaluation",
+    "commands": "urgym.commands",
+}
 
 
 def _modules():
@@ -43,8 +50,9 @@ def _imports(name: str, path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base
-                                                                                                   else []))
+                base = ".".join(
+                    package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else [])
+                )
             targets = [base] + [f"{base}.{alias.name}" for alias in node.names]
         else:
             continue
@@ -76,8 +84,14 @@ def test_no_module_imports_a_higher_layer(name):
 
 
 def test_no_two_modules_import_each_other():
-    pairs = sorted({tuple(sorted((a, b))) for a, targets in GRAPH.items() for b in targets
-                    if a in GRAPH.get(b, ()) and not _is_package_init(a) and not _is_package_init(b)})
+    pairs = sorted(
+        {
+            tuple(sorted((a, b)))
+            for a, targets in GRAPH.items()
+            for b in targets
+            if a in GRAPH.get(b, ()) and not _is_package_init(a) and not _is_package_init(b)
+        }
+    )
     assert pairs == []
 
 
@@ -88,22 +102,34 @@ def test_command_code_lives_in_the_commands_layer(name):
 
 
 def test_packages_use_each_others_public_modules_only():
-    private = sorted((a, b) for a, targets in GRAPH.items() for b in targets
-                     if _layer(a) != _layer(b) and any(part.startswith("_") for part in b.split(".")[1:])
-                     and not b.endswith("._startup"))
+    private = sorted(
+        (a, b)
+        for a, targets in GRAPH.items()
+        for b in targets
+        if _layer(a) != _layer(b)
+        and any(part.startswith("_") for part in b.split(".")[1:])
+        and not b.endswith("._startup")
+    )
     assert private == []
 
 
 def test_nothing_imports_the_old_top_level_names():
-    """``agents``, ``solver``, ``evaluation`` and ``commands`` exist only as ``urgym.*``: an import of the bare
-    name works inside the checkout but fails beside a user's own folder of that name."""
+    """``agents``, ``solver``, ``evaluation`` and ``commands`` exist only as ``urgym.*``.
+
+    An import of the bare name works inside the checkout but fails beside a user's own folder of that name.
+    """
     bare = ("agents", "solver", "evaluation", "commands", "examples")
     found = []
     for path in sorted(ROOT.rglob("*.py")):
         if any(part.startswith(".") for part in path.relative_to(ROOT).parts):
             continue
         for node in ast.walk(ast.parse(path.read_text())):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                     else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and not node.level
+                else []
+            )
             found += [f"{path.relative_to(ROOT)}: {n}" for n in names if n.split(".")[0] in bare]
     assert found == []

@@ -1,5 +1,8 @@
-"""urgym as a library beside its users' code: one import name in the wheel, package data inside it, the umbrella
-command, and a project with its own ``agents/``, ``evaluation.py`` and ``solver.py`` that urgym leaves alone."""
+"""urgym as a library beside its users' code.
+
+One import name in the wheel, package data inside it, the umbrella command, and a project with its own ``agents/``,
+``evaluation.py`` and ``solver.py`` that urgym leaves alone.
+"""
 
 from __future__ import annotations
 
@@ -24,8 +27,12 @@ BIN = Path(sys.executable).parent
 def wheel(tmp_path_factory) -> Path:
     """The wheel built from this checkout (without build isolation: setuptools of the test environment)."""
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(ROOT)],
-                   check=True, capture_output=True, text=True)
+    subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(ROOT)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return next(out.glob("urgym-*.whl"))
 
 
@@ -40,9 +47,13 @@ def test_the_wheel_installs_one_import_name(wheel):
 def test_the_wheel_carries_what_it_needs(wheel):
     """Shipped models, the web pages, the reference engine and the license: nothing of the checkout is needed."""
     names = set(zipfile.ZipFile(wheel).namelist())
-    for needed in ("urgym/agents/models/ppo_finkel.zip", "urgym/agents/models/td_finkel.npz",
-                   "urgym/agents/models/ppo_finkel.json", "urgym/examples/uei_engine.py",
-                   f"urgym-{urgym.__version__}.dist-info/licenses/LICENSE"):
+    for needed in (
+        "urgym/agents/models/ppo_finkel.zip",
+        "urgym/agents/models/td_finkel.npz",
+        "urgym/agents/models/ppo_finkel.json",
+        "urgym/examples/uei_engine.py",
+        f"urgym-{urgym.__version__}.dist-info/licenses/LICENSE",
+    ):
         assert needed in names, needed
     assert any(name.startswith("urgym/evaluation/pages/") and name.endswith(".html") for name in names)
     metadata = zipfile.ZipFile(wheel).read(f"urgym-{urgym.__version__}.dist-info/METADATA").decode()
@@ -87,10 +98,11 @@ def test_a_project_with_its_own_agents_and_evaluation(tmp_path):
         (tmp_path / name).write_text(text)
     (tmp_path / "main.py").write_text(USERS_SCRIPT)
     env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
-    result = subprocess.run([sys.executable, "main.py"], cwd=tmp_path, capture_output=True, text=True, env=env,
-                            timeout=300)
+    result = subprocess.run(
+        [sys.executable, "main.py"], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300
+    )
     assert result.returncode == 0, result.stderr[-3000:]
-    assert result.stdout.split("\n")[-2] == "the user the user's review urgym.evaluation.review"
+    assert result.stdout.split("\n")[-2] == "the user the user's review urgym.evaluation.review.grades"
 
 
 def test_the_umbrella_command_lists_every_command(capsys):
@@ -108,12 +120,16 @@ def test_the_umbrella_command_refuses_an_unknown_command(capsys):
 
 
 def test_the_umbrella_command_runs_a_command_as_a_program(tmp_path):
-    result = subprocess.run([str(BIN / "urgym"), "simulate", "--pieces", "2", "--games", "200"], cwd=tmp_path,
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [str(BIN / "urgym"), "simulate", "--pieces", "2", "--games", "200"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr
     assert "200" in result.stdout and "light" in result.stdout
-    result = subprocess.run([str(BIN / "urgym"), "solve", "--pieces", "0"], capture_output=True, text=True,
-                            timeout=300)
+    result = subprocess.run([str(BIN / "urgym"), "solve", "--pieces", "0"], capture_output=True, text=True, timeout=300)
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
 
 

@@ -1,7 +1,9 @@
-"""Outputs never replace a solved table: no command writes a report, page, CSV, record, plot, model or table over a
-file in the table cache, or over any urgym or RoyalUr table anywhere, unless it is ``solve``'s own table output
-and the user asked for it. Each case is refused with one line and exit status 2, before any work, and the table
-is byte for byte what it was."""
+"""Outputs never replace a solved table.
+
+No command writes a report, page, CSV, record, plot, model or table over a file in the table cache, or over any urgym or
+RoyalUr table anywhere, unless it is ``solve``'s own table output and the user asked for it. Each case is refused with
+one line and exit status 2, before any work, and the table is byte for byte what it was.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from urgym.evaluation.report import write_csv, write_json
+from urgym.evaluation.scoring.report import write_csv, write_json
 from urgym.solver import cached_table_path, load_or_solve, write_rgu
 from urgym.solver.rgu import RGU_MAGIC
 from urgym.solver.table import MAGIC
@@ -47,8 +49,9 @@ def setting(tmp_path_factory, private_cache):
 
 
 def run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([str(BIN / argv[0]), *argv[1:]], cwd=cwd, capture_output=True, text=True, timeout=300,
-                          stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [str(BIN / argv[0]), *argv[1:]], cwd=cwd, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL
+    )
 
 
 TARGETS = ("cache", "outside", "rgu")
@@ -82,14 +85,27 @@ def test_no_command_writes_over_a_table(setting, target, command, tmp_path):
 
 def test_folders_in_the_cache_are_refused(setting, tmp_path):
     cache = setting["cache"].parent
-    for argv in (["evaluate", "--agent", "greedy", *SMALL, "--games", "2", "--positions", "0", "--save-games",
-                  str(cache / "games")],
-                 ["train", "--algo", "td-lambda", *SMALL, "--timesteps", "10", "--out", str(cache / "runs")],
-                 ["review", str(setting["record"]), "--json", str(cache / "review.json")]):
+    for argv in (
+        [
+            "evaluate",
+            "--agent",
+            "greedy",
+            *SMALL,
+            "--games",
+            "2",
+            "--positions",
+            "0",
+            "--save-games",
+            str(cache / "games"),
+        ],
+        ["train", "--algo", "td-lambda", *SMALL, "--timesteps", "10", "--out", str(cache / "runs")],
+        ["review", str(setting["record"]), "--json", str(cache / "review.json")],
+    ):
         result = run(argv, tmp_path)
         assert result.returncode == 2 and "inside urgym's table cache" in result.stderr, (argv, result.stderr)
     assert sorted(p.name for p in cache.iterdir() if not p.name.startswith(".")) == sorted(
-        p.name for p in cache.iterdir() if p.suffix == ".urtable" and not p.name.startswith("."))
+        p.name for p in cache.iterdir() if p.suffix == ".urtable" and not p.name.startswith(".")
+    )
 
 
 def test_solve_out_replaces_a_table_outside_the_cache_when_asked(setting, tmp_path):
@@ -103,8 +119,11 @@ def test_solve_out_replaces_a_table_outside_the_cache_when_asked(setting, tmp_pa
 def test_the_library_refuses_too(setting):
     """The one atomic writer refuses to replace a table unless the solver writes it."""
     before = digest(setting["outside"])
-    for write in (lambda p: write_json(p, {"a": 1}), lambda p: write_csv(p, [{"a": 1}]),
-                  lambda p: GameRecord.load(setting["record"]).save(p)):
+    for write in (
+        lambda p: write_json(p, {"a": 1}),
+        lambda p: write_csv(p, [{"a": 1}]),
+        lambda p: GameRecord.load(setting["record"]).save(p),
+    ):
         for target in (setting["outside"], setting["rgu"]):
             with pytest.raises(ValueError, match=r"it is (an urgym solved table|a RoyalUr table)"):
                 write(target)

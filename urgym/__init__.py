@@ -32,7 +32,7 @@ __all__ = [
     "simulate",
 ]
 
-__version__ = "0.5.0"
+__version__ = "0.6.0"
 
 
 def _register_envs() -> None:

@@ -16,14 +16,20 @@ from urgym import core
 from urgym.position import Position
 from urgym.rules import Rules
 
-__all__ = ["Decisions", "check_choices", "decisions_of", "return_streams"]
+__all__ = ["NO_STREAM", "Decisions", "check_choices", "decisions_of", "return_streams"]
+
+NO_STREAM = np.zeros(1, dtype=np.uint64)
+"""The random stream of a decision whose agent never draws (read-only: nothing may advance it)."""
+NO_STREAM.flags.writeable = False
 
 
 class Decisions(NamedTuple):
-    """``k`` decisions: position ``states[i]`` (packed) must play ``rolls[i]`` with one of ``moves[i, :counts[i]]``
-    (ascending). ``rngs[i]`` is the decision's own random stream (the game's policy stream of the agent asked):
-    an agent that randomizes and draws from it (:func:`urgym.core.next_u64`) plays the same move however the games
-    are batched. Numba kernels take it as it is."""
+    """``k`` decisions: position ``states[i]`` (packed) must play ``rolls[i]``.
+
+    With one of ``moves[i, :counts[i]]`` (ascending). ``rngs[i]`` is the decision's own random stream (the game's policy
+    stream of the agent asked): an agent that randomizes and draws from it (:func:`urgym.core.next_u64`) plays the same
+    move however the games are batched. Numba kernels take it as it is.
+    """
 
     states: np.ndarray  # int64[k]
     rolls: np.ndarray  # int64[k]
@@ -59,25 +65,39 @@ class Decisions(NamedTuple):
             legal = position.legal_moves(roll)
             moves[i, : len(legal)] = legal
             counts[i] = len(legal)
-        return cls(np.array([p.code for p, _ in pairs], dtype=np.int64),
-                   np.array([r for _, r in pairs], dtype=np.int64), moves, counts,
-                   np.zeros((len(pairs), 1), dtype=np.uint64))
+        return cls(
+            np.array([p.code for p, _ in pairs], dtype=np.int64),
+            np.array([r for _, r in pairs], dtype=np.int64),
+            moves,
+            counts,
+            np.zeros((len(pairs), 1), dtype=np.uint64),
+        )
 
     @classmethod
     def single(cls, state: int, roll: int, legal: tuple[int, ...], rng: np.ndarray) -> Decisions:
         """One decision, drawing from ``rng`` (a uint64 array of one element, advanced in place by the caller)."""
         moves = np.zeros((1, core.MAX_MOVES), dtype=np.int64)
         moves[0, : len(legal)] = legal
-        return cls(np.array([state], dtype=np.int64), np.array([roll], dtype=np.int64), moves,
-                   np.array([len(legal)], dtype=np.int64), rng.reshape(1, 1))
+        return cls(
+            np.array([state], dtype=np.int64),
+            np.array([roll], dtype=np.int64),
+            moves,
+            np.array([len(legal)], dtype=np.int64),
+            rng.reshape(1, 1),
+        )
 
 
 def decisions_of(flows: np.ndarray, games: np.ndarray, stream: int | np.ndarray) -> Decisions:
-    """The decisions of ``flows[games]`` (each awaiting a move), with policy stream ``stream`` of each game (one
-    stream for all, or one per game)."""
+    """The decisions of ``flows[games]`` (each awaiting a move).
+
+    With policy stream ``stream`` of each game (one stream for all, or one per game).
+    """
     rows = flows[games]
-    streams = rows["policy_rngs"][np.arange(len(rows)), stream] if isinstance(stream, np.ndarray) \
+    streams = (
+        rows["policy_rngs"][np.arange(len(rows)), stream]
+        if isinstance(stream, np.ndarray)
         else rows["policy_rngs"][:, stream]
+    )
     return Decisions(rows["state"], rows["roll"], rows["moves"], rows["n"], np.ascontiguousarray(streams))
 
 
@@ -94,13 +114,16 @@ def check_choices(decisions: Decisions, chosen: np.ndarray, who: str, rules: Rul
     """
     chosen = np.asarray(chosen)
     if chosen.shape != (len(decisions),) or not np.issubdtype(chosen.dtype, np.integer):
-        raise ValueError(f"{who} answered {len(decisions)} decisions with {chosen!r}; it must give one integer move "
-                         "per decision")
+        raise ValueError(
+            f"{who} answered {len(decisions)} decisions with {chosen!r}; it must give one integer move per decision"
+        )
     chosen = chosen.astype(np.int64, copy=False)
     in_range = np.arange(core.MAX_MOVES)[None, :] < decisions.counts[:, None]
     legal = ((decisions.moves == chosen[:, None]) & in_range).any(axis=1)
     if not legal.all():
         i = int(np.flatnonzero(~legal)[0])
-        raise ValueError(f"{who} chose illegal move {int(chosen[i])} for roll {int(decisions.rolls[i])} in "
-                         f"{decisions.position(rules, i)!r}; legal moves: {list(decisions.legal(i))}")
+        raise ValueError(
+            f"{who} chose illegal move {int(chosen[i])} for roll {int(decisions.rolls[i])} in "
+            f"{decisions.position(rules, i)!r}; legal moves: {list(decisions.legal(i))}"
+        )
     return chosen

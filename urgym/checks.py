@@ -12,8 +12,9 @@ def is_integer(value: object) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
-def integer(value: object, name: str, low: int | None = None, high: int | None = None,
-            bounds: str | None = None) -> int:
+def integer(
+    value: object, name: str, low: int | None = None, high: int | None = None, bounds: str | None = None
+) -> int:
     """``value`` as an ``int``: a Python or numpy integer (never a bool, a float or a string), within [low, high].
 
     Raises:

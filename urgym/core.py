@@ -163,35 +163,39 @@ PATH_SLOTS = MAX_PATH_LENGTH + 2  # per-destination tables: positions 0..L+1
 MAX_ROLLS = MAX_ROLL + 1  # rolls 0..MAX_ROLL
 
 # --- the geometry record --------------------------------------------------------------------------
-GEOMETRY = np.dtype([
-    ("length", np.int64),  # L: path positions on the board
-    ("pieces", np.int64),
-    ("max_roll", np.int64),
-    ("safe_rosettes", np.int64),  # the three rule flags, 0 or 1
-    ("rosette_extra_roll", np.int64),
-    ("capture_extra_roll", np.int64),
-    ("own_same_tile", np.int64, (PATH_SLOTS,)),  # [p]: mask of own path positions on the tile of position p
-    ("opp_same_tile", np.int64, (PATH_SLOTS,)),  # [p]: mask of the opponent's positions on that tile
-    ("rosette", np.int64, (PATH_SLOTS,)),  # [p]: 1 if position p's tile is a rosette
-    ("n_rolls", np.int64),  # rolls with a positive probability ...
-    ("rolls", np.int64, (MAX_ROLLS,)),  # ... ascending, in rolls[:n_rolls]
-    ("probabilities", np.float64, (MAX_ROLLS,)),  # their probabilities
-    ("cumulative", np.float64, (MAX_ROLLS,)),  # cumulative probabilities of rolls 0..max_roll, the last exactly 1
-])
+GEOMETRY = np.dtype(
+    [
+        ("length", np.int64),  # L: path positions on the board
+        ("pieces", np.int64),
+        ("max_roll", np.int64),
+        ("safe_rosettes", np.int64),  # the three rule flags, 0 or 1
+        ("rosette_extra_roll", np.int64),
+        ("capture_extra_roll", np.int64),
+        ("own_same_tile", np.int64, (PATH_SLOTS,)),  # [p]: mask of own path positions on the tile of position p
+        ("opp_same_tile", np.int64, (PATH_SLOTS,)),  # [p]: mask of the opponent's positions on that tile
+        ("rosette", np.int64, (PATH_SLOTS,)),  # [p]: 1 if position p's tile is a rosette
+        ("n_rolls", np.int64),  # rolls with a positive probability ...
+        ("rolls", np.int64, (MAX_ROLLS,)),  # ... ascending, in rolls[:n_rolls]
+        ("probabilities", np.float64, (MAX_ROLLS,)),  # their probabilities
+        ("cumulative", np.float64, (MAX_ROLLS,)),  # cumulative probabilities of rolls 0..max_roll, the last exactly 1
+    ]
+)
 """The rule set as the kernels read it: one record, by field name (see the module docstring)."""
 
 # --- the game-flow record -------------------------------------------------------------------------
-FLOW = np.dtype([
-    ("state", np.int64),  # the position (packed)
-    ("roll", np.int64),  # the roll the side to move must play (0 when there is none)
-    ("n", np.int64),  # its legal moves, in moves[:n] (0: the game is over or it is not at a decision)
-    ("moves", np.int64, (MAX_MOVES,)),
-    ("dice", np.uint64, (1,)),  # the dice stream of (seed, game)
-    ("policy_rngs", np.uint64, (2, 1)),  # two policy streams (by side, or by agent slot in match play)
-    ("turns", np.int64),  # turns finished (the dice passed to the other side, or the game ended)
-    ("played", np.int64),  # moves played
-    ("game", np.int64),  # which game of the seed
-])
+FLOW = np.dtype(
+    [
+        ("state", np.int64),  # the position (packed)
+        ("roll", np.int64),  # the roll the side to move must play (0 when there is none)
+        ("n", np.int64),  # its legal moves, in moves[:n] (0: the game is over or it is not at a decision)
+        ("moves", np.int64, (MAX_MOVES,)),
+        ("dice", np.uint64, (1,)),  # the dice stream of (seed, game)
+        ("policy_rngs", np.uint64, (2, 1)),  # two policy streams (by side, or by agent slot in match play)
+        ("turns", np.int64),  # turns finished (the dice passed to the other side, or the game ended)
+        ("played", np.int64),  # moves played
+        ("game", np.int64),  # which game of the seed
+    ]
+)
 """One game's flow: position, decision, random streams and counters (see the module docstring)."""
 
 # --- move outcome flags (returned by apply_move) ------------------------------------------------------
@@ -211,39 +215,44 @@ POLICY_GREEDY = 3
 POLICY_PERFECT = 4
 """The solved table's best move, with an optional slip (:func:`slip`): played by kernels that hold a table
 (match play, position sampling), never by :func:`advance`."""
-BUILTIN_POLICIES = {"random": POLICY_RANDOM, "first": POLICY_FIRST, "last": POLICY_LAST,
-                    "greedy": POLICY_GREEDY}
+BUILTIN_POLICIES = {"random": POLICY_RANDOM, "first": POLICY_FIRST, "last": POLICY_LAST, "greedy": POLICY_GREEDY}
 """The policies the core plays by itself, by name."""
 
 
 # --- field access -------------------------------------------------------------------------------------
 @njit(cache=True)
 def own_mask(state):
+    """The mover's pieces on the path, one bit per position."""
     return state & FIELD_MASK
 
 
 @njit(cache=True)
 def opp_mask(state):
+    """The opponent's pieces on its path, one bit per position."""
     return (state >> OPP_SHIFT) & FIELD_MASK
 
 
 @njit(cache=True)
 def own_home(state):
+    """The mover's pieces at home."""
     return (state >> OWN_HOME_SHIFT) & HOME_MASK
 
 
 @njit(cache=True)
 def opp_home(state):
+    """The opponent's pieces at home."""
     return (state >> OPP_HOME_SHIFT) & HOME_MASK
 
 
 @njit(cache=True)
 def turn_of(state):
+    """The side to move: 0 light, 1 dark."""
     return (state >> TURN_SHIFT) & 1
 
 
 @njit(cache=True)
 def pack(own, opp, own_h, opp_h, turn):
+    """A packed state from its parts."""
     return own | (opp << OPP_SHIFT) | (own_h << OWN_HOME_SHIFT) | (opp_h << OPP_HOME_SHIFT) | (turn << TURN_SHIFT)
 
 
@@ -255,6 +264,7 @@ def swap_sides(state):
 
 @njit(cache=True)
 def popcount(x):
+    """The number of set bits of ``x``."""
     x = x - ((x >> 1) & 0x5555555555555555)
     x = (x & 0x3333333333333333) + ((x >> 2) & 0x3333333333333333)
     x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0F
@@ -263,16 +273,19 @@ def popcount(x):
 
 @njit(cache=True)
 def own_scored(state, pieces):
+    """The mover's pieces borne off."""
     return pieces - own_home(state) - popcount(own_mask(state))
 
 
 @njit(cache=True)
 def opp_scored(state, pieces):
+    """The opponent's pieces borne off."""
     return pieces - opp_home(state) - popcount(opp_mask(state))
 
 
 @njit(cache=True)
 def start_state(pieces):
+    """The start of a game of ``pieces`` pieces, light to move."""
     return pack(0, 0, pieces, pieces, 0)
 
 
@@ -352,8 +365,11 @@ def captured_position(opp, dest, geom):
 
 @njit(cache=True, inline="always")  # inlined in numba's IR: the networks' features call it at every leaf
 def landing_flags(opp, dest, geom):
-    """The outcome flags of a legal move landing on ``dest`` (``length + 1``: borne off) against the opponent's
-    pieces ``opp``, all but WIN: SCORED, or CAPTURE and ROSETTE, with the EXTRA_ROLL the rules give for them."""
+    """The outcome flags of a legal move landing on ``dest`` against the opponent's pieces ``opp``.
+
+    ``dest`` is ``length + 1`` when the piece is borne off. All flags but WIN: SCORED, or CAPTURE and ROSETTE, with the
+    EXTRA_ROLL the rules give for them.
+    """
     g = geom[0]
     if dest == g.length + 1:
         return SCORED
@@ -429,11 +445,13 @@ def next_u64(rng):
 
 @njit(cache=True)
 def next_uniform(rng):
+    """A uniform float in [0, 1) from the stream ``rng``."""
     return (next_u64(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
 @njit(cache=True)
 def next_below(rng, n):
+    """A uniform integer in [0, n) from the stream ``rng``."""
     return np.int64(next_u64(rng) % np.uint64(n))
 
 
@@ -499,14 +517,24 @@ def policy_choice(policy, state, roll, moves, n, geom, rng):
 def policy_choices(policy, decisions, geom, out):
     """:func:`policy_choice` for each of a batch of :class:`urgym.batch.Decisions`, drawing from its own stream."""
     for i in range(decisions.states.shape[0]):
-        out[i] = policy_choice(policy, decisions.states[i], decisions.rolls[i], decisions.moves[i],
-                               decisions.counts[i], geom, decisions.rngs[i])
+        out[i] = policy_choice(
+            policy,
+            decisions.states[i],
+            decisions.rolls[i],
+            decisions.moves[i],
+            decisions.counts[i],
+            geom,
+            decisions.rngs[i],
+        )
 
 
 @njit(cache=True)
 def slip(best, n, epsilon, rng):
-    """The index a player aiming at move ``best`` of ``n`` plays: with probability ``epsilon`` (and a choice) a
-    uniformly random other move, else ``best``. The perfect player's slips, wherever it plays."""
+    """The index a player aiming at move ``best`` of ``n`` plays.
+
+    With probability ``epsilon`` (and a choice) a uniformly random other move, else ``best``. The perfect player's
+    slips, wherever it plays.
+    """
     if epsilon > 0.0 and n > 1 and next_uniform(rng) < epsilon:
         other = next_below(rng, n - 1)
         return other + (1 if other >= best else 0)
@@ -524,9 +552,11 @@ def is_legal(move, moves, n):
 
 @njit(cache=True)
 def replacement_move(action, moves, n):
-    """The legal move that stands in for an illegal ``action`` (the environments' ``illegal_action="replace"``):
-    the legal source position nearest to ``action``, the lower one on a tie (so out-of-range actions map to the
-    first or last legal move)."""
+    """The legal move that stands in for an illegal ``action`` (the environments' ``illegal_action="replace"``).
+
+    The legal source position nearest to ``action``, the lower one on a tie (so out-of-range actions map to the first or
+    last legal move).
+    """
     best = moves[0]
     for k in range(1, n):
         if abs(moves[k] - action) < abs(best - action):
@@ -540,8 +570,11 @@ SIDE_SALT = 0x51DE5A17
 
 @njit(cache=True)
 def episode_side(seed, game):
-    """The side (0 light, 1 dark) an environment's agent plays in game ``game`` of ``seed`` when its side is drawn
-    (``agent_side="random"``): a function of (seed, game) alone, so a game is the same alone or in a batch."""
+    """The side (0 light, 1 dark) an environment's agent plays in game ``game`` of ``seed``.
+
+    When its side is drawn (``agent_side="random"``): a function of (seed, game) alone, so a game is the same alone or
+    in a batch.
+    """
     rng = np.zeros(1, dtype=np.uint64)
     seed_stream(rng, np.uint64(seed) ^ np.uint64(SIDE_SALT), np.uint64(game))
     return np.int64(next_u64(rng) >> np.uint64(63))
@@ -555,8 +588,10 @@ def flow_buffers(games: int = 1) -> np.ndarray:
 
 @njit(cache=True)
 def start_game(flows, i, pieces, seed, game):
-    """Set game ``i`` of ``flows`` to game ``game`` of ``seed``: the opening position, the dice stream of
-    (seed, game), both policy streams, zero counters, no decision yet."""
+    """Set game ``i`` of ``flows`` to game ``game`` of ``seed``.
+
+    The opening position, the dice stream of (seed, game), both policy streams, zero counters, no decision yet.
+    """
     f = flows[i]
     f.state = start_state(pieces)
     f.roll = 0
@@ -619,25 +654,22 @@ def advance(flows, i, policies, geom):
     Returns the decision's legal moves' count as :func:`next_decision` does (0: the game is over).
     """
     f = flows[i]
-    while True:
-        if is_over(f.state):
-            f.roll = 0
-            f.n = 0
-            return 0
-        if roll_turn(flows, i, geom) == 0:
-            continue
+    while next_decision(flows, i, geom) > 0:
         side = turn_of(f.state)
         if policies[side] == POLICY_EXTERNAL:
             return f.n
         move = policy_choice(policies[side], f.state, f.roll, f.moves, f.n, geom, f.policy_rngs[side])
         play_move(flows, i, move, geom)
+    return 0
 
 
 @njit(cache=True)
 def advance_for(flows, i, side, move, policies, geom, out):
-    """One step of an agent playing ``side`` against the policies: play ``move`` (when >= 0) at game i's decision,
-    advance (as :func:`advance`), and write what ``side`` observes into ``out`` (:func:`write_observation`, the roll
-    only when it is ``side``'s to play). Returns the decision's legal moves' count (0: the game is over).
+    """One step of an agent playing ``side`` against the policies.
+
+    Play ``move`` (when >= 0) at game i's decision, advance (as :func:`advance`), and write what ``side`` observes into
+    ``out`` (:func:`write_observation`, the roll only when it is ``side``'s to play). Returns the decision's legal
+    moves' count (0: the game is over).
 
     The environments' step in one call; a decision of the other side with ``POLICY_EXTERNAL`` also stops it.
     """
@@ -659,8 +691,10 @@ def start_games(flows, pieces, seed, first_game):
 
 @njit(cache=True)
 def step_games(flows, chosen, policies, geom):
-    """Play ``chosen[i]`` in every game awaiting a move with ``chosen[i] >= 0``, then advance every game not at a
-    decision (as :func:`advance`) to its next external decision; return how many games await a move.
+    """Play the chosen moves, then advance every game to its next external decision.
+
+    ``chosen[i]`` is played in every game awaiting a move with ``chosen[i] >= 0``; every game not at a decision advances
+    (as :func:`advance`). Returns how many games await a move.
 
     ``chosen`` is read only where a game awaits one. Right after :func:`start_games`, pass ``chosen`` all -1.
     """
@@ -724,8 +758,10 @@ def write_observation(state, side, roll, geom, out):
 
 @njit(cache=True)
 def write_observations(decisions, geom, out):
-    """The observation of each of a batch of decisions (:class:`urgym.batch.Decisions`), from its mover's side with
-    its roll, into ``out[i]``: what a network choosing the moves sees."""
+    """The observation of each of a batch of decisions (:class:`urgym.batch.Decisions`) into ``out[i]``.
+
+    From its mover's side with its roll: what a network choosing the moves sees.
+    """
     for i in range(decisions.states.shape[0]):
         state = decisions.states[i]
         write_observation(state, turn_of(state), decisions.rolls[i], geom, out[i])

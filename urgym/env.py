@@ -18,8 +18,15 @@ from urgym.render import RENDER_MODES, check_render_mode, render_frame
 from urgym.rules import Rules, get_rules
 from urgym.specs import resolve_spec
 
-__all__ = ["AGENT_SIDES", "ILLEGAL_ACTION_MODES", "Opponent", "UrEnv", "action_index", "check_illegal_action",
-           "resolve_opponent"]
+__all__ = [
+    "AGENT_SIDES",
+    "ILLEGAL_ACTION_MODES",
+    "Opponent",
+    "UrEnv",
+    "action_index",
+    "check_illegal_action",
+    "resolve_opponent",
+]
 
 Opponent = str | Callable[[Position, int], int] | Any
 """A built-in policy name, a callable ``(position, roll) -> move``, or an object with ``select_move``."""
@@ -131,8 +138,11 @@ class UrEnv(gym.Env):
         self._geom = core.geometry(self.rules)
         self._flow = core.flow_buffers(1)  # the game: position, decision, dice and policy streams, counters
         # Views of its fields, made once: reading a record's field from Python costs more than the step itself.
-        self._flow_state, self._flow_roll, self._flow_moves = self._flow["state"], self._flow["roll"], \
-            self._flow["moves"][0]
+        self._flow_state, self._flow_roll, self._flow_moves = (
+            self._flow["state"],
+            self._flow["roll"],
+            self._flow["moves"][0],
+        )
         self._state = 0  # the position and roll after the last transition, as Python ints
         self._roll = 0
         self._dice_seed: int | None = None
@@ -147,6 +157,7 @@ class UrEnv(gym.Env):
 
     # --- Gymnasium API ------------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
+        """Start a new game (see the class docstring); return the observation and info."""
         if seed is not None:
             check_seed(seed)  # before Gymnasium's own check, so a bad seed is a ValueError naming what is allowed
         super().reset(seed=seed)
@@ -170,6 +181,7 @@ class UrEnv(gym.Env):
         return self._observation(), self._info()
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict]:
+        """Play the agent's ``action`` and the opponent's moves up to the agent's next decision."""
         if not self._started:
             raise RuntimeError("call reset() before step()")
         if not self._legal:
@@ -196,6 +208,7 @@ class UrEnv(gym.Env):
         return self._observation(), reward, terminated, False, self._info()
 
     def render(self) -> str | np.ndarray | None:
+        """Draw the board (``ansi``: text, ``rgb_array``: an image)."""
         decision = f"roll {self.roll}, legal moves {self._legal}" if self._legal else ""
         return render_frame(self.render_mode, self.position if self._started else None, decision)
 
@@ -223,12 +236,15 @@ class UrEnv(gym.Env):
 
     @property
     def agent_side(self) -> str:
+        """The side the agent plays in this game."""
         return SIDES[self._agent]
 
     # --- internals ----------------------------------------------------------------------------------
     def _run_until_agent_decision(self, move: int = -1) -> None:
-        """Play the agent's ``move`` (-1: none), then roll and play the opponent's moves until the agent must
-        decide or the game ends; the observation is written on the way."""
+        """Play the agent's ``move`` (-1: none), then the opponent's moves until the agent must decide.
+
+        Or until the game ends; the observation is written on the way.
+        """
         while True:
             n = core.advance_for(self._flow, 0, self._agent, move, self._policies, self._geom, self._obs)
             self._state, self._roll = int(self._flow_state[0]), int(self._flow_roll[0])
@@ -253,14 +269,17 @@ class UrEnv(gym.Env):
         legal = self._flow_moves[:n]
         if self._opponent_batch is not None:  # an agent: it draws from the game's own stream, as in a batch
             side = 1 - self._agent
-            decisions = Decisions.single(self._state, self._roll, tuple(legal.tolist()),
-                                         self._flow["policy_rngs"][0, side])
-            return int(check_choices(decisions, self._opponent_batch(self.rules, decisions), "the opponent",
-                                     self.rules)[0])
+            decisions = Decisions.single(
+                self._state, self._roll, tuple(legal.tolist()), self._flow["policy_rngs"][0, side]
+            )
+            return int(
+                check_choices(decisions, self._opponent_batch(self.rules, decisions), "the opponent", self.rules)[0]
+            )
         move = self._opponent_callable(Position(self.rules, self._state), self._roll)
         if move not in legal:
-            raise ValueError(f"the opponent chose illegal move {move!r} for roll {self._roll}; legal moves: "
-                             f"{legal.tolist()}")
+            raise ValueError(
+                f"the opponent chose illegal move {move!r} for roll {self._roll}; legal moves: {legal.tolist()}"
+            )
         return int(move)
 
     def _observation(self) -> np.ndarray:
@@ -289,12 +308,16 @@ def check_illegal_action(mode: str, penalty: float) -> tuple[str, float]:
     """
     if mode not in ILLEGAL_ACTION_MODES:
         raise ValueError(f"illegal_action must be one of {ILLEGAL_ACTION_MODES}, got {mode!r}")
-    if isinstance(penalty, bool) or not isinstance(penalty, (int, float, np.integer, np.floating)) \
-            or not 0.0 <= float(penalty) < float("inf"):
+    if (
+        isinstance(penalty, bool)
+        or not isinstance(penalty, (int, float, np.integer, np.floating))
+        or not 0.0 <= float(penalty) < float("inf")
+    ):
         raise ValueError(f"illegal_penalty must be a finite number >= 0 (subtracted from the reward), got {penalty!r}")
     if penalty and mode != "replace":
-        raise ValueError(f"illegal_penalty applies to illegal_action='replace' only, not {mode!r} (a 'loss' "
-                         "already scores -1)")
+        raise ValueError(
+            f"illegal_penalty applies to illegal_action='replace' only, not {mode!r} (a 'loss' already scores -1)"
+        )
     return mode, float(penalty)
 
 
@@ -320,9 +343,11 @@ def resolve_opponent(opponent: Opponent) -> tuple[int, Callable[[Position, int],
         try:
             return core.POLICY_EXTERNAL, resolve_spec(opponent).select_move
         except ValueError as err:
-            raise ValueError(f"bad opponent {opponent!r}: {err}; built-in policies are "
-                             f"{', '.join(core.BUILTIN_POLICIES)}; or pass a callable (position, roll) -> move "
-                             "or an agent with select_move") from None
+            raise ValueError(
+                f"bad opponent {opponent!r}: {err}; built-in policies are "
+                f"{', '.join(core.BUILTIN_POLICIES)}; or pass a callable (position, roll) -> move "
+                "or an agent with select_move"
+            ) from None
     if hasattr(opponent, "select_move"):
         return core.POLICY_EXTERNAL, opponent.select_move
     if callable(opponent):

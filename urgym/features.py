@@ -26,8 +26,15 @@ from numba import njit
 from urgym import core
 from urgym.rules import Rules
 
-__all__ = ["FEATURE_SETS", "TACTICS_V1", "TD_V1", "feature_set_id", "feature_size", "write_value_features",
-           "write_value_features_batch"]
+__all__ = [
+    "FEATURE_SETS",
+    "TACTICS_V1",
+    "TD_V1",
+    "feature_set_id",
+    "feature_size",
+    "write_value_features",
+    "write_value_features_batch",
+]
 
 TD_V1 = 0
 TACTICS_V1 = 1
@@ -56,11 +63,13 @@ def feature_size(rules: Rules, name: str) -> int:
 
 @njit(cache=True)
 def _write_tactics(state, geom, out, base):
-    """For each roll r = 1 .. R of the side to move in ``state``: [a legal move, a capture, a rosette, a bear-off]
-    at ``out[base + 4 (r - 1):]``. The core's move rules (:func:`urgym.core.can_move`,
-    :func:`urgym.core.landing_flags`) on the occupancy masks, as :func:`urgym.core.legal_moves` and
-    :func:`urgym.core.apply_move` read them, without building each move's position (this runs at every leaf of a
-    search)."""
+    """For each roll r = 1 ..
+
+    R of the side to move in ``state``: [a legal move, a capture, a rosette, a bear-off] at ``out[base + 4 (r - 1):]``.
+    The core's move rules (:func:`urgym.core.can_move`, :func:`urgym.core.landing_flags`) on the occupancy masks, as
+    :func:`urgym.core.legal_moves` and :func:`urgym.core.apply_move` read them, without building each move's position
+    (this runs at every leaf of a search).
+    """
     g = geom[0]
     length = g.length
     own, opp = core.own_mask(state), core.opp_mask(state)

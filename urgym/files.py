@@ -1,5 +1,7 @@
-"""Files in and out: atomic writes that keep modes, output paths checked before work, strict JSON for files from
-strangers, and the error for a missing optional extra.
+"""Files in and out.
+
+Atomic writes that keep modes, output paths checked before work, strict JSON for files from strangers, and the error for
+a missing optional extra.
 
 Every file the package writes goes through :func:`write_atomic`; every output path a command takes goes through
 :func:`check_output` (and :func:`check_distinct` when a command has several paths), and every JSON file it reads
@@ -49,8 +51,7 @@ TABLE_MAGICS = {b"URGYMTBL": "an urgym solved table", b"RGU\x00": "a RoyalUr tab
 
 
 def cache_dir() -> Path:
-    """The folder of urgym's table cache: ``$URGYM_CACHE``, else ``$XDG_CACHE_HOME/urgym``, else
-    ``~/.cache/urgym``.
+    """The folder of urgym's table cache: ``$URGYM_CACHE``, else ``$XDG_CACHE_HOME/urgym``, else ``~/.cache/urgym``.
 
     Raises:
         ValueError: If ``$URGYM_CACHE`` names a file.
@@ -85,8 +86,10 @@ def table_kind(path: str | os.PathLike) -> str | None:
 
 
 def precious_kind(path: str | os.PathLike) -> str | None:
-    """Why an output may not be written at ``path``: it lies in the table cache, or it is a table file
-    (:func:`in_table_cache`, :func:`table_kind`); None otherwise."""
+    """Why an output may not be written at ``path``.
+
+    It lies in the table cache, or it is a table file (:func:`in_table_cache`, :func:`table_kind`); None otherwise.
+    """
     cache = in_table_cache(path)
     if cache is not None:
         return f"inside urgym's table cache ({cache}), which holds solved tables only"
@@ -159,8 +162,9 @@ def _umask() -> int:
     return mask
 
 
-def check_output(path: str | os.PathLike, formats: tuple[str, ...] | None = None, stdout: bool = False,
-                 table: str | None = None) -> Path:
+def check_output(
+    path: str | os.PathLike, formats: tuple[str, ...] | None = None, stdout: bool = False, table: str | None = None
+) -> Path:
     """Check, before any long work, that ``path`` can be written as a regular file.
 
     Refused: an empty path, a path ending in ``/``, a directory, a symbolic link, a FIFO, a device or socket,
@@ -192,8 +196,10 @@ def check_output(path: str | os.PathLike, formats: tuple[str, ...] | None = None
         raise ValueError(f"table must be None, 'cache' or 'out', got {table!r}")
     cache = None if table == "cache" else in_table_cache(path)
     if cache is not None:
-        raise ValueError(f"cannot write {path}: it is inside urgym's table cache ({cache}), which holds solved "
-                         "tables only; give another path")
+        raise ValueError(
+            f"cannot write {path}: it is inside urgym's table cache ({cache}), which holds solved "
+            "tables only; give another path"
+        )
     kind = None if table is not None else table_kind(path)
     if kind:
         raise ValueError(f"cannot write {path}: it is {kind}; give another path")
@@ -215,15 +221,22 @@ def _special_kind(path: Path) -> str | None:
         mode = os.lstat(path).st_mode
     except OSError:
         return None
-    for test, kind in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
-                       (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket")):
+    for test, kind in (
+        (stat.S_ISLNK, "a symbolic link"),
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a device"),
+        (stat.S_ISBLK, "a device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
         if test(mode):
             return kind
     return None
 
 
-def check_distinct(outputs: Mapping[str, str | os.PathLike | None],
-                   inputs: Mapping[str, str | os.PathLike | None] | None = None) -> None:
+def check_distinct(
+    outputs: Mapping[str, str | os.PathLike | None], inputs: Mapping[str, str | os.PathLike | None] | None = None
+) -> None:
     """Refuse, before any work, an output that would replace an input or another output.
 
     Args:
@@ -295,9 +308,10 @@ MAX_NPZ_ARRAYS = 64
 
 
 def read_npz(path: str | os.PathLike, limit: int, what: str) -> dict[str, np.ndarray]:
-    """The arrays of a stranger's ``.npz`` file, without unpickling anything, refused before inflating past
-    ``limit`` bytes or holding more than :data:`MAX_NPZ_ARRAYS` arrays (``what`` names the kind of file in the
-    message).
+    """The arrays of a stranger's ``.npz`` file, without unpickling anything.
+
+    Refused before inflating past ``limit`` bytes or holding more than :data:`MAX_NPZ_ARRAYS` arrays (``what`` names the
+    kind of file in the message).
 
     Raises:
         ValueError: If the arrays would inflate past ``limit``, are too many, or the file is not an ``.npz``
@@ -333,13 +347,17 @@ def require_extra(module: str, extra: str, purpose: str):
         return importlib.import_module(module)
     except ImportError:
         first = _TORCH_FIRST if extra in ("learn", "onnx") else ""
-        raise MissingExtraError(f"{purpose} needs the {extra!r} extra ({module} is not installed): "
-                                f"{first}{install_command(extra)}") from None
+        raise MissingExtraError(
+            f"{purpose} needs the {extra!r} extra ({module} is not installed): {first}{install_command(extra)}"
+        ) from None
 
 
 def install_command(extra: str) -> str:
-    """A pip command that installs an extra here: from the source checkout urgym runs from, if it has one, else
-    the extra's own requirements (urgym itself is not on PyPI)."""
+    """A pip command that installs an extra here.
+
+    From the source checkout urgym runs from, if it has one, else the extra's own requirements (urgym itself is not on
+    PyPI).
+    """
     root = Path(__file__).resolve().parents[1]
     if (root / "pyproject.toml").exists():
         return f"pip install -e '{root}[{extra}]'"

@@ -23,7 +23,6 @@ MAX_RECORD_STEPS = 100_000
 rule set, stays near 14,000), far fewer than a record made to exhaust the review (10^6 passes took 98 s and 5.6 GB)."""
 
 
-
 class GameStep(NamedTuple):
     """One roll of a game: who rolled, what, and the move played (``None``: no legal move, the turn passed)."""
 
@@ -89,12 +88,13 @@ class Game:
 
     @property
     def is_over(self) -> bool:
+        """Whether the game has ended."""
         return not self._legal
 
     @property
     def winner(self) -> str | None:
-        w = core.winner_of(self._state)
-        return None if w < 0 else SIDES[w]
+        """The winning side, None while the game goes on."""
+        return self.position.winner
 
     @property
     def turns(self) -> int:
@@ -103,6 +103,7 @@ class Game:
 
     @property
     def moves_played(self) -> int:
+        """Moves played so far (passes not counted)."""
         return int(self._flow[0]["played"])
 
     def play(self, move: int) -> MoveResult:
@@ -114,8 +115,9 @@ class Game:
         if self.is_over:
             raise ValueError(f"the game is over: {self.winner} has won")
         if not is_integer(move) or int(move) not in self._legal:
-            raise ValueError(f"illegal move {move!r} for roll {self.roll} ({self.turn} to move); "
-                             f"legal moves: {list(self._legal)}")
+            raise ValueError(
+                f"illegal move {move!r} for roll {self.roll} ({self.turn} to move); legal moves: {list(self._legal)}"
+            )
         self.history.append(GameStep(self.turn, self.roll, int(move)))
         flags = core.play_move(self._flow, 0, int(move), self._geom)
         result = MoveResult.from_flags(self.position, flags)
@@ -145,5 +147,7 @@ def check_record_length(steps: int) -> None:
         ValueError: Saying how long the record is and what is allowed.
     """
     if steps > MAX_RECORD_STEPS:
-        raise ValueError(f"the record has {steps:,} rolls, more than any real game (at most {MAX_RECORD_STEPS:,}; "
-                         "the longest of 2,000 random games of murray with 15 pieces has about 14,000)")
+        raise ValueError(
+            f"the record has {steps:,} rolls, more than any real game (at most {MAX_RECORD_STEPS:,}; "
+            "the longest of 2,000 random games of murray with 15 pieces has about 14,000)"
+        )

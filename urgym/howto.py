@@ -29,8 +29,12 @@ def path_runs(path: tuple[str, ...]) -> list[tuple[str, str]]:
     """The path cut into straight runs along one row, each as its first and last tile (``A4``-``A1``, ...)."""
     runs: list[list[str]] = []
     for tile in path:
-        if runs and runs[-1][-1][0] == tile[0] and abs(int(runs[-1][-1][1:]) - int(tile[1:])) == 1 and (
-                len(runs[-1]) == 1 or _step(runs[-1][-2], runs[-1][-1]) == _step(runs[-1][-1], tile)):
+        if (
+            runs
+            and runs[-1][-1][0] == tile[0]
+            and abs(int(runs[-1][-1][1:]) - int(tile[1:])) == 1
+            and (len(runs[-1]) == 1 or _step(runs[-1][-2], runs[-1][-1]) == _step(runs[-1][-1], tile))
+        ):
             runs[-1].append(tile)
         else:
             runs.append([tile])
@@ -52,21 +56,31 @@ def _tiles(tiles: list[str]) -> str:
 def how_to_play(rules: Rules) -> list[tuple[str, str]]:
     """The rules of ``rules`` for a player: (heading, paragraph) pairs, from the rule set's data alone."""
     on_path = [t for t in rules.path if t in rules.rosettes]
-    rosettes = sorted(set(on_path) | {t for t in rules.dark_path if t in rules.rosettes},
-                      key=lambda t: (t[0], int(t[1:])))
+    rosettes = sorted(
+        set(on_path) | {t for t in rules.dark_path if t in rules.rosettes}, key=lambda t: (t[0], int(t[1:]))
+    )
     sections = [
-        ("Goal", f"Each player has {rules.pieces} piece{'s' * (rules.pieces != 1)}, all starting at home, off the "
-                 f"board. Bring them along your path and off its end: the first player to score all "
-                 f"{rules.pieces} wins. Light moves first."),
+        (
+            "Goal",
+            f"Each player has {rules.pieces} piece{'s' * (rules.pieces != 1)}, all starting at home, off the "
+            f"board. Bring them along your path and off its end: the first player to score all "
+            f"{rules.pieces} wins. Light moves first.",
+        ),
         ("The path", _path_text(rules)),
         ("The dice", _dice_text(rules)),
-        ("A move", "With a roll of r, enter a new piece onto the r-th tile of your path, or move one of your pieces "
-                   "r tiles forward; pieces jump over any others. A piece leaves the board only with the exact "
-                   "roll: one more than the tiles it has left. A piece cannot land on one of your own pieces. A "
-                   "roll of 0, or a roll with no legal move, passes the turn; when you can move, you must. When "
-                   "only one move is legal, it is played for you."),
-        ("Capturing", "Landing on an opponent's piece captures it: it goes back to its owner's home and must start "
-                      "again." + (" A capture also gives you another roll." if rules.capture_extra_roll else "")),
+        (
+            "A move",
+            "With a roll of r, enter a new piece onto the r-th tile of your path, or move one of your pieces "
+            "r tiles forward; pieces jump over any others. A piece leaves the board only with the exact "
+            "roll: one more than the tiles it has left. A piece cannot land on one of your own pieces. A "
+            "roll of 0, or a roll with no legal move, passes the turn; when you can move, you must. When "
+            "only one move is legal, it is played for you.",
+        ),
+        (
+            "Capturing",
+            "Landing on an opponent's piece captures it: it goes back to its owner's home and must start "
+            "again." + (" A capture also gives you another roll." if rules.capture_extra_roll else ""),
+        ),
         ("Rosettes", _rosette_text(rules, rosettes)),
     ]
     return sections
@@ -96,11 +110,15 @@ def _dice_text(rules: Rules) -> str:
     name = dice_name(rules)
     chances = ", ".join(f"{r}: {_chance(p)}" for r, p in enumerate(rules.roll_probabilities) if p > 0)
     if name == "four-binary":
-        return ("Four tetrahedral dice, each with two of its four tips marked. The roll is the number of marked "
-                f"tips that land up, 0 to 4, with chances {chances}: a 2 is most common, a 0 or a 4 rare.")
+        return (
+            "Four tetrahedral dice, each with two of its four tips marked. The roll is the number of marked "
+            f"tips that land up, 0 to 4, with chances {chances}: a 2 is most common, a 0 or a 4 rare."
+        )
     if name == "three-binary-zero-as-four":
-        return ("Three tetrahedral dice, each with two of its four tips marked. The roll is the number of marked "
-                f"tips that land up, and no marked tip up counts as 4, so every roll moves: {chances}.")
+        return (
+            "Three tetrahedral dice, each with two of its four tips marked. The roll is the number of marked "
+            f"tips that land up, and no marked tip up counts as 4, so every roll moves: {chances}."
+        )
     return f"The roll is a number from 0 to {rules.max_roll}, with chances {chances}."
 
 

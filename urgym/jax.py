@@ -58,8 +58,6 @@ ENV_ID = "urgym/Ur"
 _LIGHT, _DARK = 0, 1
 
 
-
-
 @dataclass
 class State(pgx_core.State):
     """One game of Ur as JAX arrays (see the module docstring); batched by ``jax.vmap``."""
@@ -81,6 +79,7 @@ class State(pgx_core.State):
 
     @property
     def env_id(self) -> str:
+        """The environment's id."""
         return ENV_ID
 
     def to_svg(self, *, color_theme: str | None = None, scale: float | None = None) -> str:
@@ -123,8 +122,9 @@ class _Tables:
         probabilities[:] = rules.roll_probabilities
         self.probabilities = jnp.asarray(probabilities)
         # roll r when a uniform number is >= exactly r of these (cumulative probabilities of rolls 0 .. R - 1)
-        self.cumulative = jnp.asarray(np.cumsum(np.asarray(rules.roll_probabilities, dtype=np.float64))[:-1],
-                                      dtype=jnp.float32)
+        self.cumulative = jnp.asarray(
+            np.cumsum(np.asarray(rules.roll_probabilities, dtype=np.float64))[:-1], dtype=jnp.float32
+        )
 
 
 class UrJaxEnv(pgx_core.Env):
@@ -149,22 +149,27 @@ class UrJaxEnv(pgx_core.Env):
     # --- pgx's API ---------------------------------------------------------------------------------------------
     @property
     def id(self) -> str:
+        """The environment's id (pgx's name for it)."""
         return ENV_ID
 
     @property
     def version(self) -> str:
+        """The environment's version."""
         return "v0"
 
     @property
     def num_players(self) -> int:
+        """Two players."""
         return 2
 
     @property
     def num_actions(self) -> int:
+        """Actions: the source path positions 0 .. L."""
         return self.rules.length + 1
 
     @property
     def observation_shape(self) -> tuple[int, ...]:
+        """The shape of one observation."""
         return (core.observation_size(self.rules),)
 
     def step(self, state: State, action: Any, key: Any = None) -> State:
@@ -216,8 +221,10 @@ class UrJaxEnv(pgx_core.Env):
         return state.replace(observation=self._observe(state, state.current_player))
 
     def chance_step(self, state: State, roll: Any) -> State:
-        """Apply ``roll`` at a chance node: the next decision, or, when the roll has no legal move, the chance node
-        of the other side (the turn passes)."""
+        """Apply ``roll`` at a chance node.
+
+        The next decision, or, when the roll has no legal move, the chance node of the other side (the turn passes).
+        """
         state = self._apply_roll(state, roll)
         return state.replace(observation=self._observe(state, state.current_player))
 
@@ -264,8 +271,13 @@ class UrJaxEnv(pgx_core.Env):
         mover = state.current_player
         rewards = jnp.where(wins, jnp.where(jnp.arange(2) == mover, 1.0, -1.0), 0.0).astype(jnp.float32)
         state = state.replace(
-            _board=board, _home=home, _turn=jnp.where(extra, color, 1 - color).astype(jnp.int32),
-            _roll=jnp.int32(0), _is_chance=~wins, terminated=wins, rewards=rewards,
+            _board=board,
+            _home=home,
+            _turn=jnp.where(extra, color, 1 - color).astype(jnp.int32),
+            _roll=jnp.int32(0),
+            _is_chance=~wins,
+            terminated=wins,
+            rewards=rewards,
             legal_action_mask=jnp.zeros_like(state.legal_action_mask),
         )
         return self._with_player(state)
@@ -274,14 +286,18 @@ class UrJaxEnv(pgx_core.Env):
         mask = self.legal_moves_mask(state, roll)
         can_move = jnp.any(mask)
         state = state.replace(
-            _roll=jnp.where(can_move, roll, 0).astype(jnp.int32), _is_chance=~can_move, legal_action_mask=mask,
+            _roll=jnp.where(can_move, roll, 0).astype(jnp.int32),
+            _is_chance=~can_move,
+            legal_action_mask=mask,
             _turn=jnp.where(can_move, state._turn, 1 - state._turn).astype(jnp.int32),
         )
         return self._with_player(state)
 
     def draw_roll(self, key: Any, k: Any) -> Any:
-        """Roll number ``k`` (0, 1, ...) that :meth:`step` draws from ``key``: it plays them in turn, passing each
-        roll that has no legal move, until one has."""
+        """Roll number ``k`` (0, 1, ...) that :meth:`step` draws from ``key``.
+
+        It plays them in turn, passing each roll that has no legal move, until one has.
+        """
         u = jax.random.uniform(jax.random.fold_in(key, k))
         return jnp.sum(u >= self._tables.cumulative, dtype=jnp.int32)
 
@@ -290,6 +306,7 @@ class UrJaxEnv(pgx_core.Env):
 
         The loop carries only the side, the roll and its mask: a pass moves no piece.
         """
+
         def attempt(k: Any, side: Any) -> tuple[Any, Any]:
             roll = self.draw_roll(key, k)
             return roll, self._legal(state._board[side], state._board[1 - side], state._home[side], roll)
@@ -298,14 +315,20 @@ class UrJaxEnv(pgx_core.Env):
             k, side, roll, mask, waiting = carry
             new_roll, new_mask = attempt(k, side)
             moves = jnp.any(new_mask)
-            return (k + 1, jnp.where(waiting & ~moves, 1 - side, side), jnp.where(waiting, new_roll, roll),
-                    jnp.where(waiting, new_mask, mask), waiting & ~moves)
+            return (
+                k + 1,
+                jnp.where(waiting & ~moves, 1 - side, side),
+                jnp.where(waiting, new_roll, roll),
+                jnp.where(waiting, new_mask, mask),
+                waiting & ~moves,
+            )
 
         rolling = state._is_chance & ~state.terminated
         start = (jnp.int32(0), state._turn, state._roll, state.legal_action_mask, rolling)
         _, side, roll, mask, _ = jax.lax.while_loop(lambda carry: carry[4], next_roll, next_roll(start))
-        state = state.replace(_turn=side.astype(jnp.int32), _roll=roll, legal_action_mask=mask,
-                              _is_chance=state._is_chance & ~rolling)
+        state = state.replace(
+            _turn=side.astype(jnp.int32), _roll=roll, legal_action_mask=mask, _is_chance=state._is_chance & ~rolling
+        )
         return self._with_player(state)
 
     @staticmethod
@@ -404,8 +427,13 @@ def _encode(board: np.ndarray, home: np.ndarray, turn: np.ndarray) -> np.ndarray
     masks = _bits(board)
     own, opp = masks[rows, turn], masks[rows, 1 - turn]
     own_h, opp_h = home[rows, turn], home[rows, 1 - turn]
-    return (own | (opp << core.OPP_SHIFT) | (own_h << core.OWN_HOME_SHIFT) | (opp_h << core.OPP_HOME_SHIFT)
-            | (turn << core.TURN_SHIFT))
+    return (
+        own
+        | (opp << core.OPP_SHIFT)
+        | (own_h << core.OWN_HOME_SHIFT)
+        | (opp_h << core.OPP_HOME_SHIFT)
+        | (turn << core.TURN_SHIFT)
+    )
 
 
 def _decode(codes: np.ndarray, length: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -438,28 +466,37 @@ def _svg(state: State, dark_theme: bool, scale: float) -> str:
     columns = max(int(tile[1:]) for tile in tiles)
     width, height = (columns + 4) * _TILE, 3 * _TILE + 20
     ink, paper = ("#eee", "#222") if dark_theme else ("#222", "#fff")
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width * scale:.0f}" '
-             f'height="{height * len(boards) * scale:.0f}" viewBox="0 0 {width} {height * len(boards)}">',
-             f'<rect width="100%" height="100%" fill="{paper}"/>']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width * scale:.0f}" '
+        f'height="{height * len(boards) * scale:.0f}" viewBox="0 0 {width} {height * len(boards)}">',
+        f'<rect width="100%" height="100%" fill="{paper}"/>',
+    ]
     for k, (board, home, turn, roll) in enumerate(zip(boards, homes, turns, rolls, strict=True)):
         top = k * height
         for tile in tiles:
             x, y = (int(tile[1:]) - 1) * _TILE, top + "ABC".index(tile[0]) * _TILE
             fill = "#c9a227" if tile in rules.rosettes else ("#555" if dark_theme else "#ddd")
-            parts.append(f'<rect x="{x + 1}" y="{y + 1}" width="{_TILE - 2}" height="{_TILE - 2}" fill="{fill}" '
-                         f'stroke="{ink}"/>')
+            parts.append(
+                f'<rect x="{x + 1}" y="{y + 1}" width="{_TILE - 2}" height="{_TILE - 2}" fill="{fill}" stroke="{ink}"/>'
+            )
         for color, path in ((0, rules.path), (1, rules.dark_path)):
             for p in np.flatnonzero(board[color]):
                 tile = path[p]
                 x, y = (int(tile[1:]) - 0.5) * _TILE, top + ("ABC".index(tile[0]) + 0.5) * _TILE
-                parts.append(f'<circle cx="{x}" cy="{y}" r="{_TILE * 0.35}" fill="{("#fafafa", "#111")[color]}" '
-                             f'stroke="{ink}" stroke-width="2"/>')
+                parts.append(
+                    f'<circle cx="{x}" cy="{y}" r="{_TILE * 0.35}" fill="{("#fafafa", "#111")[color]}" '
+                    f'stroke="{ink}" stroke-width="2"/>'
+                )
             scored = rules.pieces - int(home[color]) - int(board[color].sum())
-            parts.append(f'<text x="{(columns + 0.3) * _TILE}" y="{top + (color * 2 + 0.6) * _TILE}" fill="{ink}" '
-                         f'font-family="sans-serif" font-size="13">{("light", "dark")[color]}: {int(home[color])} '
-                         f'home, {scored} off</text>')
+            parts.append(
+                f'<text x="{(columns + 0.3) * _TILE}" y="{top + (color * 2 + 0.6) * _TILE}" fill="{ink}" '
+                f'font-family="sans-serif" font-size="13">{("light", "dark")[color]}: {int(home[color])} '
+                f"home, {scored} off</text>"
+            )
         status = f"{('light', 'dark')[int(turn)]} to move" + (f", roll {int(roll)}" if roll else "")
-        parts.append(f'<text x="4" y="{top + 3 * _TILE + 15}" fill="{ink}" font-family="sans-serif" '
-                     f'font-size="13">{status}</text>')
+        parts.append(
+            f'<text x="4" y="{top + 3 * _TILE + 15}" fill="{ink}" font-family="sans-serif" '
+            f'font-size="13">{status}</text>'
+        )
     parts.append("</svg>")
     return "".join(parts)

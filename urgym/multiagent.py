@@ -43,9 +43,11 @@ def env(**kwargs: Any) -> AECEnv:
 
 
 class _OrderEnforcing(wrappers.OrderEnforcingWrapper):
-    """PettingZoo's order checks, with misuse raised as errors: ``last()`` before ``reset()`` (PettingZoo's own
-    check gives an ``AttributeError`` about ``agent_selection``) and ``step()`` once every agent has stepped out
-    (PettingZoo only logs a warning and does nothing)."""
+    """PettingZoo's order checks, with misuse raised as errors.
+
+    ``last()`` before ``reset()`` (PettingZoo's own check gives an ``AttributeError`` about ``agent_selection``) and
+    ``step()`` once every agent has stepped out (PettingZoo only logs a warning and does nothing).
+    """
 
     def last(self, observe: bool = True):
         if not self._has_reset:
@@ -84,27 +86,28 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
     - ur_v0 (urgym 0.1 to 0.3): initial version.
     """
 
-    metadata = {"render_modes": RENDER_MODES, "name": "ur_v1", "is_parallelizable": False,
-                "render_fps": 4}
+    metadata = {"render_modes": RENDER_MODES, "name": "ur_v1", "is_parallelizable": False, "render_fps": 4}
 
-    def __init__(self, rules: Rules | str = "finkel", pieces: int | None = None,
-                 render_mode: str | None = None) -> None:
+    def __init__(
+        self, rules: Rules | str = "finkel", pieces: int | None = None, render_mode: str | None = None
+    ) -> None:
         super().__init__()
         self.rules = get_rules(rules, pieces)
         self.render_mode = check_render_mode(render_mode)
         self.possible_agents = list(SIDES)
         n_actions = self.rules.length + 1
-        observation = spaces.Dict({
-            "observation": spaces.Box(0.0, 1.0, shape=(core.observation_size(self.rules),), dtype=np.float32),
-            "action_mask": spaces.Box(0, 1, shape=(n_actions,), dtype=np.int8),
-        })
+        observation = spaces.Dict(
+            {
+                "observation": spaces.Box(0.0, 1.0, shape=(core.observation_size(self.rules),), dtype=np.float32),
+                "action_mask": spaces.Box(0, 1, shape=(n_actions,), dtype=np.int8),
+            }
+        )
         self.observation_spaces = {agent: observation for agent in self.possible_agents}
         self.action_spaces = {agent: spaces.Discrete(n_actions) for agent in self.possible_agents}
         self._geom = core.geometry(self.rules)
         self._flow = core.flow_buffers(1)  # the game; _state, _roll, _n_moves and _moves mirror it
         # Views of its fields, made once: reading a record's field from Python costs more than the step itself.
-        self._flow_state, self._flow_roll, self._moves = self._flow["state"], self._flow["roll"], \
-            self._flow["moves"][0]
+        self._flow_state, self._flow_roll, self._moves = self._flow["state"], self._flow["roll"], self._flow["moves"][0]
         self._seed: int | None = None
         self._episode = 0
         self._state = -1
@@ -114,13 +117,16 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         self._observation_size = core.observation_size(self.rules)
 
     def observation_space(self, agent: str) -> spaces.Space:
+        """The observation space of ``agent``."""
         return self.observation_spaces[agent]
 
     def action_space(self, agent: str) -> spaces.Space:
+        """The action space of ``agent``."""
         return self.action_spaces[agent]
 
     # --- AEC API ------------------------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Start a new game."""
         if seed is not None:
             self._seed, self._episode = check_seed(seed), 0
         elif self._seed is None:
@@ -138,11 +144,13 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             self.render()
 
     def last(self, observe: bool = True):
+        """The current agent's observation, reward, termination, truncation and info."""
         if self._state < 0:
             raise RuntimeError("call reset() before last()")
         return super().last(observe)
 
     def step(self, action: int | None) -> None:
+        """Play the current agent's ``action`` (None once it is done)."""
         if self._state < 0:
             raise RuntimeError("call reset() before step()")
         if not self.agents:
@@ -155,8 +163,10 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             raise ValueError(f"{agent} must act (None is only for agents whose game has ended)")
         move = action_index(action)
         if not (0 <= move < self._mask.shape[0] and self._mask[move]):
-            raise ValueError(f"illegal action {move} for {agent} with roll {self._roll}; legal actions: "
-                             f"{self._moves[: self._n_moves].tolist()}")
+            raise ValueError(
+                f"illegal action {move} for {agent} with roll {self._roll}; legal actions: "
+                f"{self._moves[: self._n_moves].tolist()}"
+            )
         self._cumulative_rewards[agent] = 0.0
         core.play_move(self._flow, 0, move, self._geom)
         self._roll_until_decision()
@@ -165,6 +175,7 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
             self.render()
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """What ``agent`` observes: the observation and its action mask."""
         if self._state < 0:
             raise RuntimeError("call reset() before observe()")
         to_move = agent == self.agent_selection and self._n_moves > 0
@@ -174,11 +185,16 @@ class raw_env(AECEnv):  # noqa: N801 (PettingZoo's naming convention)
         return {"observation": observation, "action_mask": mask}
 
     def render(self) -> str | np.ndarray | None:
-        decision = (f"{self.agent_selection} rolled {self._roll}, legal moves {self._moves[: self._n_moves].tolist()}"
-                    if self._n_moves else "")
+        """Draw the board (``ansi``: text, ``rgb_array``: an image)."""
+        decision = (
+            f"{self.agent_selection} rolled {self._roll}, legal moves {self._moves[: self._n_moves].tolist()}"
+            if self._n_moves
+            else ""
+        )
         return render_frame(self.render_mode, self.position if self._state >= 0 else None, decision)
 
     def close(self) -> None:
+        """Nothing to release."""
         pass
 
     # --- inspection ---------------------------------------------------------------------------------

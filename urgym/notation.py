@@ -1,9 +1,9 @@
-"""RGN, the Royal Game Notation of RoyalUr.net, for game records.
+r"""RGN, the Royal Game Notation of RoyalUr.net, for game records.
 
 RGN is RoyalUr's text notation for whole games (RoyalUr-Java, ``notation/RGN.java``), modelled on chess's PGN.
 What this module writes and reads:
 
-- Metadata first, one ``[Key "value"]`` line each (``\\``, ``"``, newlines escaped with a backslash), then a
+- Metadata first, one ``[Key "value"]`` line each (``\``, ``"``, newlines escaped with a backslash), then a
   blank line. urgym writes ``Rules``, ``Pieces``, ``Light``, ``Dark``, ``Seed`` and ``Game``; other keys are
   read and ignored.
 - Then the turns. A turn is every roll one side makes before the dice pass; light's turns start with their
@@ -46,6 +46,7 @@ class RGNGame(NamedTuple):
     players: dict[str, str]
     seed: int | None
     game: int | None
+
 
 _TURN_LINE = 60
 _METADATA = re.compile(r'^\[(\w+)\s+"((?:[^"\\]|\\.)*)"\]$')
@@ -96,10 +97,14 @@ def format_rgn(record: RGNGame) -> str:
         ValueError: For custom rules named like a built-in rule set (the text would read back as that rule set).
     """
     _check_round_trip(record.rules)
-    metadata = {"Rules": record.rules.name, "Pieces": str(record.rules.pieces),
-                "Light": record.players.get("light", ""), "Dark": record.players.get("dark", ""),
-                "Seed": "" if record.seed is None else str(record.seed),
-                "Game": "" if record.game is None else str(record.game)}
+    metadata = {
+        "Rules": record.rules.name,
+        "Pieces": str(record.rules.pieces),
+        "Light": record.players.get("light", ""),
+        "Dark": record.players.get("dark", ""),
+        "Seed": "" if record.seed is None else str(record.seed),
+        "Game": "" if record.game is None else str(record.game),
+    }
     lines = [f"[{key} {_escape(value)}]" for key, value in metadata.items() if value]
     lines.append("")
     positions = [Position.start(record.rules)]
@@ -115,15 +120,17 @@ def format_rgn(record: RGNGame) -> str:
             turns.append([f"{len(turns) // 2 + 1}." if step.side == "light" else "/"])
         turns[-1].append(action)
     for first in range(0, len(turns), 2):
-        lines.append(" ".join(_wrap(turn) for turn in turns[first:first + 2]))
+        lines.append(" ".join(_wrap(turn) for turn in turns[first : first + 2]))
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
 def _check_round_trip(rules: Rules) -> None:
     """RGN names the rule set only: a custom rule set that borrows a built-in name would come back as another."""
     if rules.name.lower() in RULE_SET_NAMES and rules != get_rules(rules.name, rules.pieces):
-        raise ValueError(f"cannot write RGN for custom rules named {rules.name!r}: RGN names rule sets only, and "
-                         f"{rules.name!r} is the built-in rule set; give the custom rules another name")
+        raise ValueError(
+            f"cannot write RGN for custom rules named {rules.name!r}: RGN names rule sets only, and "
+            f"{rules.name!r} is the built-in rule set; give the custom rules another name"
+        )
 
 
 def _wrap(turn: list[str]) -> str:
@@ -165,22 +172,27 @@ def parse_rgn(text: str, rules: Rules | str | None = None) -> RGNGame:
     for i, token in enumerate(tokens):
         if re.fullmatch(r"[0-9]{1,6}\.", token) or token == "/":
             if not new_turn:
-                raise ValueError(f"RGN turn marker {_quote(token)} after action {actions}: {position.turn}'s turn "
-                                 "goes on there (a rosette gave another roll), so no new turn starts")
+                raise ValueError(
+                    f"RGN turn marker {_quote(token)} after action {actions}: {position.turn}'s turn "
+                    "goes on there (a rosette gave another roll), so no new turn starts"
+                )
             side = "light" if token != "/" else "dark"
             if side == "light":
                 light_turns += 1
                 if int(token[:-1]) != light_turns:
-                    raise ValueError(f"RGN turn marker {_quote(token)}: light's turn {light_turns} is numbered "
-                                     f"'{light_turns}.'")
+                    raise ValueError(
+                        f"RGN turn marker {_quote(token)}: light's turn {light_turns} is numbered '{light_turns}.'"
+                    )
             new_turn = False
             continue
         actions += 1
         where = f"RGN action {actions} ({_quote(token)})"
         match = _ACTION.fullmatch(token)
         if match is None:
-            raise ValueError(f"{where}: not an action; an action is a move like 'a4b1', 'b3xb5+' or a pass like "
-                             "'0-', optionally ending with '#'")
+            raise ValueError(
+                f"{where}: not an action; an action is a move like 'a4b1', 'b3xb5+' or a pass like "
+                "'0-', optionally ending with '#'"
+            )
         if position.is_over:
             raise ValueError(f"{where}: the game was already over ({position.winner} won)")
         if new_turn:
@@ -194,8 +206,10 @@ def parse_rgn(text: str, rules: Rules | str | None = None) -> RGNGame:
         position = position.play(step.roll, step.move)
         new_turn = position.turn != before
         if match.group(6) and (not position.is_over or i != len(tokens) - 1):
-            raise ValueError(f"{where}: '#' marks the end of a finished game, but " +
-                             ("the game goes on" if not position.is_over else "more actions follow"))
+            raise ValueError(
+                f"{where}: '#' marks the end of a finished game, but "
+                + ("the game goes on" if not position.is_over else "more actions follow")
+            )
     players = {"light": metadata.get("Light", ""), "dark": metadata.get("Dark", "")}
     return RGNGame(rules, tuple(steps), players, _int_or_none(metadata, "Seed"), _int_or_none(metadata, "Game"))
 
@@ -209,7 +223,7 @@ def _split(text: str) -> tuple[dict[str, str], str]:
         line = lines[body].strip()
         match = _METADATA.fullmatch(line)
         if match is None:
-            raise ValueError(f"RGN metadata line {body + 1} ({_quote(line)}): a metadata line is [Key \"value\"]")
+            raise ValueError(f'RGN metadata line {body + 1} ({_quote(line)}): a metadata line is [Key "value"]')
         if match.group(1) in metadata:
             raise ValueError(f"RGN metadata line {body + 1} ({_quote(line)}): {match.group(1)!r} is given twice")
         metadata[match.group(1)] = re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), match.group(2))
@@ -256,19 +270,24 @@ def _read_action(position: Position, match: re.Match, where: str) -> GameStep:
     move = candidates[0]
     rolls = [r for r in position.rules.rolls if r > 0 and move + r < len(tiles) and tiles[move + r] == dest]
     if not rolls:
-        raise ValueError(f"{where}: no roll of {list(position.rules.rolls)} takes a {side} piece from {source} "
-                         f"to {dest}")
+        raise ValueError(
+            f"{where}: no roll of {list(position.rules.rolls)} takes a {side} piece from {source} to {dest}"
+        )
     roll = rolls[0]
     try:
         result = position.move_result(roll, move)
     except ValueError as err:
         raise ValueError(f"{where}: {err}") from None
-    for mark, happened, what in (("x", result.captured, "captures"), ("+", result.landed_on_rosette,
-                                                                      "lands on a rosette")):
+    for mark, happened, what in (
+        ("x", result.captured, "captures"),
+        ("+", result.landed_on_rosette, "lands on a rosette"),
+    ):
         written = mark in (match.group(4) + match.group(5))
         if written != happened:
-            raise ValueError(f"{where}: the move {what if happened else 'does not ' + _base(what)}, so it is "
-                             f"written {move_text(position, roll, move)!r}")
+            raise ValueError(
+                f"{where}: the move {what if happened else 'does not ' + _base(what)}, so it is "
+                f"written {move_text(position, roll, move)!r}"
+            )
     return GameStep(side, roll, move)
 
 
@@ -284,7 +303,6 @@ def _int_or_none(metadata: dict[str, str], key: str) -> int | None:
     if not re.fullmatch(r"[0-9]{1,20}", value):
         raise ValueError(f"RGN metadata {key} {_quote(value)} is not a whole number (ASCII digits, at most 20)")
     return check_seed(int(value), f"RGN metadata {key}", 64 if key == "Seed" else 63)
-
 
 
 def _quote(text: str, limit: int = 40) -> str:

@@ -25,7 +25,7 @@ Observation
     current roll one-hot (all zero at chance nodes): the environment's observation. The game has perfect
     information, and the roll is public.
 
-Returns
+Returns:
     +1 for the winner and -1 for the loser at the end, 0 before (zero-sum, terminal rewards). Ur has no
     finite bound on its length (captures send pieces home); ``max_game_length`` is a generous practical
     bound that random play never comes near, not a truncation.
@@ -96,8 +96,10 @@ def pass_action(rules: Rules) -> int:
 def _rules_from_params(params: dict) -> Rules:
     pieces = params.get("pieces", _RULES_PIECES)
     if not is_integer(pieces) or not (pieces == _RULES_PIECES or pieces >= 1):
-        raise ValueError(f"the urgym game's parameter pieces must be from 1 to 15 (or {_RULES_PIECES}, the rule "
-                         f"set's own count), got {pieces!r}")
+        raise ValueError(
+            f"the urgym game's parameter pieces must be from 1 to 15 (or {_RULES_PIECES}, the rule "
+            f"set's own count), got {pieces!r}"
+        )
     rules = params.get("rules", "finkel")
     if not isinstance(rules, str):
         raise ValueError(f"the urgym game's parameter rules must be a rule-set name, got {rules!r}")
@@ -122,6 +124,7 @@ class UrGame(pyspiel.Game):
         super().__init__(_GAME_TYPE, info, params)
 
     def new_initial_state(self) -> UrState:
+        """A new game, at its first chance node."""
         return UrState(self, self.rules)
 
     def deserialize_state(self, text: str) -> UrState:
@@ -136,11 +139,12 @@ class UrGame(pyspiel.Game):
         body = text.strip()
         for i, token in enumerate(body.split(",") if body else ()):
             if not (token.isascii() and token.isdigit()):
-                raise ValueError(f"state string: action {i} ({token[:20]!r}) is not a number; a urgym state string "
-                                 "is a comma-separated action history (UrState.serialize)")
+                raise ValueError(
+                    f"state string: action {i} ({token[:20]!r}) is not a number; a urgym state string "
+                    "is a comma-separated action history (UrState.serialize)"
+                )
             if len(token) > 6:
-                raise ValueError(f"state string: action {i} ({token[:20]}) is no action or chance outcome of this "
-                                 "game")
+                raise ValueError(f"state string: action {i} ({token[:20]}) is no action or chance outcome of this game")
             try:
                 state.apply_action(int(token))
             except ValueError as err:  # pyspiel reports Python errors from apply_action as ValueError
@@ -148,6 +152,7 @@ class UrGame(pyspiel.Game):
         return state
 
     def make_py_observer(self, iig_obs_type=None, params=None) -> UrObserver:
+        """An observer of the tensor the environments observe."""
         if params:
             raise ValueError(f"the urgym game's observer takes no parameters, got {params}")
         return UrObserver(self.rules)
@@ -167,8 +172,11 @@ class _GameData(NamedTuple):
 @functools.cache
 def _game_data(rules: Rules) -> _GameData:
     rolls, probabilities = core.chance_outcomes(rules)
-    return _GameData(core.geometry(rules), list(zip(rolls.tolist(), probabilities.tolist(), strict=True)),
-                     np.zeros(core.MAX_MOVES, dtype=np.int64))
+    return _GameData(
+        core.geometry(rules),
+        list(zip(rolls.tolist(), probabilities.tolist(), strict=True)),
+        np.zeros(core.MAX_MOVES, dtype=np.int64),
+    )
 
 
 class UrState(pyspiel.State):
@@ -184,6 +192,7 @@ class UrState(pyspiel.State):
 
     # --- OpenSpiel API ----------------------------------------------------------------------------
     def current_player(self) -> int:
+        """The player to act, or chance, or terminal."""
         if core.is_over(self.code):
             return pyspiel.PlayerId.TERMINAL
         if self.roll is None:
@@ -194,6 +203,7 @@ class UrState(pyspiel.State):
         return list(self._legal)
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
+        """The rolls and their probabilities at a chance node."""
         if core.is_over(self.code):
             raise ValueError("the game is over: there is no roll to make")
         return self.game_data.outcomes
@@ -230,9 +240,11 @@ class UrState(pyspiel.State):
         return ",".join(str(a) for a in self.history())
 
     def is_terminal(self) -> bool:
+        """Whether the game has ended."""
         return bool(core.is_over(self.code))
 
     def returns(self) -> list[float]:
+        """Each player's return: 1 for the winner, -1 for the loser, 0 while the game goes on."""
         winner = core.winner_of(self.code)
         if winner < 0:
             return [0.0, 0.0]

@@ -35,8 +35,14 @@ class MoveResult(NamedTuple):
     @classmethod
     def from_flags(cls, position: Position, flags: int) -> MoveResult:
         """Wrap the outcome flags of :func:`urgym.core.apply_move` and the position they led to."""
-        return cls(position, bool(flags & core.EXTRA_ROLL), bool(flags & core.CAPTURE), bool(flags & core.ROSETTE),
-                   bool(flags & core.SCORED), bool(flags & core.WIN))
+        return cls(
+            position,
+            bool(flags & core.EXTRA_ROLL),
+            bool(flags & core.CAPTURE),
+            bool(flags & core.ROSETTE),
+            bool(flags & core.SCORED),
+            bool(flags & core.WIN),
+        )
 
 
 class Position:
@@ -101,7 +107,8 @@ class Position:
             if len(on_board) + home > pieces:
                 raise ValueError(
                     f"{side} has {len(on_board)} pieces on the board and {home} at home: more than the "
-                    f"{pieces} pieces of the rule set {rules.name!r}")
+                    f"{pieces} pieces of the rule set {rules.name!r}"
+                )
         _check_tiles(rules, sides)
         finished = [s for s in SIDES if not sides[s] and homes[s] == 0]
         if len(finished) == 2:
@@ -110,8 +117,13 @@ class Position:
             raise ValueError(f"turn must be 'light' or 'dark', got {turn!r}")
         mover = turn
         other = "dark" if mover == "light" else "light"
-        code = core.pack(positions_mask(sides[mover]), positions_mask(sides[other]), int(homes[mover]),
-                         int(homes[other]), SIDES.index(mover))
+        code = core.pack(
+            positions_mask(sides[mover]),
+            positions_mask(sides[other]),
+            int(homes[mover]),
+            int(homes[other]),
+            SIDES.index(mover),
+        )
         return cls(rules, code)
 
     @classmethod
@@ -119,12 +131,14 @@ class Position:
         """Rebuild a position from its packed integer form (:attr:`code`), validating it."""
         rules = get_rules(rules)
         probe = cls(rules, code)
-        return cls.from_pieces(rules, probe.pieces("light"), probe.pieces("dark"), probe.home("light"),
-                               probe.home("dark"), probe.turn)
+        return cls.from_pieces(
+            rules, probe.pieces("light"), probe.pieces("dark"), probe.home("light"), probe.home("dark"), probe.turn
+        )
 
     # --- state --------------------------------------------------------------------------------------
     @property
     def rules(self) -> Rules:
+        """The rule set of the position."""
         return self._rules
 
     @property
@@ -145,6 +159,7 @@ class Position:
 
     @property
     def is_over(self) -> bool:
+        """Whether a side has borne off every piece."""
         return self.winner is not None
 
     def pieces(self, side: str) -> tuple[int, ...]:
@@ -216,8 +231,7 @@ class Position:
         if move is None:
             if legal:
                 raise ValueError(f"roll {roll} has legal moves {list(legal)}; a player must move if they can")
-            return MoveResult(Position(self._rules, core.swap_sides(self._code)), False, False, False, False,
-                              False)
+            return MoveResult(Position(self._rules, core.swap_sides(self._code)), False, False, False, False, False)
         if move not in legal:
             allowed = f"legal moves: {list(legal)}" if legal else "no move is legal: pass with move=None"
             raise ValueError(f"illegal move {move!r} for roll {roll} ({self.turn} to move); {allowed}")
@@ -236,9 +250,11 @@ class Position:
         return hash((self._rules, self._code))
 
     def __repr__(self) -> str:
-        return (f"Position(rules={self._rules.name!r}, light={list(self.pieces('light'))}, "
-                f"dark={list(self.pieces('dark'))}, light_home={self.home('light')}, "
-                f"dark_home={self.home('dark')}, turn={self.turn!r})")
+        return (
+            f"Position(rules={self._rules.name!r}, light={list(self.pieces('light'))}, "
+            f"dark={list(self.pieces('dark'))}, light_home={self.home('light')}, "
+            f"dark_home={self.home('dark')}, turn={self.turn!r})"
+        )
 
     def __str__(self) -> str:
         return board_text(self)
@@ -249,11 +265,11 @@ class Position:
 
     def _check_roll(self, roll: int) -> None:
         probs = self._rules.roll_probabilities
-        if not is_integer(roll) or not (
-            0 <= roll < len(probs) and probs[roll] > 0
-        ):
-            raise ValueError(f"roll {roll!r} is impossible with the dice of {self._rules.name!r}; "
-                             f"possible rolls: {list(self._rules.rolls)}")
+        if not is_integer(roll) or not (0 <= roll < len(probs) and probs[roll] > 0):
+            raise ValueError(
+                f"roll {roll!r} is impossible with the dice of {self._rules.name!r}; "
+                f"possible rolls: {list(self._rules.rolls)}"
+            )
 
 
 class Decision(NamedTuple):
@@ -269,6 +285,7 @@ class Decision(NamedTuple):
 
     @property
     def is_chance_node(self) -> bool:
+        """False: a decision has its roll already (OpenSpiel's decision node, not a chance node)."""
         return False
 
     @property
@@ -338,8 +355,10 @@ def _positions(values: Iterable[int], side: str, length: int) -> tuple[int, ...]
     positions = tuple(values)
     for p in positions:
         if not is_integer(p) or not 1 <= p <= length:
-            raise ValueError(f"{side} piece at {p!r}: on-board path positions run from 1 to {length} "
-                             "(home and scored pieces are given as counts)")
+            raise ValueError(
+                f"{side} piece at {p!r}: on-board path positions run from 1 to {length} "
+                "(home and scored pieces are given as counts)"
+            )
     if len(set(positions)) != len(positions):
         raise ValueError(f"{side} has two pieces at the same path position: {sorted(positions)}")
     return tuple(sorted(int(p) for p in positions))
@@ -354,4 +373,3 @@ def _check_tiles(rules: Rules, sides: dict[str, tuple[int, ...]]) -> None:
             if tile in seen:
                 raise ValueError(f"two pieces on tile {tile}: {seen[tile]} and {side} at path position {p}")
             seen[tile] = f"{side} at path position {p}"
-

@@ -34,8 +34,15 @@ from urgym.notation import RGNGame, format_rgn, parse_rgn
 from urgym.position import SIDES, Position
 from urgym.rules import Rules
 
-__all__ = ["MAX_PLAYER_NAME", "MAX_RECORD_BYTES", "MAX_RECORD_STEPS", "RECORD_FORMAT", "RECORD_VERSION", "GameRecord",
-           "check_record_length"]
+__all__ = [
+    "MAX_PLAYER_NAME",
+    "MAX_RECORD_BYTES",
+    "MAX_RECORD_STEPS",
+    "RECORD_FORMAT",
+    "RECORD_VERSION",
+    "GameRecord",
+    "check_record_length",
+]
 
 RECORD_FORMAT = "urgym-game-record"
 RECORD_VERSION = 1
@@ -103,14 +110,22 @@ class GameRecord:
 
     @property
     def winner(self) -> str | None:
+        """The winning side, None for an unfinished game."""
         return self.replay().winner
 
     # --- JSON ---------------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        return {"format": RECORD_FORMAT, "version": RECORD_VERSION, "rules": self.rules.to_dict(),
-                "players": dict(self.players), "seed": self.seed, "game": self.game,
-                "steps": [{"side": s.side, "roll": s.roll, "move": s.move} for s in self.steps],
-                "winner": self.winner}
+        """The record as plain JSON."""
+        return {
+            "format": RECORD_FORMAT,
+            "version": RECORD_VERSION,
+            "rules": self.rules.to_dict(),
+            "players": dict(self.players),
+            "seed": self.seed,
+            "game": self.game,
+            "steps": [{"side": s.side, "roll": s.roll, "move": s.move} for s in self.steps],
+            "winner": self.winner,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GameRecord:
@@ -139,14 +154,14 @@ class GameRecord:
                 raise ValueError(f"step {i} ({entry!r}): a step is {{'side', 'roll', 'move'}}")
             side, roll, move = entry["side"], entry["roll"], entry["move"]
             if side not in SIDES or not _is_int(roll) or not (move is None or _is_int(move)):
-                raise ValueError(f"step {i} ({entry!r}): side is 'light' or 'dark', roll an integer, move an "
-                                 "integer or null")
+                raise ValueError(
+                    f"step {i} ({entry!r}): side is 'light' or 'dark', roll an integer, move an integer or null"
+                )
             steps.append(GameStep(side, roll, move))
         claimed = data.get("winner")
         if claimed is not None and claimed not in SIDES:
             raise ValueError(f"the record's winner must be 'light', 'dark' or null, got {claimed!r}")
-        record = cls(Rules.from_dict(data["rules"]), tuple(steps), data["players"], data.get("seed"),
-                     data.get("game"))
+        record = cls(Rules.from_dict(data["rules"]), tuple(steps), data["players"], data.get("seed"), data.get("game"))
         winner = record.winner  # replays, naming the first bad step
         if claimed is not None and claimed != winner:
             raise ValueError(f"the record says {claimed} won, but its moves end with {winner or 'no winner yet'}")
@@ -182,8 +197,10 @@ class GameRecord:
             raise ValueError(f"{path} is a directory, not a game record")
         size = path.stat().st_size
         if size > MAX_RECORD_BYTES:
-            raise ValueError(f"{path}: not a game record: {size:,} bytes, more than any real game's record "
-                             f"(at most {MAX_RECORD_BYTES:,})")
+            raise ValueError(
+                f"{path}: not a game record: {size:,} bytes, more than any real game's record "
+                f"(at most {MAX_RECORD_BYTES:,})"
+            )
         try:
             text = path.read_bytes().decode("utf-8")
             if path.suffix.lower() == ".rgn":
@@ -191,8 +208,9 @@ class GameRecord:
             try:
                 data = loads_json(text, "it")
             except ValueError as err:
-                raise ValueError(f"not a game record: {err}; records are urgym's JSON or RGN files ending in "
-                                 ".rgn") from None
+                raise ValueError(
+                    f"not a game record: {err}; records are urgym's JSON or RGN files ending in .rgn"
+                ) from None
             return cls.from_dict(data)
         except UnicodeDecodeError:
             raise ValueError(f"{path}: not a game record: it is not UTF-8 text") from None
@@ -200,10 +218,11 @@ class GameRecord:
             raise ValueError(f"{path}: {err}") from None
 
 
-
 def _players(players: object) -> dict[str, str]:
-    """The players of a record: names of ``light`` and ``dark`` (each optional), strings of at most
-    :data:`MAX_PLAYER_NAME` characters."""
+    """The players of a record.
+
+    Names of ``light`` and ``dark`` (each optional), strings of at most :data:`MAX_PLAYER_NAME` characters.
+    """
     if not isinstance(players, dict):
         raise ValueError(f"a record's players must be an object {{'light': name, 'dark': name}}, got {players!r}")
     unknown = [k for k in players if k not in SIDES]
@@ -216,8 +235,9 @@ def _players(players: object) -> dict[str, str]:
             raise ValueError(f"the {side} player's name has {len(name)} characters; at most {MAX_PLAYER_NAME}")
         bad = _UNSHOWABLE.search(name)
         if bad:
-            raise ValueError(f"the {side} player's name holds the control character {bad.group()!r}; names are "
-                             "printable text")
+            raise ValueError(
+                f"the {side} player's name holds the control character {bad.group()!r}; names are printable text"
+            )
     return {side: players.get(side, "") for side in SIDES}
 
 

@@ -13,6 +13,7 @@ __all__ = ["RENDER_MODES", "board_image", "board_text", "check_render_mode", "re
 RENDER_MODES = ["ansi", "rgb_array", "human"]
 """The render modes of the environments: text, an RGB image, or text printed after every step."""
 
+
 class Position(Protocol):
     """What drawing needs of a position (:class:`urgym.Position` has it; this module does not import it)."""
 
@@ -56,8 +57,9 @@ def board_text(position: Position) -> str:
                 cells.append("[*]" if tile in rules.rosettes else "[.]")
         lines.append(f"  {row}  " + "".join(cells).rstrip())
     for side in ("light", "dark"):
-        lines.append(f"{side:>5} ({_SYMBOL[side]}): home {position.home(side)}, scored {position.scored(side)}"
-                     f" of {rules.pieces}")
+        lines.append(
+            f"{side:>5} ({_SYMBOL[side]}): home {position.home(side)}, scored {position.scored(side)} of {rules.pieces}"
+        )
     status = f"{position.winner} has won" if position.is_over else f"{position.turn} to move"
     lines.append(f"{rules.name}: {status}")
     return "\n".join(lines)
@@ -97,7 +99,7 @@ def board_image(position: Position) -> np.ndarray:
             if tile not in rules.board:
                 continue
             y0, x0 = 4 + r * t, 4 + (c - 1) * t
-            image[y0 + 1: y0 + t - 1, x0 + 1: x0 + t - 1] = _COLORS["tile"]
+            image[y0 + 1 : y0 + t - 1, x0 + 1 : x0 + t - 1] = _COLORS["tile"]
             cy, cx = y0 + t // 2, x0 + t // 2
             if tile in rules.rosettes:
                 _disc(image, cy, cx, t * 0.38, _COLORS["rosette"])

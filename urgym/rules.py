@@ -113,14 +113,18 @@ class Rules:
             rosettes: Rosette tiles.
             pieces: Pieces per side, 1 to ``MAX_PIECES``.
             dice: A name from :data:`DICE` or the probabilities of rolls 0, 1, 2, ...
+            safe_rosettes: Whether a piece on a rosette cannot be captured.
+            rosette_extra_roll: Whether landing on a rosette gives another roll.
+            capture_extra_roll: Whether a capture gives another roll.
         """
         if isinstance(dice, str):
             if dice not in DICE:
                 raise ValueError(f"unknown dice {dice!r}; known dice: {', '.join(DICE)}")
             probabilities = DICE[dice]
         else:
-            if isinstance(dice, (bytes, dict)) or any(isinstance(p, bool) or not isinstance(p, (int, float))
-                                                      for p in dice):
+            if isinstance(dice, (bytes, dict)) or any(
+                isinstance(p, bool) or not isinstance(p, (int, float)) for p in dice
+            ):
                 raise ValueError(f"dice must be a name ({', '.join(DICE)}) or numbers, got {dice!r}")
             probabilities = tuple(float(p) for p in dice)
         return cls(
@@ -142,10 +146,16 @@ class Rules:
 
     def to_dict(self) -> dict[str, Any]:
         """The rule set as JSON-ready data (for file headers, model cards and game records)."""
-        return {"name": self.name, "path": list(self.path), "rosettes": sorted(self.rosettes),
-                "pieces": self.pieces, "roll_probabilities": list(self.roll_probabilities),
-                "safe_rosettes": self.safe_rosettes, "rosette_extra_roll": self.rosette_extra_roll,
-                "capture_extra_roll": self.capture_extra_roll}
+        return {
+            "name": self.name,
+            "path": list(self.path),
+            "rosettes": sorted(self.rosettes),
+            "pieces": self.pieces,
+            "roll_probabilities": list(self.roll_probabilities),
+            "safe_rosettes": self.safe_rosettes,
+            "rosette_extra_roll": self.rosette_extra_roll,
+            "capture_extra_roll": self.capture_extra_roll,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Rules:
@@ -159,8 +169,9 @@ class Rules:
         """
         fields = ("name", "path", "rosettes", "pieces", "roll_probabilities", *_FLAGS)
         if not isinstance(data, dict):
-            raise ValueError(f"rule set data must be a JSON object with the fields {list(fields)}, got "
-                             f"{type(data).__name__}")
+            raise ValueError(
+                f"rule set data must be a JSON object with the fields {list(fields)}, got {type(data).__name__}"
+            )
         missing = [f for f in fields if f not in data]
         if missing:
             raise ValueError(f"rule set data lacks the fields {missing}")
@@ -173,9 +184,14 @@ class Rules:
         probabilities = data["roll_probabilities"]
         if any(isinstance(p, bool) or not isinstance(p, (int, float)) for p in probabilities):
             raise ValueError(f"rule set field 'roll_probabilities' must hold numbers, got {probabilities!r}")
-        return cls(name=data["name"], path=tuple(data["path"]), rosettes=frozenset(_hashable(data["rosettes"])),
-                   pieces=data["pieces"], roll_probabilities=tuple(float(p) for p in data["roll_probabilities"]),
-                   **{flag: data[flag] for flag in _FLAGS})
+        return cls(
+            name=data["name"],
+            path=tuple(data["path"]),
+            rosettes=frozenset(_hashable(data["rosettes"])),
+            pieces=data["pieces"],
+            roll_probabilities=tuple(float(p) for p in data["roll_probabilities"]),
+            **{flag: data[flag] for flag in _FLAGS},
+        )
 
     def with_pieces(self, pieces: int) -> Rules:
         """The same rule set played with another piece count."""
@@ -232,6 +248,10 @@ class Rules:
         ]
         return f"{self.name}: path of {self.length}, {self.pieces} pieces, {dice}, " + ", ".join(flags)
 
+    def report_header(self) -> dict[str, str | int]:
+        """What every JSON report says of its rules: the one-line description, the rule set's name, the pieces."""
+        return {"rules": self.describe(), "rule_set": self.name, "pieces": self.pieces}
+
 
 def mirror_tile(tile: str) -> str:
     """The tile on the other side of the board (A <-> C; B stays)."""
@@ -240,8 +260,10 @@ def mirror_tile(tile: str) -> str:
 
 def _validate(rules: Rules) -> None:
     if not isinstance(rules.name, str) or not _NAME.fullmatch(rules.name):
-        raise ValueError(f"invalid rule set name {rules.name!r}: a name is 1 to 40 letters, digits, '-' or '_', "
-                         "starting with a letter or digit")
+        raise ValueError(
+            f"invalid rule set name {rules.name!r}: a name is 1 to 40 letters, digits, '-' or '_', "
+            "starting with a letter or digit"
+        )
     problems = []
     for flag in _FLAGS:
         if not isinstance(getattr(rules, flag), bool):
@@ -255,8 +277,9 @@ def _validate(rules: Rules) -> None:
         bad = [t for t in tiles if not isinstance(t, str) or not _TILE.match(t)]
         if bad:
             bad_tiles[where] = bad
-            problems.append(f"bad tile names {bad[:5]} in the {where} (a tile is a column A, B or C and a row, "
-                            "like 'B4')")
+            problems.append(
+                f"bad tile names {bad[:5]} in the {where} (a tile is a column A, B or C and a row, like 'B4')"
+            )
     if not bad_tiles:
         for a, b in zip(rules.path, rules.path[1:], strict=False):
             if a == b:
@@ -267,8 +290,9 @@ def _validate(rules: Rules) -> None:
         problems.append(str(err))
     probs = rules.roll_probabilities
     if not isinstance(probs, tuple) or any(isinstance(p, bool) or not isinstance(p, (int, float)) for p in probs):
-        raise ValueError(f"invalid rule set {rules.name!r}: roll probabilities must be a tuple of numbers, got "
-                         f"{probs!r}")
+        raise ValueError(
+            f"invalid rule set {rules.name!r}: roll probabilities must be a tuple of numbers, got {probs!r}"
+        )
     if len(probs) > MAX_ROLL + 1:
         problems.append(f"the dice have {len(probs)} outcomes; rolls run from 0 to at most {MAX_ROLL}")
     elif len(probs) < 2 or any(not math.isfinite(p) or p < 0 for p in probs) or abs(math.fsum(probs) - 1.0) > 1e-12:
@@ -287,18 +311,18 @@ def _hashable(items: list) -> list:
     return items
 
 
-def _standard(name: str, path: tuple[str, ...], rosettes: frozenset[str], pieces: int, dice: str,
-              **flags: bool) -> Rules:
-    return Rules(name=name, path=path, rosettes=rosettes, pieces=pieces, roll_probabilities=DICE[dice],
-                 **flags)
+def _standard(
+    name: str, path: tuple[str, ...], rosettes: frozenset[str], pieces: int, dice: str, **flags: bool
+) -> Rules:
+    return Rules(name=name, path=path, rosettes=rosettes, pieces=pieces, roll_probabilities=DICE[dice], **flags)
 
 
 _RULE_SETS: dict[str, Rules] = {
     "finkel": _standard("finkel", _BELL, _STANDARD_ROSETTES, 7, "four-binary"),
-    "blitz": _standard("blitz", _MASTERS, _STANDARD_ROSETTES, 5, "four-binary",
-                       safe_rosettes=False, capture_extra_roll=True),
-    "masters": _standard("masters", _MASTERS, _STANDARD_ROSETTES, 7, "three-binary-zero-as-four",
-                         safe_rosettes=False),
+    "blitz": _standard(
+        "blitz", _MASTERS, _STANDARD_ROSETTES, 5, "four-binary", safe_rosettes=False, capture_extra_roll=True
+    ),
+    "masters": _standard("masters", _MASTERS, _STANDARD_ROSETTES, 7, "three-binary-zero-as-four", safe_rosettes=False),
     "aseb": _standard("aseb", _ASEB, _ASEB_ROSETTES, 5, "four-binary"),
     "murray": _standard("murray", _MURRAY, _STANDARD_ROSETTES, 7, "four-binary"),
     "skiriuk": _standard("skiriuk", _SKIRIUK, _STANDARD_ROSETTES, 7, "four-binary"),

@@ -35,13 +35,16 @@ class SB3VecEnv(VecEnv):
         elif kwargs:
             raise ValueError("give either a UrVectorEnv or its arguments, not both")
         if env.autoreset_mode != AutoresetMode.SAME_STEP:
-            raise ValueError("stable-baselines3 restarts an episode in the step that ends it: build the UrVectorEnv "
-                             "with autoreset_mode=AutoresetMode.SAME_STEP")
+            raise ValueError(
+                "stable-baselines3 restarts an episode in the step that ends it: build the UrVectorEnv "
+                "with autoreset_mode=AutoresetMode.SAME_STEP"
+            )
         self.env = env
         self._actions: np.ndarray | None = None
         super().__init__(env.num_envs, env.single_observation_space, env.single_action_space)
 
     def reset(self) -> np.ndarray:
+        """Reset every environment; return the observations."""
         seeds = None if all(s is None for s in self._seeds) else list(self._seeds)
         obs, _ = self.env.reset(seed=seeds)
         self._reset_seeds()
@@ -50,9 +53,11 @@ class SB3VecEnv(VecEnv):
         return obs
 
     def step_async(self, actions: np.ndarray) -> None:
+        """Keep the actions for :meth:`step_wait`."""
         self._actions = np.asarray(actions).reshape(self.num_envs).astype(np.int64, copy=False)
 
     def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict[str, Any]]]:
+        """Step every environment; return observations, rewards, dones and infos."""
         obs, rewards, terminated, truncated, info = self.env.step(self._actions)
         dones = terminated | truncated
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
@@ -61,8 +66,9 @@ class SB3VecEnv(VecEnv):
             for i in np.flatnonzero(dones):
                 infos[i]["terminal_observation"] = final[i]
                 infos[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
-        illegal = info["final_info"]["illegal_action"] | info["illegal_action"] if dones.any() else \
-            info["illegal_action"]
+        illegal = (
+            info["final_info"]["illegal_action"] | info["illegal_action"] if dones.any() else info["illegal_action"]
+        )
         for i in np.flatnonzero(illegal):
             infos[i]["illegal_action"] = True
         return obs, rewards.astype(np.float32), dones, infos
@@ -72,15 +78,19 @@ class SB3VecEnv(VecEnv):
         return self.env.action_masks()
 
     def close(self) -> None:
+        """Close the vector environment."""
         self.env.close()
 
     def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+        """The attribute of the environments (of the vector environment: one value for all)."""
         return [getattr(self.env, attr_name)] * len(self._indices(indices))
 
     def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+        """Set an attribute of the vector environment."""
         setattr(self.env, attr_name, value)
 
     def env_method(self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any) -> Any:
+        """Call a method of the vector environment, once per environment asked."""
         chosen = self._indices(indices)
         if method_name == "action_masks":  # MaskablePPO's call, answered as one array
             return self.env.action_masks()[chosen]
@@ -88,9 +98,11 @@ class SB3VecEnv(VecEnv):
         return [result] * len(chosen)
 
     def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
+        """No environment is wrapped."""
         return [False] * len(self._indices(indices))
 
     def get_images(self) -> Sequence[np.ndarray | None]:
+        """The rendered images of the environments."""
         if self.env.render_mode != "rgb_array":
             return [None] * self.num_envs
         return list(self.env.render())

@@ -36,6 +36,7 @@ class SimulationResult:
 
     @property
     def light_win_rate(self) -> float:
+        """The share of games light won."""
         return float(np.mean(self.winners == 0))
 
 
@@ -46,8 +47,14 @@ def policy_id(name: str) -> int:
     return core.BUILTIN_POLICIES[name]
 
 
-def simulate(rules: Rules | str = "finkel", light: str = "random", dark: str = "random", games: int = 1000,
-             seed: int = 0, first_game: int = 0) -> SimulationResult:
+def simulate(
+    rules: Rules | str = "finkel",
+    light: str = "random",
+    dark: str = "random",
+    games: int = 1000,
+    seed: int = 0,
+    first_game: int = 0,
+) -> SimulationResult:
     """Play ``games`` games between two built-in policies in numba.
 
     Game i is game ``first_game + i`` of ``seed`` in the core's game flow (its dice, and each policy's choices
@@ -75,9 +82,9 @@ def simulate(rules: Rules | str = "finkel", light: str = "random", dark: str = "
         chunk = flows[: min(CHUNK_GAMES, games - lo)]
         core.start_games(chunk, rules.pieces, np.uint64(seed), first_game + lo)
         core.step_games(chunk, no_choice, policies, geom)  # built-in policies only: every game plays to its end
-        winners[lo:lo + chunk.shape[0]] = _winners(chunk)
-        turns[lo:lo + chunk.shape[0]] = chunk["turns"]
-        moves[lo:lo + chunk.shape[0]] = chunk["played"]
+        winners[lo : lo + chunk.shape[0]] = _winners(chunk)
+        turns[lo : lo + chunk.shape[0]] = chunk["turns"]
+        moves[lo : lo + chunk.shape[0]] = chunk["played"]
     return SimulationResult(winners, turns, moves)
 
 

@@ -127,10 +127,12 @@ def _end(seats, i, settings, out):
 
 @njit(cache=True, inline="always")
 def _advance(flows, seats, i, geom, settings, out):
-    """Advance environment i (its opponent's built-in moves and the dice) to the learner's next decision and write
-    what the learner sees there, ending and, with same-step autoreset, restarting episodes on the way; stop early
-    where an external opponent must move (``out.waiting``). Inlined: the hot path of every step, where a call
-    passing the bundles costs more than the work."""
+    """Advance environment i to the learner's next decision and write what the learner sees there.
+
+    Its opponent's built-in moves and the dice are played, episodes end on the way and, with same-step autoreset,
+    restart; it stops early where an external opponent must move (``out.waiting``). Inlined: the hot path of every step,
+    where a call passing the bundles costs more than the work.
+    """
     while True:
         f = flows[i]
         n = f.n if f.n > 0 else core.advance(flows, i, seats.policies[i], geom)  # an opponent's kernel may stop there
@@ -165,8 +167,11 @@ def _advance(flows, seats, i, geom, settings, out):
 
 @njit(cache=True)
 def step_envs(flows, seats, actions, geom, settings, out):
-    """One step of every environment: an ended episode restarts (next-step autoreset); any other plays its action
-    (an illegal one as ``settings.illegal_mode`` says) and advances to the learner's next decision."""
+    """One step of every environment: an ended episode restarts (next-step autoreset).
+
+    Any other plays its action (an illegal one as ``settings.illegal_mode`` says) and advances to the learner's next
+    decision.
+    """
     for i in range(flows.shape[0]):
         if seats.status[i] == _ENDED:
             _begin(flows, seats, i, settings)
@@ -192,8 +197,10 @@ def step_envs(flows, seats, actions, geom, settings, out):
 
 @njit(cache=True)
 def resume_envs(flows, seats, games, moves, geom, settings, out):
-    """Play an external opponent's ``moves[j]`` in environment ``games[j]`` (-1: it has moved already) and advance
-    it as :func:`step_envs` does."""
+    """Play an external opponent's ``moves[j]`` in environment ``games[j]`` and advance it.
+
+    ``-1``: it has moved already. The environment advances as :func:`step_envs` does.
+    """
     for j in range(games.shape[0]):
         i = games[j]
         out.waiting[i] = False
@@ -282,12 +289,14 @@ class UrVectorEnv(gym.vector.VectorEnv):
         self.render_mode = check_render_mode(render_mode)
         self.autoreset_mode = _autoreset_mode(autoreset_mode)
         self.metadata = {**self.metadata, "autoreset_mode": self.autoreset_mode}
-        self.max_episode_steps = None if max_episode_steps is None else \
-            integer(max_episode_steps, "max_episode_steps", low=1)
+        self.max_episode_steps = (
+            None if max_episode_steps is None else integer(max_episode_steps, "max_episode_steps", low=1)
+        )
         self.self_play = _is_self(opponent)
         if self.self_play and agent_side != "light":
-            raise ValueError(f"agent_side {agent_side!r} means nothing in self-play (opponent='self'): the learner "
-                             "plays both sides")
+            raise ValueError(
+                f"agent_side {agent_side!r} means nothing in self-play (opponent='self'): the learner plays both sides"
+            )
         self.agent_side_option = agent_side
 
         observations = core.observation_size(self.rules)
@@ -299,19 +308,32 @@ class UrVectorEnv(gym.vector.VectorEnv):
         self._geom = core.geometry(self.rules)
         self._flows = core.flow_buffers(self.num_envs)
         n = self.num_envs
-        self._seats = Seats(np.zeros(n, np.int64), np.zeros(n, np.uint64), np.zeros(n, np.int64),
-                            np.zeros((n, 2), np.int64), np.zeros(n, np.int64), np.full(n, _ENDED, np.int64),
-                            np.zeros(n, np.int64))
+        self._seats = Seats(
+            np.zeros(n, np.int64),
+            np.zeros(n, np.uint64),
+            np.zeros(n, np.int64),
+            np.zeros((n, 2), np.int64),
+            np.zeros(n, np.int64),
+            np.full(n, _ENDED, np.int64),
+            np.zeros(n, np.int64),
+        )
         self._opponents = self._set_opponents(opponent)
-        self._settings = Settings(self.rules.pieces, _SIDE_RANDOM if agent_side == "random" else
-                                  SIDES.index(agent_side), _MODES[self.illegal_action], self.illegal_penalty,
-                                  self.max_episode_steps or 0, self.autoreset_mode == AutoresetMode.SAME_STEP)
+        self._settings = Settings(
+            self.rules.pieces,
+            _SIDE_RANDOM if agent_side == "random" else SIDES.index(agent_side),
+            _MODES[self.illegal_action],
+            self.illegal_penalty,
+            self.max_episode_steps or 0,
+            self.autoreset_mode == AutoresetMode.SAME_STEP,
+        )
         self._out: Outputs | None = None
         self._ones = np.ones(n, dtype=bool)
 
     # --- Gymnasium API ------------------------------------------------------------------------------------
-    def reset(self, *, seed: int | Sequence[int | None] | None = None,
-              options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+    def reset(
+        self, *, seed: int | Sequence[int | None] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Start new games in every environment; return the observations and infos."""
         chosen = self._reset_mask(options)
         seeds = self._seeds(seed)
         if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
@@ -326,13 +348,17 @@ class UrVectorEnv(gym.vector.VectorEnv):
         self._serve_opponents(out)
         if self._out is not None and not chosen.all():  # a partial reset keeps the others' observations
             keep = ~chosen
-            out.obs[keep], out.masks[keep], out.rolls[keep] = self._out.obs[keep], self._out.masks[keep], \
-                self._out.rolls[keep]
+            out.obs[keep], out.masks[keep], out.rolls[keep] = (
+                self._out.obs[keep],
+                self._out.masks[keep],
+                self._out.rolls[keep],
+            )
         self._out = out
         self._human()
         return out.obs, self._info(out, chosen)
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """Play every environment's action and advance each to its next decision."""
         if self._out is None:
             raise RuntimeError("call reset() before step()")
         actions = self._actions(actions)
@@ -347,8 +373,9 @@ class UrVectorEnv(gym.vector.VectorEnv):
         """Each environment's frame (``UrEnv.render``'s), as a tuple; ``"human"`` prints them."""
         if self._out is None:
             return render_frame(self.render_mode, None) if self.render_mode else None
-        frames = tuple(render_frame(self.render_mode, self.position(i), self._decision_line(i))
-                       for i in range(self.num_envs))
+        frames = tuple(
+            render_frame(self.render_mode, self.position(i), self._decision_line(i)) for i in range(self.num_envs)
+        )
         return None if self.render_mode in (None, "human") else frames
 
     # --- masks and inspection -----------------------------------------------------------------------------
@@ -362,8 +389,7 @@ class UrVectorEnv(gym.vector.VectorEnv):
         """Environment i's current position."""
         if self._out is None:
             raise RuntimeError("call reset() first")
-        return Position(self.rules, int(self._flows["state"][integer(i, "an environment index", 0,
-                                                                     self.num_envs - 1)]))
+        return Position(self.rules, int(self._flows["state"][integer(i, "an environment index", 0, self.num_envs - 1)]))
 
     @property
     def agent_sides(self) -> np.ndarray:
@@ -375,8 +401,9 @@ class UrVectorEnv(gym.vector.VectorEnv):
         """Resolve the opponents; return the external ones as (agent, callable, environments)."""
         if isinstance(opponent, (list, tuple)):
             if len(opponent) != self.num_envs:
-                raise ValueError(f"a list of opponents needs one per environment ({self.num_envs}), got "
-                                 f"{len(opponent)}")
+                raise ValueError(
+                    f"a list of opponents needs one per environment ({self.num_envs}), got {len(opponent)}"
+                )
             per_env = list(opponent)
         else:
             per_env = [opponent] * self.num_envs
@@ -402,8 +429,10 @@ class UrVectorEnv(gym.vector.VectorEnv):
         return policy, agent, call
 
     def _serve_opponents(self, out: Outputs) -> None:
-        """Ask the external opponents for the moves of every game awaiting one, round after round, until every
-        game stands at a learner decision."""
+        """Ask the external opponents for the moves of every game awaiting one.
+
+        Round after round, until every game stands at a learner decision.
+        """
         while out.waiting.any():
             waiting = np.flatnonzero(out.waiting)
             games, moves = [], []
@@ -412,8 +441,9 @@ class UrVectorEnv(gym.vector.VectorEnv):
                 if len(mine):
                     games.append(mine)
                     moves.append(self._opponent_moves(agent, call, mine))
-            resume_envs(self._flows, self._seats, np.concatenate(games), np.concatenate(moves), self._geom,
-                        self._settings, out)
+            resume_envs(
+                self._flows, self._seats, np.concatenate(games), np.concatenate(moves), self._geom, self._settings, out
+            )
 
     def _opponent_moves(self, agent: Any, call: Any, games: np.ndarray) -> np.ndarray:
         sides = 1 - self._seats.side[games]
@@ -425,23 +455,34 @@ class UrVectorEnv(gym.vector.VectorEnv):
             moves = check_choices(decisions, agent.select_moves(self.rules, decisions), "the opponent", self.rules)
             return_streams(self._flows, games, sides, decisions)
             return moves
-        chosen = np.array([call(decisions.position(self.rules, j), int(decisions.rolls[j]))
-                           for j in range(len(games))])
+        chosen = np.array([call(decisions.position(self.rules, j), int(decisions.rolls[j])) for j in range(len(games))])
         return check_choices(decisions, chosen, "the opponent", self.rules)
 
     def _outputs(self) -> Outputs:
         n, observations, actions = self.num_envs, self.single_observation_space.shape[0], self.single_action_space.n
         finals = n if self._settings.same_step else 1  # final_obs and final_masks serve same-step autoreset only
-        return Outputs(np.zeros((n, observations), np.float32), np.zeros((n, actions), bool), np.zeros(n, np.int64),
-                       np.zeros(n, np.float64), np.zeros(n, bool), np.zeros(n, bool), np.zeros(n, bool),
-                       np.zeros(n, bool), np.zeros((n, 3), np.int64), np.zeros((finals, observations), np.float32),
-                       np.zeros((finals, actions), bool), np.zeros(n, bool))
+        return Outputs(
+            np.zeros((n, observations), np.float32),
+            np.zeros((n, actions), bool),
+            np.zeros(n, np.int64),
+            np.zeros(n, np.float64),
+            np.zeros(n, bool),
+            np.zeros(n, bool),
+            np.zeros(n, bool),
+            np.zeros(n, bool),
+            np.zeros((n, 3), np.int64),
+            np.zeros((finals, observations), np.float32),
+            np.zeros((finals, actions), bool),
+            np.zeros(n, bool),
+        )
 
     def _actions(self, actions: Any) -> np.ndarray:
         array = np.asarray(actions)
         if array.shape != (self.num_envs,) or not (np.issubdtype(array.dtype, np.integer) and array.dtype != bool):
-            raise ValueError(f"actions must be {self.num_envs} integers (path positions, 0 enters a piece), one per "
-                             f"environment; got {array.dtype} of shape {array.shape}")
+            raise ValueError(
+                f"actions must be {self.num_envs} integers (path positions, 0 enters a piece), one per "
+                f"environment; got {array.dtype} of shape {array.shape}"
+            )
         array = array.astype(np.int64, copy=False)
         if self.illegal_action == "raise":
             playing = self._seats.status != _ENDED
@@ -450,10 +491,12 @@ class UrVectorEnv(gym.vector.VectorEnv):
             bad = np.flatnonzero(playing & ~legal)
             if len(bad):
                 i = int(bad[0])
-                raise ValueError(f"illegal action {int(array[i])} in environment {i} for roll "
-                                 f"{int(self._out.rolls[i])}; legal actions: "
-                                 f"{np.flatnonzero(self._out.masks[i]).tolist()} ({len(bad)} environments had an "
-                                 "illegal action; nothing was played)")
+                raise ValueError(
+                    f"illegal action {int(array[i])} in environment {i} for roll "
+                    f"{int(self._out.rolls[i])}; legal actions: "
+                    f"{np.flatnonzero(self._out.masks[i]).tolist()} ({len(bad)} environments had an "
+                    "illegal action; nothing was played)"
+                )
         return array
 
     def _reset_mask(self, options: dict[str, Any] | None) -> np.ndarray:
@@ -464,8 +507,10 @@ class UrVectorEnv(gym.vector.VectorEnv):
             raise ValueError("options['reset_mask'] needs a first reset of every environment")
         mask = np.asarray(mask)
         if mask.shape != (self.num_envs,) or mask.dtype != bool or not mask.any():
-            raise ValueError(f"options['reset_mask'] must be a bool array of shape ({self.num_envs},) with at least "
-                             f"one True, got {mask.dtype} of shape {mask.shape}")
+            raise ValueError(
+                f"options['reset_mask'] must be a bool array of shape ({self.num_envs},) with at least "
+                f"one True, got {mask.dtype} of shape {mask.shape}"
+            )
         return mask
 
     def _seeds(self, seed: int | Sequence[int | None] | None) -> list[int | None]:
@@ -476,8 +521,10 @@ class UrVectorEnv(gym.vector.VectorEnv):
             check_seed(int(seed) + self.num_envs - 1, f"seed + {self.num_envs - 1} (the last environment's seed)")
             return [int(seed) + i for i in range(self.num_envs)]
         if isinstance(seed, (str, bytes)) or not isinstance(seed, Sequence) or len(seed) != self.num_envs:
-            raise ValueError(f"seed must be None, an int (environment i gets seed + i) or a list of {self.num_envs} "
-                             f"seeds (ints or None), got {seed!r}")
+            raise ValueError(
+                f"seed must be None, an int (environment i gets seed + i) or a list of {self.num_envs} "
+                f"seeds (ints or None), got {seed!r}"
+            )
         return [None if s is None else check_seed(s) for s in seed]
 
     def _info(self, out: Outputs, present: np.ndarray) -> dict[str, Any]:

@@ -7,8 +7,9 @@ import numpy as np
 from urgym import Game, Position
 
 
-def decision_positions(rules_name: str, count: int, seed: int = 0, pieces: int | None = None,
-                       min_moves: int = 2) -> list[tuple[Position, int]]:
+def decision_positions(
+    rules_name: str, count: int, seed: int = 0, pieces: int | None = None, min_moves: int = 2
+) -> list[tuple[Position, int]]:
     """``count`` (position, roll) pairs with at least ``min_moves`` legal moves, from random games."""
     rng = np.random.default_rng(seed)
     found: list[tuple[Position, int]] = []

@@ -40,19 +40,22 @@ def test_random_is_seeded_and_covers_the_moves():
     assert chosen == set(position.legal_moves(roll))
 
 
-@pytest.mark.parametrize("spec, cls, attrs", [
-    ("expectimax", ExpectimaxAgent, {"depth": 7}),
-    ("expectimax:3", ExpectimaxAgent, {"depth": 3}),
-    ("expectimax:depth=5:prune=false", ExpectimaxAgent, {"depth": 5, "prune": False}),
-    ("expectimax --depth 6", ExpectimaxAgent, {"depth": 6}),
-    ("expectimax --depth=4 --tt-bits 12", ExpectimaxAgent, {"depth": 4}),
-    ("perfect", PerfectAgent, {"epsilon": 0.0}),
-    ("perfect:0.1", PerfectAgent, {"epsilon": 0.1}),
-    ("perfect --epsilon 0.25 --solve false", PerfectAgent, {"epsilon": 0.25, "solve": False}),
-    ("heuristic", GainAgent, {"max_moves": 2, "threats": "all"}),
-    ("heuristic:threats=paper", GainAgent, {"threats": "paper"}),
-    ("greedy", BaselineAgent, {"policy": "greedy"}),
-])
+@pytest.mark.parametrize(
+    "spec, cls, attrs",
+    [
+        ("expectimax", ExpectimaxAgent, {"depth": 7}),
+        ("expectimax:3", ExpectimaxAgent, {"depth": 3}),
+        ("expectimax:depth=5:prune=false", ExpectimaxAgent, {"depth": 5, "prune": False}),
+        ("expectimax --depth 6", ExpectimaxAgent, {"depth": 6}),
+        ("expectimax --depth=4 --tt-bits 12", ExpectimaxAgent, {"depth": 4}),
+        ("perfect", PerfectAgent, {"epsilon": 0.0}),
+        ("perfect:0.1", PerfectAgent, {"epsilon": 0.1}),
+        ("perfect --epsilon 0.25 --solve false", PerfectAgent, {"epsilon": 0.25, "solve": False}),
+        ("heuristic", GainAgent, {"max_moves": 2, "threats": "all"}),
+        ("heuristic:threats=paper", GainAgent, {"threats": "paper"}),
+        ("greedy", BaselineAgent, {"policy": "greedy"}),
+    ],
+)
 def test_specs_build_agents(spec, cls, attrs):
     agent = make_agent(spec)
     assert isinstance(agent, cls)
@@ -64,17 +67,23 @@ def test_specs_build_agents(spec, cls, attrs):
         assert getattr(again, key) == value
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("alphazero", "unknown agent 'alphazero'; agents: random, first, last, greedy, heuristic, expectimax, perfect, td"),
-    ("expectimax:deep", "depth must be int, got 'deep'"),
-    ("expectimax:depth=0", "depth must be an integer from 1 to 30"),
-    ("expectimax:breadth=3", "has no parameter 'breadth'; its parameters: depth, tt_bits, prune"),
-    ("perfect:epsilon=2", "epsilon must be a probability"),
-    ("greedy:3", "takes no main parameter"),
-    ("heuristic:threats=none", "threats must be one of all, paper"),
-    ("expectimax:3:4", "should be key=value"),
-    ("", "non-empty"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        (
+            "alphazero",
+            "unknown agent 'alphazero'; agents: random, first, last, greedy, heuristic, expectimax, perfect, td",
+        ),
+        ("expectimax:deep", "depth must be int, got 'deep'"),
+        ("expectimax:depth=0", "depth must be an integer from 1 to 30"),
+        ("expectimax:breadth=3", "has no parameter 'breadth'; its parameters: depth, tt_bits, prune"),
+        ("perfect:epsilon=2", "epsilon must be a probability"),
+        ("greedy:3", "takes no main parameter"),
+        ("heuristic:threats=none", "threats must be one of all, paper"),
+        ("expectimax:3:4", "should be key=value"),
+        ("", "non-empty"),
+    ],
+)
 def test_bad_specs_say_what_exists(spec, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
         make_agent(spec)

@@ -20,8 +20,14 @@ def canonical(p: Position) -> Position:
     """The same position with the side to move relabelled as light (self/other form)."""
     if p.turn == "light":
         return p
-    return Position.from_pieces(p.rules, light=p.pieces("dark"), dark=p.pieces("light"),
-                                light_home=p.home("dark"), dark_home=p.home("light"), turn="light")
+    return Position.from_pieces(
+        p.rules,
+        light=p.pieces("dark"),
+        dark=p.pieces("light"),
+        light_home=p.home("dark"),
+        dark_home=p.home("light"),
+        turn="light",
+    )
 
 
 def all_positions(rules: Rules) -> list[Position]:

@@ -13,13 +13,13 @@ def read(path):
     data = Path(path).read_bytes()
     assert data[:3] == b"RGU" and data[3] == 0
     (length,) = struct.unpack(">i", data[4:8])
-    header = json.loads(data[8:8 + length].decode("utf-8"))
+    header = json.loads(data[8 : 8 + length].decode("utf-8"))
     at = 8 + length
-    (maps,) = struct.unpack(">i", data[at:at + 4])
-    sizes = struct.unpack(f">{maps}i", data[at + 4:at + 4 + 4 * maps])
+    (maps,) = struct.unpack(">i", data[at : at + 4])
+    sizes = struct.unpack(f">{maps}i", data[at + 4 : at + 4 + 4 * maps])
     at += 4 + 4 * maps
     total = sum(sizes)
-    keys = list(struct.unpack(f">{total}I", data[at:at + 4 * total]))
-    values = list(struct.unpack(f">{total}H", data[at + 4 * total:at + 6 * total]))
+    keys = list(struct.unpack(f">{total}I", data[at : at + 4 * total]))
+    values = list(struct.unpack(f">{total}H", data[at + 4 * total : at + 6 * total]))
     assert at + 6 * total == len(data)
     return header, keys, values

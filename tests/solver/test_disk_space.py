@@ -1,6 +1,8 @@
-"""A full disk: a solve checks the space its files need before any work, reserves its checkpoint's blocks (so a
-full disk is an error, never a SIGBUS from the memory-mapped values), says in one line which folder lacks how much
-space, and leaves no lock, checkpoint or partial table behind."""
+"""A full disk: a solve checks the space its files need before any work.
+
+It reserves its checkpoint's blocks (so a full disk is an error, never a SIGBUS from the memory-mapped values),
+says in one line which folder lacks how much space, and leaves no lock, checkpoint or partial table behind.
+"""
 
 from __future__ import annotations
 
@@ -49,8 +51,10 @@ def test_a_reservation_that_fails_is_one_error(tmp_path, monkeypatch):
 
 
 def test_a_table_that_does_not_fit_keeps_the_solved_values(tmp_path, monkeypatch):
-    """The last write fails (another program filled the disk meanwhile): the checkpoint is kept, and the same
-    solve, run again with space, writes the table without solving anything again."""
+    """The last write fails (another program filled the disk meanwhile).
+
+    The checkpoint is kept, and the same solve, run again with space, writes the table without solving anything again.
+    """
     from urgym.solver import table as table_module
 
     real_write = table_module.write_table
@@ -81,15 +85,19 @@ def _small_filesystem() -> Path | None:
 
 
 def test_a_real_full_file_system(tmp_path):
-    """On a 160 KB tmpfs (mounting needs root), evaluate and solve stop with one line, exit status 2, and leave
-    the file system as they found it."""
+    """On a 160 KB tmpfs, evaluate and solve stop with one line and exit status 2.
+
+    They leave the file system as they found it. Mounting needs root.
+    """
     folder = _small_filesystem()
     if folder is None:
         pytest.skip("mounting a small tmpfs needs root here; the tests above cover the same paths")
     try:
         env = {**os.environ, "URGYM_CACHE": str(folder / "cache")}
-        for argv in ([str(BIN / "evaluate"), "--agent", "greedy", "--pieces", "2", "--games", "2", "--no-progress"],
-                     [str(BIN / "solve"), "--pieces", "2", "--out", str(folder / "t.urtable"), "--no-progress"]):
+        for argv in (
+            [str(BIN / "evaluate"), "--agent", "greedy", "--pieces", "2", "--games", "2", "--no-progress"],
+            [str(BIN / "solve"), "--pieces", "2", "--out", str(folder / "t.urtable"), "--no-progress"],
+        ):
             result = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
             assert result.returncode == 2, result.stderr
             last = result.stderr.strip().splitlines()[-1]

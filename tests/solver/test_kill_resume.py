@@ -22,8 +22,13 @@ def _default_sigint() -> None:
 
 def start_and_stop(out: Path, sig: int) -> subprocess.CompletedProcess:
     """Start a solve, wait until it has finished a layer pair or two, then send ``sig``."""
-    process = subprocess.Popen([SOLVE, "--rules", "blitz", "--pieces", "4", "--out", str(out), "--no-progress"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_default_sigint)
+    process = subprocess.Popen(
+        [SOLVE, "--rules", "blitz", "--pieces", "4", "--out", str(out), "--no-progress"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=_default_sigint,
+    )
     state = out.with_name(out.name + ".partial.json")
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and process.poll() is None:
@@ -48,10 +53,15 @@ def test_a_stopped_solve_resumes_to_the_same_table(tmp_path, sig):
     assert not out.exists()
     if sig == signal.SIGINT:
         assert stopped.returncode == 130
-        assert stopped.stderr.strip().splitlines()[-1] == ("solve: interrupted; run the same command again to "
-                                                           "resume from the last finished layer pair")
-    resumed = subprocess.run([SOLVE, "--rules", "blitz", "--pieces", "4", "--out", str(out), "--no-progress"],
-                             capture_output=True, text=True, timeout=300)
+        assert stopped.stderr.strip().splitlines()[-1] == (
+            "solve: interrupted; run the same command again to resume from the last finished layer pair"
+        )
+    resumed = subprocess.run(
+        [SOLVE, "--rules", "blitz", "--pieces", "4", "--out", str(out), "--no-progress"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert resumed.returncode == 0, resumed.stderr
     assert "resuming from" in resumed.stderr
     fresh = solver.solve(get_rules("blitz", 4), progress=False)

@@ -1,9 +1,12 @@
-"""RoyalUr's lookup tables: their 2-piece finkel table against our solve, our export read back by a reader
-written from the format description, the key encoding, corruption, import and compare.
+"""RoyalUr's lookup tables.
+
+Their 2-piece finkel table against our solve, our export read back by a reader written from the format description, the
+key encoding, corruption, import and compare.
 
 The cross-checks against RoyalUr's own file read it where it lies beside the checkout (``../shared``) and skip,
 saying so, elsewhere; every other test reads that file when present and our own export of the same table (the
-same keys, values within rounding) otherwise, so it never skips."""
+same keys, values within rounding) otherwise, so it never skips.
+"""
 
 from pathlib import Path
 
@@ -48,14 +51,17 @@ def test_their_table_agrees_with_our_solve_within_16_bit_rounding(finkel2):
     assert theirs.win_probability(start) == pytest.approx(finkel2.win_probability(start), abs=0.51 * UNIT)
     dark_to_move = start.play(0, None)
     assert theirs.win_probability(dark_to_move, "light") == pytest.approx(
-        finkel2.win_probability(dark_to_move, "light"), abs=0.51 * UNIT)
+        finkel2.win_probability(dark_to_move, "light"), abs=0.51 * UNIT
+    )
     # Positions with dark to move are looked up mirrored; an asymmetric one shows a wrong mirror at once.
     for light, dark, light_home, dark_home in (([3], [9], 1, 1), ([12], [2, 6], 0, 0), ([], [13], 2, 1)):
-        position = Position.from_pieces(theirs.rules, light=light, dark=dark, light_home=light_home,
-                                        dark_home=dark_home, turn="dark")
+        position = Position.from_pieces(
+            theirs.rules, light=light, dark=dark, light_home=light_home, dark_home=dark_home, turn="dark"
+        )
         for side in ("light", "dark"):
             assert theirs.win_probability(position, side) == pytest.approx(
-                finkel2.win_probability(position, side), abs=0.51 * UNIT)
+                finkel2.win_probability(position, side), abs=0.51 * UNIT
+            )
 
 
 @needs_theirs
@@ -106,12 +112,17 @@ def test_corrupt_and_foreign_files_name_the_file(tmp_path, rgu_file):
     header_end = 8 + int.from_bytes(data[4:8], "big")
     keys_at = header_end + 8
     swapped = bytearray(data)
-    first, second = data[keys_at:keys_at + 4], data[keys_at + 4:keys_at + 8]
-    swapped[keys_at:keys_at + 8] = second + first
+    first, second = data[keys_at : keys_at + 4], data[keys_at + 4 : keys_at + 8]
+    swapped[keys_at : keys_at + 8] = second + first
     cases["unsorted.rgu"] = bytes(swapped)
     cases["blitz.rgu"] = data.replace(b'"paths":"Bell"', b'"paths":"Aseb"', 1)
-    messages = {"magic.rgu": "not a RoyalUr", "short.rgu": "truncated", "version.rgu": "version",
-                "unsorted.rgu": "not strictly ascending", "blitz.rgu": "paths"}
+    messages = {
+        "magic.rgu": "not a RoyalUr",
+        "short.rgu": "truncated",
+        "version.rgu": "version",
+        "unsorted.rgu": "not strictly ascending",
+        "blitz.rgu": "paths",
+    }
     for name, content in cases.items():
         (tmp_path / name).write_bytes(content)
         with pytest.raises(TableError, match=messages[name]) as info:
@@ -139,8 +150,14 @@ def _rgu(keys, values, header, entries=None):
     keys = np.asarray(keys, dtype=">u4")
     values = np.asarray(values, dtype=">u2")
     count = len(keys) if entries is None else entries
-    return (b"RGU\x00" + struct.pack(">i", len(blob)) + blob + struct.pack(">ii", 1, count) + keys.tobytes()
-            + values.tobytes())
+    return (
+        b"RGU\x00"
+        + struct.pack(">i", len(blob))
+        + blob
+        + struct.pack(">ii", 1, count)
+        + keys.tobytes()
+        + values.tobytes()
+    )
 
 
 @pytest.fixture(scope="module")
@@ -185,8 +202,10 @@ def test_hostile_royalur_tables_are_refused_on_import_and_compare(their_arrays, 
         with pytest.raises(TableError, match=message) as info:
             read_rgu(path)
         assert f"{name}.rgu" in str(info.value)
-        for argv in (["--import-rgu", str(path), "--out", str(tmp_path / "x.urtable")],
-                     ["--compare", str(path), str(finkel2.path)]):
+        for argv in (
+            ["--import-rgu", str(path), "--out", str(tmp_path / "x.urtable")],
+            ["--compare", str(path), str(finkel2.path)],
+        ):
             with pytest.raises(SystemExit) as exit_info:
                 solve_main(argv)
             assert exit_info.value.code == 2 and message.split(",")[0] in capsys.readouterr().err

@@ -38,8 +38,9 @@ def test_bellman_residual_below_tolerance_on_every_position(tables, name):
         expected = 0.0
         for r in rules.rolls:
             moves = table.move_values(p, r)
-            expected += rules.roll_probabilities[r] * (max(moves.values()) if moves
-                                                       else table.win_probability(p.play(r, None), side="light"))
+            expected += rules.roll_probabilities[r] * (
+                max(moves.values()) if moves else table.win_probability(p.play(r, None), side="light")
+            )
         worst = max(worst, abs(expected - table.win_probability(p)))
     assert worst < 1e-12
     assert table.header["residual"] < 1e-12
@@ -51,8 +52,9 @@ def test_values_are_probabilities(tables, name):
     assert values.min() >= 0.0 and values.max() <= 1.0
 
 
-@pytest.mark.parametrize("name, pieces", [("finkel", 1), ("finkel", 2), ("blitz", 1), ("blitz", 2),
-                                          ("masters", 1), ("masters", 2)])
+@pytest.mark.parametrize(
+    "name, pieces", [("finkel", 1), ("finkel", 2), ("blitz", 1), ("blitz", 2), ("masters", 1), ("masters", 2)]
+)
 def test_last_piece_race_on_the_last_tile(tables, name, pieces):
     rules = get_rules(name, pieces)
     p = Position.from_pieces(rules, light=[rules.length], dark=[rules.length], light_home=0, dark_home=0)

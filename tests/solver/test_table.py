@@ -56,10 +56,10 @@ def test_truncated_and_corrupt_files_are_refused(tmp_path, table):
     with pytest.raises(TableError, match="bad magic"):
         SolvedTable.load(tmp_path / "magic.urtable")
     length = struct.unpack("<Q", data[8:16])[0]
-    header = json.loads(data[16:16 + length])
+    header = json.loads(data[16 : 16 + length])
     header["format_version"] = 9  # same length, so the data offset stays put
     blob = json.dumps(header, sort_keys=True).encode().ljust(length)
-    (tmp_path / "version.urtable").write_bytes(data[:16] + blob + data[16 + length:])
+    (tmp_path / "version.urtable").write_bytes(data[:16] + blob + data[16 + length :])
     with pytest.raises(TableError, match="format version 9,"):
         SolvedTable.load(tmp_path / "version.urtable")
 
@@ -149,11 +149,11 @@ def test_version_1_tables_still_load(tmp_path, table):
     path = table.save(tmp_path / "t.urtable")
     data = path.read_bytes()
     length = struct.unpack("<Q", data[8:16])[0]
-    header = json.loads(data[16:16 + length])
+    header = json.loads(data[16 : 16 + length])
     del header["header_checksum"]
     header["format_version"] = 1
     blob = json.dumps(header, sort_keys=True).encode().ljust(length)
-    (tmp_path / "v1.urtable").write_bytes(data[:16] + blob + data[16 + length:])
+    (tmp_path / "v1.urtable").write_bytes(data[:16] + blob + data[16 + length :])
     assert SolvedTable.load(tmp_path / "v1.urtable").header["format_version"] == 1
 
 
@@ -200,7 +200,8 @@ def test_an_unreadable_checkpoint_starts_afresh(tmp_path, monkeypatch, capsys):
     table = solver.solve(rules, progress=False, out=out)
     assert "is unreadable" in capsys.readouterr().err
     assert table.win_probability(Position.start(rules)) == pytest.approx(
-        solver.solve(rules, progress=False).win_probability(Position.start(rules)), abs=1e-11)
+        solver.solve(rules, progress=False).win_probability(Position.start(rules)), abs=1e-11
+    )
 
 
 def test_a_second_solve_of_the_same_output_is_refused(tmp_path):
@@ -217,8 +218,10 @@ def test_a_second_solve_of_the_same_output_is_refused(tmp_path):
 
 
 def test_only_ground_truth_is_used_from_the_cache(tmp_path, monkeypatch, capsys):
-    """A looser solve written into the cache's slot (by hand, or by an old urgym) is moved aside and solved again,
-    never taken as ground truth; a solve with a loose tolerance and no --out is refused."""
+    """A looser solve written into the cache's slot is moved aside and solved again, never taken as ground truth.
+
+    It may come by hand or from an old urgym; a solve with a loose tolerance and no --out is refused.
+    """
     monkeypatch.setenv("URGYM_CACHE", str(tmp_path))
     rules = get_rules("finkel", 2)
     slot = solver.cached_table_path(rules)
@@ -230,10 +233,12 @@ def test_only_ground_truth_is_used_from_the_cache(tmp_path, monkeypatch, capsys)
     start = Position.start(rules)
     assert table.win_probability(start) == pytest.approx(0.5186, abs=1e-4)
     assert slot.with_name(slot.name + ".loose").exists() and "is not ground truth" in capsys.readouterr().err
-    for argv, message in ((["--pieces", "2", "--tol", "0.9"], "holds ground truth only"),
-                          (["--pieces", "2", "--dtype", "float32"], "holds ground truth only"),
-                          (["--pieces", "2", "--tol", "0.9", "--out", str(slot)], "inside urgym's table cache"),
-                          (["--pieces", "2", "--tol", "1e-17"], "tol must be at least 1e-15")):
+    for argv, message in (
+        (["--pieces", "2", "--tol", "0.9"], "holds ground truth only"),
+        (["--pieces", "2", "--dtype", "float32"], "holds ground truth only"),
+        (["--pieces", "2", "--tol", "0.9", "--out", str(slot)], "inside urgym's table cache"),
+        (["--pieces", "2", "--tol", "1e-17"], "tol must be at least 1e-15"),
+    ):
         with pytest.raises(SystemExit):
             solve_main(argv)
         assert message in capsys.readouterr().err

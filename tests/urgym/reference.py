@@ -77,5 +77,10 @@ def play(rules: Rules, s: RefState, roll: int, src: int) -> tuple[RefState, dict
     won = not mine and home[me] == 0
     extra = not won and ((landed_rosette and rules.rosette_extra_roll) or (captured and rules.capture_extra_roll))
     nxt = RefState({me: tuple(sorted(mine)), you: tuple(sorted(yours))}, home, me if extra else you)
-    return nxt, {"captured": captured, "rosette": landed_rosette, "extra": extra, "won": won,
-                 "scored": dest == rules.length + 1}
+    return nxt, {
+        "captured": captured,
+        "rosette": landed_rosette,
+        "extra": extra,
+        "won": won,
+        "scored": dest == rules.length + 1,
+    }

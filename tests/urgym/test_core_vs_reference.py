@@ -30,8 +30,9 @@ def _random_position(rules, rng: random.Random) -> Position:
                         sides[side].append(p)
             homes[side] = rng.randint(0, rules.pieces - len(sides[side]))
         if (sides["light"] or homes["light"]) or (sides["dark"] or homes["dark"]):
-            return Position.from_pieces(rules, sides["light"], sides["dark"], homes["light"], homes["dark"],
-                                        rng.choice(["light", "dark"]))
+            return Position.from_pieces(
+                rules, sides["light"], sides["dark"], homes["light"], homes["dark"], rng.choice(["light", "dark"])
+            )
 
 
 @pytest.mark.parametrize("name", RULE_SET_NAMES)
@@ -51,9 +52,13 @@ def test_kernel_agrees_with_reference_on_random_positions(name):
                     result = p.move_result(roll, m)
                     expected, flags = play(rules, ref, roll, m)
                     assert _ref_state(result.position) == expected, (p, roll, m)
-                    assert (result.captured, result.landed_on_rosette, result.extra_roll, result.won,
-                            result.scored) == (flags["captured"], flags["rosette"], flags["extra"],
-                                               flags["won"], flags["scored"])
+                    assert (
+                        result.captured,
+                        result.landed_on_rosette,
+                        result.extra_roll,
+                        result.won,
+                        result.scored,
+                    ) == (flags["captured"], flags["rosette"], flags["extra"], flags["won"], flags["scored"])
 
 
 @pytest.mark.parametrize("name", RULE_SET_NAMES)

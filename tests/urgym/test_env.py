@@ -55,14 +55,14 @@ def test_mask_and_observation_match_the_position(side):
         length = env.rules.length
         opponent = "dark" if side == "light" else "light"
         assert np.flatnonzero(obs[:length]).tolist() == [p - 1 for p in pos.pieces(side)]
-        assert np.flatnonzero(obs[length:2 * length]).tolist() == [p - 1 for p in pos.pieces(opponent)]
+        assert np.flatnonzero(obs[length : 2 * length]).tolist() == [p - 1 for p in pos.pieces(opponent)]
         assert obs[2 * length] == pos.home(side) / 4 and obs[2 * length + 3] == pos.scored(opponent) / 4
-        assert obs[2 * length + 3 + info["roll"]] == 1 and obs[2 * length + 4:].sum() == 1
+        assert obs[2 * length + 3 + info["roll"]] == 1 and obs[2 * length + 4 :].sum() == 1
         obs, reward, terminated, _, info = env.step(rng.choice(legal))
         if terminated:
             assert reward == (1.0 if info["winner"] == side else -1.0)
             assert env.position.winner == info["winner"]
-            assert not env.action_masks().any() and obs[2 * length + 4:].sum() == 0
+            assert not env.action_masks().any() and obs[2 * length + 4 :].sum() == 0
             obs, info = env.reset()
 
 
@@ -127,13 +127,16 @@ def test_callable_and_agent_opponents():
         masked_random_episode(env, seed=3)
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(opponent="smart"), "bad opponent 'smart': unknown agent 'smart'; agents: random, first, last"),
-    (dict(rules="go"), "unknown rule set 'go'"),
-    (dict(agent_side="white"), "agent_side must be one of"),
-    (dict(illegal_action="ignore"), "illegal_action must be one of"),
-    (dict(render_mode="video"), "render_mode must be one of"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(opponent="smart"), "bad opponent 'smart': unknown agent 'smart'; agents: random, first, last"),
+        (dict(rules="go"), "unknown rule set 'go'"),
+        (dict(agent_side="white"), "agent_side must be one of"),
+        (dict(illegal_action="ignore"), "illegal_action must be one of"),
+        (dict(render_mode="video"), "render_mode must be one of"),
+    ],
+)
 def test_bad_arguments(kwargs, message):
     with pytest.raises(ValueError, match=message):
         UrEnv(**kwargs)
@@ -182,15 +185,17 @@ def test_the_old_id_is_refused_with_the_new_one_named():
 
 
 def test_spec_opponents_resolve_through_the_entry_point_without_urgym_importing_agents():
-    """urgym never imports agents; a spec opponent is built by the resolver agents registers (entry point)."""
+    """Urgym never imports agents; a spec opponent is built by the resolver agents registers (entry point)."""
     import subprocess
     import sys
 
-    code = ("import sys, gymnasium as gym, urgym\n"
-            "assert 'agents' not in sys.modules\n"
-            "env = gym.make('urgym/Ur-v1', opponent='expectimax:1')\n"
-            "env.reset(seed=0)\n"
-            "print(type(env.unwrapped._opponent_agent).__name__)")
+    code = (
+        "import sys, gymnasium as gym, urgym\n"
+        "assert 'agents' not in sys.modules\n"
+        "env = gym.make('urgym/Ur-v1', opponent='expectimax:1')\n"
+        "env.reset(seed=0)\n"
+        "print(type(env.unwrapped._opponent_agent).__name__)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "ExpectimaxAgent"
 

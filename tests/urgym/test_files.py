@@ -1,5 +1,7 @@
-"""Files in and out: atomic writes keep modes, outputs never land on special files or on inputs, JSON from
-strangers is read strictly."""
+"""Files in and out.
+
+Atomic writes keep modes, outputs never land on special files or on inputs, JSON from strangers is read strictly.
+"""
 
 import os
 import stat
@@ -33,11 +35,14 @@ def test_stdout_gets_the_bytes(capfdbinary):
     assert capfdbinary.readouterr().out == b"payload\n"
 
 
-@pytest.mark.parametrize(("make", "message"), [
-    (lambda p: p.mkdir(), "it is a directory"),
-    (lambda p: os.symlink("/etc/hostname", p), "it is a symbolic link"),
-    (lambda p: os.mkfifo(p), "it is a FIFO"),
-])
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda p: p.mkdir(), "it is a directory"),
+        (lambda p: os.symlink("/etc/hostname", p), "it is a symbolic link"),
+        (lambda p: os.mkfifo(p), "it is a FIFO"),
+    ],
+)
 def test_special_files_are_refused(tmp_path, make, message):
     target = tmp_path / "out.json"
     make(target)
@@ -45,14 +50,17 @@ def test_special_files_are_refused(tmp_path, make, message):
         check_output(target)
 
 
-@pytest.mark.parametrize(("path", "message"), [
-    ("", "an empty output path"),
-    ("  ", "an empty output path"),
-    ("folder/", "it names a folder"),
-    ("/dev/null", "it is a device"),
-    ("/proc/x/out.json", "not a writable directory"),
-    ("-", r"standard output\) is not allowed here"),
-])
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("", "an empty output path"),
+        ("  ", "an empty output path"),
+        ("folder/", "it names a folder"),
+        ("/dev/null", "it is a device"),
+        ("/proc/x/out.json", "not a writable directory"),
+        ("-", r"standard output\) is not allowed here"),
+    ],
+)
 def test_bad_output_paths_are_refused(path, message):
     with pytest.raises(ValueError, match=message):
         check_output(path)
@@ -77,14 +85,17 @@ def test_an_output_never_replaces_an_input_or_another_output(tmp_path):
     check_distinct({"--json": "a.json", "--csv": "a.csv", "--plot": None}, {"the record": "b.json"})
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ('{"a": 1, "a": 2}', "the key 'a' appears twice"),
-    ('{"x": NaN}', "NaN is not a JSON number"),
-    ('{"x": Infinity}', "Infinity is not a JSON number"),
-    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
-    ("{not json", "is not valid JSON"),
-    (b"\xff\xfe{}", "is not UTF-8 text|not valid JSON"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"a": 1, "a": 2}', "the key 'a' appears twice"),
+        ('{"x": NaN}', "NaN is not a JSON number"),
+        ('{"x": Infinity}', "Infinity is not a JSON number"),
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ("{not json", "is not valid JSON"),
+        (b"\xff\xfe{}", "is not UTF-8 text|not valid JSON"),
+    ],
+)
 def test_strict_json(text, message):
     with pytest.raises(ValueError, match=message):
         loads_json(text, "the file")

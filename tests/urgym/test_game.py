@@ -22,8 +22,13 @@ def test_game_history_replays_through_position(rules):
     passes = sum(step.move is None for step in game.history)
     assert passes > 0  # a whole game meets rolls with no legal move; they are recorded as passes
     # A turn ends at every pass and at every move after which the other side rolls.
-    turn_ends = passes + sum(1 for a, b in zip(game.history, game.history[1:], strict=False)
-                             if a.move is not None and b.side != a.side) + 1
+    turn_ends = (
+        passes
+        + sum(
+            1 for a, b in zip(game.history, game.history[1:], strict=False) if a.move is not None and b.side != a.side
+        )
+        + 1
+    )
     assert game.turns == turn_ends
 
 
@@ -123,7 +128,7 @@ def test_observation_is_features_plus_roll():
     observation = np.zeros(core.observation_size(rules))
     core.write_observation(position.code, 1, 3, geom, observation)  # dark is to move: its own view
     assert np.array_equal(observation[: features.size], features)
-    assert observation[features.size:].tolist() == [0, 0, 1, 0]
+    assert observation[features.size :].tolist() == [0, 0, 1, 0]
     assert features[5 - 1] == 1 and features[12 - 1] == 1  # dark's pieces come first in dark's view
     assert features[rules.length + 2 - 1] == 1 and features[rules.length + 9 - 1] == 1
     light_view = np.zeros(core.observation_size(rules))

@@ -10,8 +10,13 @@ from urgym.howto import dice_count, how_to_play, path_runs
 
 def test_the_path_is_cut_into_straight_runs():
     assert path_runs(get_rules("finkel").path) == [("A4", "A1"), ("B1", "B8"), ("A8", "A7")]
-    assert path_runs(get_rules("masters").path) == [("A4", "A1"), ("B1", "B7"), ("C7", "C8"), ("B8", "B8"),
-                                                     ("A8", "A7")]
+    assert path_runs(get_rules("masters").path) == [
+        ("A4", "A1"),
+        ("B1", "B7"),
+        ("C7", "C8"),
+        ("B8", "B8"),
+        ("A8", "A7"),
+    ]
     # murray turns back along row B: a run never changes direction
     runs = path_runs(get_rules("murray").path)
     assert ("B7", "B1") in runs and ("B1", "B7") in runs

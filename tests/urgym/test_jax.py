@@ -89,10 +89,13 @@ def all_positions(rules):
                 continue
             if not light and not light_home and not dark and not dark_home:
                 continue
-            for mover, other, turn in (((light, light_home), (dark, dark_home), 0),
-                                       ((dark, dark_home), (light, light_home), 1)):
-                codes.append(core.pack(core.positions_mask(mover[0]), core.positions_mask(other[0]), mover[1],
-                                       other[1], turn))
+            for mover, other, turn in (
+                ((light, light_home), (dark, dark_home), 0),
+                ((dark, dark_home), (light, light_home), 1),
+            ):
+                codes.append(
+                    core.pack(core.positions_mask(mover[0]), core.positions_mask(other[0]), mover[1], other[1], turn)
+                )
     return np.array(codes, dtype=np.int64)
 
 
@@ -105,8 +108,9 @@ def assert_equal_transitions(rules, codes, rolls):
     successors = np.full((len(codes), actions), -1, dtype=np.int64)
     flags = np.zeros((len(codes), actions), dtype=np.int64)
     _core_transitions(codes, rolls, core.geometry(rules), masks, successors, flags)
-    decide = jax.jit(lambda state, rows, moves: jax.vmap(env.decision_step)(
-        jax.tree_util.tree_map(lambda x: x[rows], state), moves))
+    decide = jax.jit(
+        lambda state, rows, moves: jax.vmap(env.decision_step)(jax.tree_util.tree_map(lambda x: x[rows], state), moves)
+    )
     for start in range(0, len(codes), CHUNK):
         part = slice(start, start + CHUNK)
         state = from_code(rules, codes[part], rolls[part])
@@ -119,8 +123,8 @@ def assert_equal_transitions(rules, codes, rolls):
         all_rows, all_moves = np.nonzero(masks[part])
         turns = np.asarray(state._turn)
         for block in range(0, len(all_rows), CHUNK):  # fixed-size blocks: one compilation
-            rows = np.resize(all_rows[block:block + CHUNK], CHUNK)
-            moves = np.resize(all_moves[block:block + CHUNK], CHUNK)
+            rows = np.resize(all_rows[block : block + CHUNK], CHUNK)
+            moves = np.resize(all_moves[block : block + CHUNK], CHUNK)
             after = decide(state, rows, jnp.asarray(moves, dtype=jnp.int32))
             expected_flags = flags[part][rows, moves]
             assert np.array_equal(to_code(after), successors[part][rows, moves]), rules.name
@@ -165,11 +169,13 @@ def test_observations_equal_the_core_encoder_from_both_sides(name):
         for i, (code, roll) in enumerate(zip(codes, rolls, strict=True)):
             side = 1 - player  # player 1 plays light
             expected = np.zeros(core.observation_size(rules))
-            core.write_observation(code, side, roll if core.turn_of(code) == side else 0, core.geometry(rules),
-                                   expected)
+            core.write_observation(
+                code, side, roll if core.turn_of(code) == side else 0, core.geometry(rules), expected
+            )
             assert np.array_equal(observed[i], expected.astype(np.float32)), (i, player)
-    assert np.array_equal(np.asarray(state.observation), np.asarray(
-        jax.vmap(env._observe)(state, state.current_player)))
+    assert np.array_equal(
+        np.asarray(state.observation), np.asarray(jax.vmap(env._observe)(state, state.current_player))
+    )
 
 
 def test_step_is_chance_step_of_decision_step_with_the_rolls_drawn_from_the_key():
@@ -187,8 +193,16 @@ def test_step_is_chance_step_of_decision_step_with_the_rolls_drawn_from_the_key(
             expected = roll(expected, env.draw_roll(step_key, k))
             k += 1
         state = step(state, action, step_key)
-        for field in ("_board", "_home", "_turn", "_roll", "legal_action_mask", "terminated", "rewards",
-                      "current_player"):
+        for field in (
+            "_board",
+            "_home",
+            "_turn",
+            "_roll",
+            "legal_action_mask",
+            "terminated",
+            "rewards",
+            "current_player",
+        ):
             got, want = getattr(state, field), getattr(expected, field)
             if field == "legal_action_mask" and bool(state.terminated):
                 want = jnp.ones_like(want)  # pgx: every action "legal" at a terminal state

@@ -14,8 +14,11 @@ from urgym.multiagent import env, raw_env
 
 # PettingZoo's generic advice (agents named player_0, Box observations) does not fit a board game with
 # action masks and the agents light and dark; its classic environments get the same warnings.
-@pytest.mark.filterwarnings("ignore:Observation space for each agent", "ignore:We recommend agents to be named",
-                            "ignore:Observation is not a NumPy array")
+@pytest.mark.filterwarnings(
+    "ignore:Observation space for each agent",
+    "ignore:We recommend agents to be named",
+    "ignore:Observation is not a NumPy array",
+)
 @pytest.mark.parametrize("rules", ["finkel", "blitz", "masters", "murray"])
 def test_pettingzoo_api_test(rules):
     api_test(env(rules=rules, pieces=2), num_cycles=300)

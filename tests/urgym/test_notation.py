@@ -25,8 +25,7 @@ def test_moves_are_written_with_their_tiles_marks_and_entry_and_exit_tiles():
     position = Position.from_pieces("finkel", light=[4], dark=[6], light_home=6, dark_home=6)
     assert move_text(position, 2, 4) == "a1b2x"
     # Bearing off from A7 (position 14) with a 1 leaves onto a6; dark bears off onto c6.
-    assert move_text(Position.from_pieces("finkel", light=[14], dark=[1], light_home=0, dark_home=6), 1, 14) \
-        == "a7a6"
+    assert move_text(Position.from_pieces("finkel", light=[14], dark=[1], light_home=0, dark_home=6), 1, 14) == "a7a6"
     dark_to_move = Position.from_pieces("finkel", light=[1], dark=[13], light_home=6, dark_home=0, turn="dark")
     assert move_text(dark_to_move, 2, 13) == "c8c6"
     with pytest.raises(ValueError, match="legal moves"):
@@ -37,8 +36,13 @@ def test_a_hand_written_game_start_reads_to_its_steps():
     text = '[Rules "finkel"]\n[Pieces "7"]\n[Light "ann"]\n\n1. a5a1+ a5a3 / 0-\n2. a1b2 / c5c2\n'
     record = GameRecord.from_rgn(text)
     assert record.players == {"light": "ann", "dark": ""}
-    assert record.steps == (GameStep("light", 4, 0), GameStep("light", 2, 0), GameStep("dark", 0, None),
-                            GameStep("light", 2, 4), GameStep("dark", 3, 0))
+    assert record.steps == (
+        GameStep("light", 4, 0),
+        GameStep("light", 2, 0),
+        GameStep("dark", 0, None),
+        GameStep("light", 2, 4),
+        GameStep("dark", 3, 0),
+    )
     assert record.seed is None
 
 
@@ -46,7 +50,7 @@ def test_a_hand_written_game_start_reads_to_its_steps():
 def test_round_trip_on_every_rule_set(rules, tmp_path):
     for seed in range(6):
         game = random_game(rules, seed)
-        record = GameRecord.from_game(game, {"light": 'say "hi"\\', "dark": "tab]\\n[Rules \"x\"]"})
+        record = GameRecord.from_game(game, {"light": 'say "hi"\\', "dark": 'tab]\\n[Rules "x"]'})
         text = record.to_rgn()
         assert text.rstrip().endswith("#")
         again = GameRecord.from_rgn(text)
@@ -75,17 +79,20 @@ def test_rules_come_from_the_metadata_or_the_caller():
         GameRecord.from_rgn('[Rules "chess"]\n' + body)
 
 
-@pytest.mark.parametrize(("body", "message"), [
-    ("1. a5a3 / c5c4 a5a2", "action 3 ('a5a2'): light's turn starts here, so '2.' must come before it"),
-    ("1. a5a3 / c2c4", "action 2 ('c2c4'): dark has no piece on c2"),
-    ("1. a5a3 / c5b2", "no roll of"),
-    ("1. a5a3x", "does not capture"),
-    ("1. a5a1", "lands on a rosette"),
-    ("1. 2-", "legal moves"),
-    ("1. a5a3#", "the game goes on"),
-    ("1. e4e5", "light has no piece on e4"),
-    ("1. a5", "not an action"),
-])
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("1. a5a3 / c5c4 a5a2", "action 3 ('a5a2'): light's turn starts here, so '2.' must come before it"),
+        ("1. a5a3 / c2c4", "action 2 ('c2c4'): dark has no piece on c2"),
+        ("1. a5a3 / c5b2", "no roll of"),
+        ("1. a5a3x", "does not capture"),
+        ("1. a5a1", "lands on a rosette"),
+        ("1. 2-", "legal moves"),
+        ("1. a5a3#", "the game goes on"),
+        ("1. e4e5", "light has no piece on e4"),
+        ("1. a5", "not an action"),
+    ],
+)
 def test_bad_actions_are_named(body, message):
     with pytest.raises(ValueError, match="RGN action") as info:
         GameRecord.from_rgn('[Rules "finkel"]\n\n' + body)
@@ -97,7 +104,7 @@ def test_actions_after_the_end_and_bad_metadata_are_refused():
     with pytest.raises(ValueError, match=r"more actions follow|already over"):
         GameRecord.from_rgn(record.to_rgn().rstrip() + " a5a3")
     with pytest.raises(ValueError, match="metadata line 1"):
-        GameRecord.from_rgn('[Rules finkel]\n\n1. a5a3')
+        GameRecord.from_rgn("[Rules finkel]\n\n1. a5a3")
     with pytest.raises(ValueError, match="Pieces"):
         GameRecord.from_rgn('[Rules "finkel"]\n[Pieces "many"]\n\n1. a5a3')
 
@@ -106,17 +113,20 @@ def _rgn(seed=5):
     return GameRecord.from_game(random_game("finkel", seed, pieces=3), {"light": "a", "dark": "b"}).to_rgn()
 
 
-@pytest.mark.parametrize(("edit", "message"), [
-    (lambda t: t.replace('[Pieces "3"]', '[Pieces "3"]\n[Pieces "3"]'), "'Pieces' is given twice"),
-    (lambda t: t.replace('[Light "a"]', '[Light "a"]\n[Light "mallory"]'), "'Light' is given twice"),
-    (lambda t: t.replace("\n2. ", "\n3. ", 1), "light's turn 2 is numbered '2.'"),
-    (lambda t: t.replace("\n1. ", "\n0. ", 1), "light's turn 1 is numbered '1.'"),
-    (lambda t: t.replace(" / ", " ", 1), "dark's turn starts here, so '/' must come before it"),
-    (lambda t: t.replace('[Seed "5"]', '[Seed "-3"]'), "Seed '-3' is not a whole number"),
-    (lambda t: t.replace('[Seed "5"]', f'[Seed "{2**64}"]'), "Seed must be an integer from 0 to 2\\*\\*64 - 1"),
-    (lambda t: t.replace('[Game "0"]', '[Game "x"]'), "Game 'x' is not a whole number"),
-    (lambda t: t.replace('[Pieces "3"]', '[Pieces "\u0663"]'), "is not a number of pieces"),
-])
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda t: t.replace('[Pieces "3"]', '[Pieces "3"]\n[Pieces "3"]'), "'Pieces' is given twice"),
+        (lambda t: t.replace('[Light "a"]', '[Light "a"]\n[Light "mallory"]'), "'Light' is given twice"),
+        (lambda t: t.replace("\n2. ", "\n3. ", 1), "light's turn 2 is numbered '2.'"),
+        (lambda t: t.replace("\n1. ", "\n0. ", 1), "light's turn 1 is numbered '1.'"),
+        (lambda t: t.replace(" / ", " ", 1), "dark's turn starts here, so '/' must come before it"),
+        (lambda t: t.replace('[Seed "5"]', '[Seed "-3"]'), "Seed '-3' is not a whole number"),
+        (lambda t: t.replace('[Seed "5"]', f'[Seed "{2**64}"]'), "Seed must be an integer from 0 to 2\\*\\*64 - 1"),
+        (lambda t: t.replace('[Game "0"]', '[Game "x"]'), "Game 'x' is not a whole number"),
+        (lambda t: t.replace('[Pieces "3"]', '[Pieces "\u0663"]'), "is not a number of pieces"),
+    ],
+)
 def test_hostile_rgn_is_refused(edit, message):
     text = _rgn()
     assert GameRecord.from_rgn(text) is not None

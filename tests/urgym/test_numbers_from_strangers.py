@@ -1,5 +1,8 @@
-"""Numbers and sizes from strangers: only exact integers become codes and rolls, only ASCII digits of bounded
-length become RGN numbers, and records longer than any real game are refused, each with one short line."""
+"""Numbers and sizes from strangers.
+
+Only exact integers become codes and rolls, only ASCII digits of bounded length become RGN numbers, and records longer
+than any real game are refused, each with one short line.
+"""
 
 from __future__ import annotations
 
@@ -26,12 +29,19 @@ def test_integer_arrays_keep_integers():
     assert integer_array([1, 2**63 - 1], "code").tolist() == [1, 2**63 - 1]
 
 
-@pytest.mark.parametrize(("code", "roll", "message"), [
-    (float(CODE), None, "code must be integers"), (True, None, "code must be integers"),
-    ("12", None, "code must be integers"), (2**63, None, "code must be integers from"),
-    (CODE, 2.5, "roll must be integers"), (CODE, True, "roll must be integers"), (CODE, "2", "roll must be integers"),
-    ([CODE, CODE], [1, 2, 3], "roll must be one roll or one per code"),
-])
+@pytest.mark.parametrize(
+    ("code", "roll", "message"),
+    [
+        (float(CODE), None, "code must be integers"),
+        (True, None, "code must be integers"),
+        ("12", None, "code must be integers"),
+        (2**63, None, "code must be integers from"),
+        (CODE, 2.5, "roll must be integers"),
+        (CODE, True, "roll must be integers"),
+        (CODE, "2", "roll must be integers"),
+        ([CODE, CODE], [1, 2, 3], "roll must be one roll or one per code"),
+    ],
+)
 def test_jax_from_code_refuses_what_is_not_an_exact_integer(code, roll, message):
     jax_module = pytest.importorskip("urgym.jax", reason="the jax extra is not installed")
     with pytest.raises(ValueError, match=message):
@@ -48,14 +58,17 @@ def test_an_rgn_file_may_start_with_a_byte_order_mark(tmp_path):
     assert len(GameRecord.load(path).steps) == 1
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    (RGN.replace('[Pieces "2"]', '[Pieces "2"]\n[Seed "\u0663"]'), "Seed '٣' is not a whole number (ASCII digits"),
-    (RGN.replace('[Pieces "2"]', '[Pieces "2"]\n[Seed "' + "1" * 5000 + '"]'), "(5,000 characters) is not a whole"),
-    (RGN.replace('"2"', '"' + "9" * 5000 + '"'), "Pieces '99999"),
-    (RGN.replace("1. a5a4", "1" * 5000 + ". a5a4"), "RGN action 1 ('1111"),
-    (RGN.replace("1. a5a4", "\u0661. a5a4"), "RGN action 1 ('١.')"),
-    (RGN.replace("a5a4", "a\u0665a4"), "RGN action 1"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (RGN.replace('[Pieces "2"]', '[Pieces "2"]\n[Seed "\u0663"]'), "Seed '٣' is not a whole number (ASCII digits"),
+        (RGN.replace('[Pieces "2"]', '[Pieces "2"]\n[Seed "' + "1" * 5000 + '"]'), "(5,000 characters) is not a whole"),
+        (RGN.replace('"2"', '"' + "9" * 5000 + '"'), "Pieces '99999"),
+        (RGN.replace("1. a5a4", "1" * 5000 + ". a5a4"), "RGN action 1 ('1111"),
+        (RGN.replace("1. a5a4", "\u0661. a5a4"), "RGN action 1 ('١.')"),
+        (RGN.replace("a5a4", "a\u0665a4"), "RGN action 1"),
+    ],
+)
 def test_rgn_numbers_are_ascii_digits_of_bounded_length(text, message):
     with pytest.raises(ValueError, match=None) as caught:
         GameRecord.from_rgn(text)
@@ -64,8 +77,13 @@ def test_rgn_numbers_are_ascii_digits_of_bounded_length(text, message):
 
 def test_records_longer_than_any_real_game_are_refused(tmp_path, monkeypatch):
     step = {"side": "light", "roll": 0, "move": None}
-    data = {"format": records_module.RECORD_FORMAT, "version": 1, "rules": get_rules("finkel", 2).to_dict(),
-            "players": {}, "steps": [step] * (MAX_RECORD_STEPS + 1)}
+    data = {
+        "format": records_module.RECORD_FORMAT,
+        "version": 1,
+        "rules": get_rules("finkel", 2).to_dict(),
+        "players": {},
+        "steps": [step] * (MAX_RECORD_STEPS + 1),
+    }
     with pytest.raises(ValueError, match=f"the record has {MAX_RECORD_STEPS + 1:,} rolls, more than any real game"):
         GameRecord.from_dict(data)
     passes = " ".join(f"{turn}. 0- / 0-" for turn in range(1, MAX_RECORD_STEPS // 2 + 2))

@@ -12,8 +12,15 @@ from urgym import Position, core  # noqa: E402
 from urgym.openspiel import pass_action  # noqa: E402
 
 
-@pytest.mark.parametrize("params", [{"rules": "finkel", "pieces": 2}, {"rules": "blitz", "pieces": 2},
-                                    {"rules": "masters", "pieces": 2}, {"rules": "aseb", "pieces": 1}])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"rules": "finkel", "pieces": 2},
+        {"rules": "blitz", "pieces": 2},
+        {"rules": "masters", "pieces": 2},
+        {"rules": "aseb", "pieces": 1},
+    ],
+)
 def test_openspiel_random_sim_test(params):
     game = pyspiel.load_game("urgym", params)
     pyspiel.random_sim_test(game, num_sims=10, serialize=True, verbose=False)
@@ -105,9 +112,13 @@ def test_expectiminimax_reproduces_the_solved_table(finkel3_table):
 
 def test_mcts_plays_legal_moves_and_finds_the_winning_move():
     game = pyspiel.load_game("urgym", {"rules": "finkel", "pieces": 2})
-    bot = mcts.MCTSBot(game, uct_c=2, max_simulations=200,
-                       evaluator=mcts.RandomRolloutEvaluator(1, np.random.RandomState(0)),
-                       random_state=np.random.RandomState(1))
+    bot = mcts.MCTSBot(
+        game,
+        uct_c=2,
+        max_simulations=200,
+        evaluator=mcts.RandomRolloutEvaluator(1, np.random.RandomState(0)),
+        random_state=np.random.RandomState(1),
+    )
     # Light can bear off its last piece with a 1, or move its other piece: MCTS must take the win.
     state = game.new_initial_state()
     position = Position.from_pieces(state.rules, light=[14], dark=[3, 10], light_home=0, dark_home=0)
@@ -157,8 +168,14 @@ def test_deserialize_state_replays_the_history_and_never_unpickles(tmp_path):
             return (os.system, (f"touch {marker}",))
 
     crafted = "history=\nmove_number=0\n__dict__=" + base64.b64encode(pickle.dumps({"x": Payload()})).decode()
-    for bad, message in ((crafted, "is not a number"), ("2,9", "not legal there"), ("7", "illegal chance outcome"),
-                         ("2,,0", "is not a number"), ("-1", "is not a number"), ("2,0" + ",0" * 10, "not legal")):
+    for bad, message in (
+        (crafted, "is not a number"),
+        ("2,9", "not legal there"),
+        ("7", "illegal chance outcome"),
+        ("2,,0", "is not a number"),
+        ("-1", "is not a number"),
+        ("2,0" + ",0" * 10, "not legal"),
+    ):
         with pytest.raises(ValueError, match=message):
             game.deserialize_state(bad)
     assert not marker.exists()
@@ -177,12 +194,15 @@ def test_illegal_chance_actions_and_terminal_states():
         state.apply_action(0)
 
 
-@pytest.mark.parametrize(("params", "message"), [
-    ({"pieces": 0}, "pieces must be from 1 to 15"),
-    ({"pieces": -5}, "pieces must be from 1 to 15"),
-    ({"pieces": 16}, "pieces must be an integer from 1 to 15"),
-    ({"rules": "chess"}, "unknown rule set 'chess'"),
-])
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"pieces": 0}, "pieces must be from 1 to 15"),
+        ({"pieces": -5}, "pieces must be from 1 to 15"),
+        ({"pieces": 16}, "pieces must be an integer from 1 to 15"),
+        ({"rules": "chess"}, "unknown rule set 'chess'"),
+    ],
+)
 def test_bad_game_parameters_are_refused(params, message):
     with pytest.raises(Exception, match=message):
         pyspiel.load_game("urgym", params)

@@ -155,16 +155,19 @@ def test_a_side_with_everything_scored_has_won():
     assert p.winner == "light" and p.scored("light") == 2
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(light=[5], dark=[5]), "two pieces on tile B1"),
-    (dict(light=[0]), "path positions run from 1 to 14"),
-    (dict(light=[15]), "path positions run from 1 to 14"),
-    (dict(light=[2, 2]), "two pieces at the same path position"),
-    (dict(light=[1, 2], light_home=2), "more than the 3 pieces"),
-    (dict(light_home=-1), "light_home must be an integer of at least 0"),
-    (dict(light_home=0, dark_home=0), "both sides have scored every piece"),
-    (dict(turn="white"), "turn must be 'light' or 'dark'"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(light=[5], dark=[5]), "two pieces on tile B1"),
+        (dict(light=[0]), "path positions run from 1 to 14"),
+        (dict(light=[15]), "path positions run from 1 to 14"),
+        (dict(light=[2, 2]), "two pieces at the same path position"),
+        (dict(light=[1, 2], light_home=2), "more than the 3 pieces"),
+        (dict(light_home=-1), "light_home must be an integer of at least 0"),
+        (dict(light_home=0, dark_home=0), "both sides have scored every piece"),
+        (dict(turn="white"), "turn must be 'light' or 'dark'"),
+    ],
+)
 def test_impossible_positions_say_why(kwargs, message):
     with pytest.raises(ValueError, match=message):
         Position.from_pieces(get_rules("finkel", 3), **kwargs)
@@ -244,11 +247,14 @@ def test_check_codes_agrees_with_from_code_on_every_code(name):
 
     rules = get_rules(name, 3)
     rng = np.random.default_rng(4)
+
     def random_mask():
         return core.positions_mask(rng.choice(rules.length, int(rng.integers(5)), replace=False) + 1)
 
-    near_valid = [core.pack(random_mask(), random_mask(), int(rng.integers(4)), int(rng.integers(4)),
-                            int(rng.integers(2))) for _ in range(3000)]
+    near_valid = [
+        core.pack(random_mask(), random_mask(), int(rng.integers(4)), int(rng.integers(4)), int(rng.integers(2)))
+        for _ in range(3000)
+    ]
     accepted = 0
     for code in near_valid:
         try:

@@ -117,12 +117,15 @@ def test_hostile_record_fields_are_refused(change, message):
         GameRecord.from_dict({**_valid(), **change})
 
 
-@pytest.mark.parametrize(("rules_change", "message"), [
-    ({"name": "../../escaped"}, "invalid rule set name"),
-    ({"name": "/etc/x"}, "invalid rule set name"),
-    ({"safe_rosettes": "no"}, "safe_rosettes must be true or false, got 'no'"),
-    ({"roll_probabilities": [0.2, 0.2, 0.2, 0.2, float("nan")]}, "must be finite"),
-])
+@pytest.mark.parametrize(
+    ("rules_change", "message"),
+    [
+        ({"name": "../../escaped"}, "invalid rule set name"),
+        ({"name": "/etc/x"}, "invalid rule set name"),
+        ({"safe_rosettes": "no"}, "safe_rosettes must be true or false, got 'no'"),
+        ({"roll_probabilities": [0.2, 0.2, 0.2, 0.2, float("nan")]}, "must be finite"),
+    ],
+)
 def test_hostile_rules_in_a_record_are_refused(rules_change, message):
     data = _valid()
     data["rules"] = {**data["rules"], **rules_change}
@@ -130,11 +133,14 @@ def test_hostile_rules_in_a_record_are_refused(rules_change, message):
         GameRecord.from_dict(data)
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ('{"format": "urgym-game-record", "format": "x"}', "appears twice"),
-    ("[" * 50_000 + "]" * 50_000, "nested too deeply"),
-    ('{"format": "urgym-game-record", "version": NaN}', "NaN is not a JSON number"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"format": "urgym-game-record", "format": "x"}', "appears twice"),
+        ("[" * 50_000 + "]" * 50_000, "nested too deeply"),
+        ('{"format": "urgym-game-record", "version": NaN}', "NaN is not a JSON number"),
+    ],
+)
 def test_hostile_json_files_name_the_file(tmp_path, text, message):
     path = tmp_path / "hostile.json"
     path.write_text(text)

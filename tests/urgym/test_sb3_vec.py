@@ -8,7 +8,7 @@ pytest.importorskip("stable_baselines3")
 from sb3_contrib import MaskablePPO
 from stable_baselines3 import PPO
 from stable_baselines3.common.vec_env import DummyVecEnv, VecMonitor
-from urgym.agents.neural import sample_legal
+from urgym.agents.outside.policies import sample_legal
 
 from urgym import core
 from urgym.env import UrEnv
@@ -20,9 +20,14 @@ def legal_actions(masks, rng):
     return np.array([rng.choice(np.flatnonzero(row)) for row in masks])
 
 
-@pytest.mark.parametrize("kwargs", [{"opponent": "greedy", "agent_side": "random"},
-                                    {"opponent": "perfect:epsilon=0.2", "pieces": 2},
-                                    {"illegal_action": "replace", "illegal_penalty": 0.1, "pieces": 3}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"opponent": "greedy", "agent_side": "random"},
+        {"opponent": "perfect:epsilon=0.2", "pieces": 2},
+        {"illegal_action": "replace", "illegal_penalty": 0.1, "pieces": 3},
+    ],
+)
 def test_sb3_vec_env_equals_dummy_vec_env(kwargs):
     """Same seeds, same actions: SB3VecEnv gives DummyVecEnv(UrEnv)'s observations, rewards, dones and infos."""
     from urgym import agents  # noqa: F401  (registers 'perfect')
@@ -70,8 +75,9 @@ def test_maskable_ppo_and_plain_ppo_learn_on_the_native_vector_env():
     model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=128, n_epochs=1, seed=0, device="cpu")
     model.learn(1024)
     assert model.num_timesteps >= 1024 and len(model.ep_info_buffer) > 0
-    plain = VecMonitor(SB3VecEnv(num_envs=16, pieces=2, opponent="random", illegal_action="replace",
-                                 illegal_penalty=0.05))
+    plain = VecMonitor(
+        SB3VecEnv(num_envs=16, pieces=2, opponent="random", illegal_action="replace", illegal_penalty=0.05)
+    )
     model = PPO("MlpPolicy", plain, n_steps=32, batch_size=128, n_epochs=1, seed=0, device="cpu")
     model.learn(1024)
     assert model.num_timesteps >= 1024 and len(model.ep_info_buffer) > 0

@@ -32,8 +32,9 @@ def expected_observation(position, roll):
         obs[p - 1] = 1
     for p in position.pieces(other):
         obs[length + p - 1] = 1
-    obs[2 * length:2 * length + 4] = np.array([position.home(mover), position.home(other), position.scored(mover),
-                                               position.scored(other)]) / pieces
+    obs[2 * length : 2 * length + 4] = (
+        np.array([position.home(mover), position.home(other), position.scored(mover), position.scored(other)]) / pieces
+    )
     obs[2 * length + 3 + roll] = 1
     return obs
 
@@ -80,28 +81,40 @@ def assert_same_games(n=6, steps=1500, seed=7, illegal_rate=0.05, **kwargs):
     assert ended > n  # several episodes ended, so autoreset was exercised
 
 
-@pytest.mark.parametrize("kwargs", [
-    {},
-    {"agent_side": "random"},
-    {"agent_side": "dark", "illegal_action": "replace", "illegal_penalty": 0.1},
-    {"opponent": "greedy", "pieces": 1, "agent_side": "random"},
-    {"opponent": "last", "rules": "masters", "pieces": 3},
-    {"rules": "blitz", "pieces": 2, "agent_side": "random"},
-    {"pieces": 1, "agent_side": "random", "autoreset_mode": AutoresetMode.SAME_STEP},
-    {"agent_side": "random", "illegal_action": "replace", "autoreset_mode": AutoresetMode.SAME_STEP},
-], ids=lambda kwargs: ",".join(f"{k}={v}" for k, v in kwargs.items()) or "default")
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"agent_side": "random"},
+        {"agent_side": "dark", "illegal_action": "replace", "illegal_penalty": 0.1},
+        {"opponent": "greedy", "pieces": 1, "agent_side": "random"},
+        {"opponent": "last", "rules": "masters", "pieces": 3},
+        {"rules": "blitz", "pieces": 2, "agent_side": "random"},
+        {"pieces": 1, "agent_side": "random", "autoreset_mode": AutoresetMode.SAME_STEP},
+        {"agent_side": "random", "illegal_action": "replace", "autoreset_mode": AutoresetMode.SAME_STEP},
+    ],
+    ids=lambda kwargs: ",".join(f"{k}={v}" for k, v in kwargs.items()) or "default",
+)
 def test_equals_sync_vector_env_with_built_in_opponents(kwargs):
     assert_same_games(**kwargs)
 
 
-@pytest.mark.parametrize("kwargs", [
-    {"opponent": "perfect", "pieces": 2, "agent_side": "random"},
-    {"opponent": "perfect:epsilon=0.3", "pieces": 2, "agent_side": "random"},
-    {"opponent": "perfect:epsilon=0.3", "pieces": 2, "agent_side": "random",
-     "autoreset_mode": AutoresetMode.SAME_STEP},
-    {"opponent": "expectimax:2", "pieces": 2, "agent_side": "random", "steps": 300},
-    {"opponent": "heuristic", "pieces": 3, "agent_side": "dark", "steps": 500},
-], ids=lambda kwargs: ",".join(f"{k}={v}" for k, v in kwargs.items()))
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"opponent": "perfect", "pieces": 2, "agent_side": "random"},
+        {"opponent": "perfect:epsilon=0.3", "pieces": 2, "agent_side": "random"},
+        {
+            "opponent": "perfect:epsilon=0.3",
+            "pieces": 2,
+            "agent_side": "random",
+            "autoreset_mode": AutoresetMode.SAME_STEP,
+        },
+        {"opponent": "expectimax:2", "pieces": 2, "agent_side": "random", "steps": 300},
+        {"opponent": "heuristic", "pieces": 3, "agent_side": "dark", "steps": 500},
+    ],
+    ids=lambda kwargs: ",".join(f"{k}={v}" for k, v in kwargs.items()),
+)
 def test_equals_sync_vector_env_with_agents(kwargs):
     assert_same_games(**{"steps": 800, **kwargs})
 
@@ -112,8 +125,7 @@ def test_callable_and_per_environment_opponents_equal_sync_vector_env():
 
     opponents = ["random", highest, "perfect:epsilon=0.2", "greedy", highest, "first"]
     ours = UrVectorEnv(num_envs=6, pieces=2, opponent=opponents, agent_side="random")
-    theirs = gym.vector.SyncVectorEnv([lambda o=o: UrEnv(pieces=2, opponent=o, agent_side="random")
-                                       for o in opponents])
+    theirs = gym.vector.SyncVectorEnv([lambda o=o: UrEnv(pieces=2, opponent=o, agent_side="random") for o in opponents])
     obs, info = ours.reset(seed=3)
     assert np.array_equal(obs, theirs.reset(seed=3)[0])
     rng = np.random.default_rng(0)
@@ -231,8 +243,10 @@ def test_illegal_action_raise_plays_nothing():
 
 
 def test_illegal_action_replace_plays_the_nearest_legal_move_and_flags_it():
-    """Twin environments on one seed: one gets illegal actions, the other the move the rule says replaces them;
-    the games stay equal and only the flag and the penalty differ."""
+    """Twin environments on one seed: one gets illegal actions, the other the move the rule says replaces them.
+
+    The games stay equal and only the flag and the penalty differ.
+    """
     kwargs = {"num_envs": 16, "opponent": "greedy", "agent_side": "random", "illegal_action": "replace"}
     replaced_env, twin = UrVectorEnv(illegal_penalty=0.25, **kwargs), UrVectorEnv(**kwargs)
     obs, info = replaced_env.reset(seed=8)
@@ -352,5 +366,4 @@ def test_gymnasium_vector_wrappers_and_render():
 
 
 def test_same_step_truncation_equals_time_limit():
-    assert_same_games(n=4, steps=300, max_episode_steps=5, agent_side="random",
-                      autoreset_mode=AutoresetMode.SAME_STEP)
+    assert_same_games(n=4, steps=300, max_episode_steps=5, agent_side="random", autoreset_mode=AutoresetMode.SAME_STEP)

@@ -1,0 +1,99 @@
+"""The models shipped with urgym, and model cards.
+
+The package data beside this module: the shipped value networks (``neural_RULES_Np.npz``, ``td_finkel.npz``) and
+the PPO model (``ppo_finkel.zip``), each with its card (``NAME.json``: the rules it learned, how it was trained and
+what it measured; the measured figures live there, never in code) and its learning curve. A card is the JSON
+beside any model: :func:`card_path`, read by :func:`model_card` and written by :func:`write_model_card`.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from urgym import Rules, get_rules
+from urgym.files import loads_json, write_atomic
+
+__all__ = [
+    "DEFAULT_PPO_MODEL",
+    "DEFAULT_TD_MODEL",
+    "MODELS",
+    "card_path",
+    "model_card",
+    "shipped_model",
+    "shipped_models",
+    "write_model_card",
+]
+
+MODELS = Path(__file__).parent
+"""The folder of the shipped models."""
+DEFAULT_PPO_MODEL = MODELS / "ppo_finkel.zip"
+"""The shipped MaskablePPO model (finkel), the ``ppo`` agent's default."""
+DEFAULT_TD_MODEL = MODELS / "td_finkel.npz"
+"""The shipped TD(lambda) network (finkel, learned without the table), the ``td`` agent's default."""
+
+
+def card_path(model_path: str | os.PathLike) -> Path:
+    """The JSON card beside a model: ``model.zip`` -> ``model.json``."""
+    return Path(model_path).with_suffix(".json")
+
+
+def model_card(model_path: str | os.PathLike) -> dict[str, Any]:
+    """The card of a model (rule set, how it was trained, measured regret); {} when there is none.
+
+    Raises:
+        ValueError: If the card is not a JSON object (naming the file).
+    """
+    path = card_path(model_path)
+    if not path.is_file():
+        return {}
+    data = loads_json(path.read_bytes(), str(path))
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} is not a model card (a JSON object)")
+    return data
+
+
+@functools.cache
+def shipped_models() -> dict[tuple[str, int], Path]:
+    """The value networks shipped with the package, by (rule set, pieces).
+
+    Read once: the package does not change while it runs.
+    """
+    found = {}
+    for path in sorted(MODELS.glob("neural_*.npz")):
+        name, _, pieces = path.stem.removeprefix("neural_").rpartition("_")
+        if pieces.endswith("p") and pieces[:-1].isdigit():
+            found[(name, int(pieces[:-1]))] = path
+    return found
+
+
+def shipped_model(rules: Rules) -> Path:
+    """The shipped network of ``rules`` (a named rule set at a piece count a model was trained on).
+
+    Raises:
+        ValueError: If no shipped network learned these rules, naming those that exist.
+    """
+    models = shipped_models()
+    key = (rules.name, rules.pieces)
+    if key not in models or get_rules(rules.name, rules.pieces) != rules:
+        have = ", ".join(f"{name} with {pieces} pieces" for name, pieces in models) or "none"
+        what = (
+            f"{rules.name} with {rules.pieces} pieces"
+            if get_rules(rules.name, rules.pieces) == rules
+            else repr(rules.describe())
+        )
+        raise ValueError(
+            f"no shipped neural model plays {what} (shipped: {have}); train one with "
+            f"`train --algo distill --rules {rules.name} --pieces {rules.pieces}` and pass "
+            "neural:model=PATH"
+        )
+    return models[key]
+
+
+def write_model_card(model_path: str | os.PathLike, rules: Rules, **facts: Any) -> Path:
+    """Write a model's card atomically."""
+    text = json.dumps({"rules": rules.to_dict(), **facts}, indent=2) + "\n"
+    return write_atomic(card_path(model_path), lambda tmp: tmp.write_text(text))

@@ -1,0 +1,41 @@
+"""The ``td`` agent: a network learned by TD(lambda) self-play (as in TD-Gammon), played alone or searched.
+
+The network is a :class:`urgym.agents.networks.value.ValueNetwork` (one sigmoid hidden layer over a feature set of
+:mod:`urgym.features`) estimating V(s), the winning chance of the side about to roll in s; a move is worth 1 if it
+wins, V(s') if it keeps the turn and 1 - V(s') if it passes it. It plays as every value network does
+(:class:`~urgym.agents.networks.neural.NeuralAgent`), by default the table-free finkel network that ships with
+the package. Training is ``train --algo td-lambda`` (:mod:`urgym.evaluation.training.td_lambda`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from urgym.agents.models import DEFAULT_TD_MODEL
+from urgym.agents.networks.neural import NeuralAgent
+from urgym.agents.networks.value import ValueNetwork
+
+__all__ = ["DEFAULT_TD_MODEL", "TDAgent"]
+
+
+class TDAgent(NeuralAgent):
+    """Plays a TD(lambda) network: the move it rates best, or searched ``depth`` plies deeper (the one search).
+
+    Args:
+        model: A network file ``train`` wrote (any algorithm's, in the one network format or TD's older one), or a
+            :class:`urgym.agents.networks.ValueNetwork`; by default the table-free network that ships with the
+            package (finkel).
+        seed: Unused (the agent is deterministic); accepted like every agent's.
+        depth: Plies searched beyond the move with the network at the leaves (0: the best after-state).
+    """
+
+    RULES_MISMATCH = "this TD model was trained on {learned!r}, not on {asked!r}"
+
+    def __init__(
+        self, model: str | os.PathLike | ValueNetwork | None = None, seed: int | None = None, depth: int = 0
+    ) -> None:
+        network = model if isinstance(model, ValueNetwork) else ValueNetwork.load(Path(model or DEFAULT_TD_MODEL))
+        super().__init__(network, depth=depth, seed=seed, name="td")
+        named = model is not None and not isinstance(model, ValueNetwork)
+        self.spec = "td" + (f":model={model}" if named else "") + (f":depth={depth}" if depth else "")

@@ -1,0 +1,267 @@
+"""One training run, whatever the algorithm.
+
+Its budget, progress bar, validation, curve, logs, and the best and last model with their cards.
+
+Every algorithm of ``train`` (a module each beside this one) hands a :class:`TrainingRun` its learner (something
+that scores itself on the validation positions and saves itself) and calls :meth:`TrainingRun.evaluate` as it
+goes; the run keeps the rest:
+
+- the budget: ``timesteps`` or ``minutes`` (:class:`RunPlan`), whichever ends first (:meth:`TrainingRun.share`);
+- a progress bar (tqdm) over the timesteps;
+- at each evaluation the mean regret on the validation positions of
+  :func:`urgym.evaluation.scoring.positions.validation_positions` (disjoint from the test set that ``evaluate``
+  reports), a row of ``logs/progress.csv`` and TensorBoard's ``eval/mean_regret`` (unless the algorithm's own
+  framework writes ``logs/``, as stable-baselines3 does for PPO), a point of ``curve.csv``, and the best model so
+  far (``best_model.*``) with its card;
+- at the end the last model (``model.*``) with its card.
+
+Every file goes through the one atomic writer. The learning-rate schedule the value-network methods share is
+:func:`learning_rate`.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from tqdm.auto import tqdm
+from urgym.agents.models import write_model_card
+from urgym.evaluation.scoring.positions import score_positions
+from urgym.evaluation.scoring.report import write_csv
+from urgym.evaluation.scoring.runner import RunOptions
+from urgym.solver import SolvedTable
+
+from urgym import Position, Rules
+from urgym.files import write_atomic
+
+__all__ = [
+    "ALGORITHMS",
+    "AgentLearner",
+    "Learner",
+    "RunPlan",
+    "TrainingRun",
+    "learning_rate",
+    "plot_curves",
+    "regret_of",
+]
+
+ALGORITHMS = ("maskable-ppo", "td-lambda", "distill", "expected-td")
+"""The algorithms of ``train``, a module each."""
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """Where a run writes and how long it lasts.
+
+    ``timesteps`` (the algorithm's unit) or ``minutes``, whichever ends first.
+    """
+
+    out: Path
+    timesteps: int
+    minutes: float | None = None
+    seed: int = 0
+    progress: bool = True
+
+
+class Learner(Protocol):
+    """What a run needs of the thing being trained."""
+
+    suffix: str
+    """The model file's suffix (``.npz``, ``.zip``)."""
+
+    def score(self) -> float:
+        """The mean regret (win-% points) on the validation positions."""
+
+    def save(self, path: Path, facts: dict[str, Any]) -> None:
+        """Write the model to ``path`` (its card is the run's to write)."""
+
+
+@dataclass
+class AgentLearner:
+    """A learner scored as an agent on the validation positions (TD(lambda)'s network, PPO's model)."""
+
+    suffix: str
+    """The model file's suffix."""
+    agent: Callable[[], Any]
+    """The learner as it plays now, as an agent."""
+    write: Callable[[Path, dict[str, Any]], None]
+    """Write the model to a path (its card is the run's to write)."""
+    table: SolvedTable
+    positions: list[tuple[Position, int]]
+
+    def score(self) -> float:
+        """The agent's mean regret (win-% points) on the validation positions."""
+        return regret_of(self.agent(), self.table, self.positions)
+
+    def save(self, path: Path, facts: dict[str, Any]) -> None:
+        """Write the model to ``path``."""
+        self.write(path, facts)
+
+
+def regret_of(agent: Any, table: SolvedTable, positions: list[tuple[Position, int]]) -> float:
+    """The mean regret (win-% points) of ``agent`` on ``positions``, in this process."""
+    return score_positions(agent, table, positions, RunOptions(workers=1, progress=False)).regret.mean
+
+
+def learning_rate(top: float, share: float, warmup: float = 0.03) -> float:
+    """Linear warm-up over the first ``warmup`` of the run, then a cosine down to a hundredth of ``top``."""
+    if share < warmup:
+        return top * max(share / warmup, 0.01)
+    share = min(1.0, (share - warmup) / (1.0 - warmup))
+    return top * (0.01 + 0.99 * 0.5 * (1.0 + math.cos(math.pi * share)))
+
+
+class TrainingRun:
+    """The bookkeeping of one run of ``train`` (see the module docstring).
+
+    Args:
+        algo: The algorithm's name (one of :data:`ALGORITHMS`), for the cards and the bar.
+        rules: The rules being learned.
+        plan: Where to write and the budget.
+        learner: What is trained.
+        unit: What a timestep is, for the bar (``step``, ``decision``, ``position``).
+        facts: What every card of the run says besides the measured figures (settings, sizes).
+        own_logs: Write ``logs/progress.csv`` and TensorBoard here (False where the algorithm's framework does).
+    """
+
+    def __init__(
+        self,
+        algo: str,
+        rules: Rules,
+        plan: RunPlan,
+        learner: Learner,
+        unit: str = "step",
+        facts: dict[str, Any] | None = None,
+        own_logs: bool = True,
+    ) -> None:
+        self.algo, self.rules, self.plan, self.learner = algo, rules, plan, learner
+        self.facts = dict(facts or {})
+        self.start = time.perf_counter()
+        self.curve: list[dict[str, float]] = []
+        self.best = math.inf
+        self.log: list[dict[str, Any]] = []
+        self.own_logs = own_logs
+        self.writer = _tensorboard(plan.out) if own_logs else None
+        self.bar = tqdm(total=plan.timesteps, desc=algo, unit=unit, disable=not plan.progress, dynamic_ncols=True)
+
+    @property
+    def seconds(self) -> float:
+        """Seconds since the run started."""
+        return time.perf_counter() - self.start
+
+    def share(self, done: int) -> float:
+        """How much of the budget is spent after ``done`` timesteps, 0 to 1 (or more)."""
+        spent = self.seconds / (60 * self.plan.minutes) if self.plan.minutes else 0.0
+        return max(done / self.plan.timesteps, spent)
+
+    def advance(self, done: int) -> None:
+        """Show ``done`` timesteps on the bar."""
+        self.bar.n = done
+        self.bar.refresh()
+
+    def note(self, done: int, **values: Any) -> None:
+        """A row of ``logs/progress.csv`` without an evaluation."""
+        self.log.append({"timesteps": done, **values, "seconds": round(self.seconds, 2), "eval/mean_regret": ""})
+
+    def evaluate(self, done: int, **values: Any) -> float:
+        """Score the learner, log it, add it to the curve, and keep it if it is the best so far."""
+        regret = self.learner.score()
+        self.bar.set_postfix_str(f"regret {regret:.4f}")
+        self.log.append({"timesteps": done, **values, "seconds": round(self.seconds, 2), "eval/mean_regret": regret})
+        if self.own_logs:
+            _write_rows(self.plan.out / "logs" / "progress.csv", self.log)
+            if self.writer:
+                self.writer.add_scalar("eval/mean_regret", regret, done)
+        self.curve.append({"timesteps": done, "seconds": round(self.seconds, 1), "mean_regret": regret})
+        write_csv(self.plan.out / "curve.csv", self.curve)
+        if regret < self.best:
+            self.best = regret
+            self._save("best_model", done, regret, values)
+        return regret
+
+    def finish(self, done: int, **values: Any) -> dict[str, Any]:
+        """Score the last model (unless just scored), save it as ``model.*`` and say what the run did."""
+        self.bar.close()
+        if self.curve and self.curve[-1]["timesteps"] == done:
+            regret = self.curve[-1]["mean_regret"]
+        else:
+            regret = self.evaluate(done, **values)
+        self._save("model", done, regret, values)
+        if self.own_logs:
+            _write_rows(self.plan.out / "logs" / "progress.csv", self.log)
+        suffix = self.learner.suffix
+        out = self.plan.out
+        return {
+            "model": str(out / f"model{suffix}"),
+            "best_model": str(out / f"best_model{suffix}"),
+            "timesteps": done,
+            "seconds": self.seconds,
+            "best_regret": self.best,
+        }
+
+    def _save(self, name: str, done: int, regret: float, values: dict[str, Any]) -> None:
+        facts = {
+            "algo": self.algo,
+            "rule_set": self.rules.name,
+            "pieces": self.rules.pieces,
+            "seed": self.plan.seed,
+            "timesteps": int(done),
+            "train_seconds": round(self.seconds, 1),
+            "position_benchmark_regret": regret,
+            "command": " ".join(["train", *sys.argv[1:]]),
+            **({"games": values["games"]} if "games" in values else {}),
+            **self.facts,
+        }
+        path = self.plan.out / f"{name}{self.learner.suffix}"
+        self.learner.save(path, facts)
+        write_model_card(path, self.rules, **facts)
+
+
+def _write_rows(path: Path, rows: list[dict[str, Any]]) -> None:
+    """``rows`` as CSV (columns: every key any row has, in order of appearance), atomically."""
+    fields = list(dict.fromkeys(key for row in rows for key in row))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_csv(path, [{key: row.get(key, "") for key in fields} for row in rows], fields)
+
+
+def _tensorboard(out: Path) -> Any:
+    try:
+        from torch.utils.tensorboard import SummaryWriter
+    except ImportError:
+        return None
+    return SummaryWriter(str(out / "logs"))
+
+
+def plot_curves(curves: dict[str, str | Path], path: str | Path, x: str = "timesteps", log: bool = False) -> Path:
+    """Plot mean regret against ``x`` (``"timesteps"`` or ``"minutes"``) for ``curve.csv`` files (label -> file).
+
+    ``log`` puts the regret on a log scale, for curves that span orders of magnitude.
+    """
+    if x not in ("timesteps", "minutes"):
+        raise ValueError(f"x must be 'timesteps' or 'minutes', not {x!r}")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4), layout="constrained")
+    for label, file in curves.items():
+        with open(file, newline="") as f:
+            rows = list(csv.DictReader(f))
+        xs = [float(r["timesteps"]) if x == "timesteps" else float(r["seconds"]) / 60 for r in rows]
+        ax.plot(xs, [float(r["mean_regret"]) for r in rows], label=label)
+    ax.set_xlabel("timesteps (the learner's moves)" if x == "timesteps" else "training time (minutes)")
+    ax.set_ylabel("mean regret (win-% points)")
+    if log:
+        ax.set_yscale("log")
+    ax.set_title("position benchmark during training")
+    ax.legend(fontsize="small")
+    out = write_atomic(path, lambda tmp: fig.savefig(tmp, format=Path(path).suffix.lstrip(".") or "png"))
+    plt.close(fig)
+    return out

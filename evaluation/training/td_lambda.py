@@ -1,0 +1,253 @@
+"""``train --algo td-lambda``.
+
+TD(lambda) on after-states with a small network, as in TD-Gammon (the method that learns fastest, without the table).
+
+The network estimates V(s), the winning chance of the side about to roll in s (the same quantity the
+solved table holds), from the mover's point of view, over a feature set of :mod:`urgym.features`: ``td-v1``
+(own and opponent pieces per path position, then each side's pieces at home and scored: the environment's
+observation without the roll) or ``tactics-v1`` (those one-hot, and each side's captures, rosettes and bear-offs
+per roll). A move is worth
+1 if it wins, V(s') if it keeps the turn and 1 - V(s') if it passes it; the agent plays the best.
+
+The network is a :class:`urgym.agents.networks.ValueNetwork` (one sigmoid hidden layer), evaluated by the one
+forward pass of :func:`urgym.agents.networks.evaluate`; it trains in float64, in place, and is saved in the one
+network format. Training is self-play in numba. Along a game the prediction of light's winning chance y_t (V or 1 - V,
+by who is to roll) is moved towards the next one by TD(lambda):
+
+    w <- w + alpha * (y_{t+1} - y_t) * e_t,     e_t = lambda * e_{t-1} + grad y_t,
+
+with y_T = 1 if light won, else 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+from numba import njit
+from urgym.agents import search
+from urgym.agents.networks.td import TDAgent
+from urgym.agents.networks.value import ValueNetwork, evaluate, layers_of, net_arrays, scratch
+from urgym.evaluation.scoring.positions import validation_positions
+from urgym.evaluation.training.run import AgentLearner, RunPlan, TrainingRun
+from urgym.solver import SolvedTable
+
+from urgym import Rules, core
+from urgym.core import geometry
+from urgym.features import feature_size
+
+__all__ = ["TDLambda", "TDLambdaSettings", "train_td_lambda"]
+
+
+@dataclass(frozen=True)
+class TDLambdaSettings:
+    """How ``train --algo td-lambda`` learns (the command's defaults are these)."""
+
+    hidden: int = 80
+    """Hidden units (one sigmoid layer)."""
+    alpha: float = 0.1
+    """Learning rate; it decays linearly to a tenth of itself over the run."""
+    lam: float = 0.7
+    """Trace decay lambda."""
+    features: str = "td-v1"
+    """The feature set (:mod:`urgym.features`)."""
+    eval_every: int = 1_000_000
+    """Timesteps between scorings on the validation positions."""
+    validation: int = 500
+    """Validation positions scored to pick the best model."""
+
+
+class TDLambda:
+    """A value network learning by TD(lambda) self-play: one sigmoid hidden layer, float64 weights updated in place.
+
+    Args:
+        network: The network to go on training (one sigmoid hidden layer), e.g. from :meth:`initial`.
+    """
+
+    def __init__(self, network: ValueNetwork) -> None:
+        if network.activation != "sigmoid" or len(network.layers) != 2:
+            raise ValueError(
+                "TD(lambda) trains networks of one sigmoid hidden layer, got "
+                f"{len(network.layers) - 1} {network.activation} hidden layers"
+            )
+        self.rules, self.features, self.info = network.rules, network.features, dict(network.info)
+        self.arrays = network.arrays(np.float64)
+
+    @classmethod
+    def initial(cls, rules: Rules, hidden: int = 80, seed: int = 0, features: str = "td-v1") -> TDLambda:
+        """A new network: weights drawn from N(0, 0.1) (seeded), biases 0."""
+        rng = np.random.default_rng(seed)
+        w1 = rng.normal(0, 0.1, (hidden, feature_size(rules, features)))
+        w2 = rng.normal(0, 0.1, hidden)
+        learner = cls.__new__(cls)
+        learner.rules, learner.features, learner.info = rules, features, {}
+        learner.arrays = net_arrays(
+            [(w1.T, np.zeros(hidden)), (w2.reshape(-1, 1), np.zeros(1))], "sigmoid", features, np.float64
+        )
+        return learner
+
+    def network(self) -> ValueNetwork:
+        """The network as it is now (float32, as it plays and is saved), with :attr:`info`."""
+        return ValueNetwork(self.rules, self.features, layers_of(self.arrays), "sigmoid", dict(self.info))
+
+    def train(self, games: int, seed: int, first_game: int, alpha: float, lam: float) -> int:
+        """Train on ``games`` self-play games; return the moves played.
+
+        Game g is game ``first_game + g`` of ``seed``.
+        """
+        geom = geometry(self.rules)
+        ctx = search.search_context(
+            geom,
+            search.NetworkEvaluation(self.arrays, scratch(self.arrays), search.evaluation_cache(None)),
+            0,
+            4,
+            prune=False,
+        )
+        played = 0
+        for lo in range(0, games, TRAIN_BATCH):
+            batch = min(TRAIN_BATCH, games - lo)
+            flows = core.flow_buffers(batch)
+            core.start_games(flows, self.rules.pieces, np.uint64(seed), first_game + lo)
+            traces = Traces(np.zeros((batch, self.arrays.flat.shape[0])), np.full(batch, -1.0))
+            played += int(train_games(flows, ctx, traces, alpha, lam))
+        return played
+
+
+TRAIN_BATCH = 8
+"""Self-play games in lockstep while training (their updates interleave, one chance node per game per step)."""
+
+
+class Traces(NamedTuple):
+    """Per game of a training batch.
+
+    The eligibility trace of every weight (laid out as the network's flat array), and light's last predicted chance
+    (``previous``: -1 before the first prediction, -2 once the game's last update is done).
+    """
+
+    weights: np.ndarray  # (games, parameters)
+    previous: np.ndarray  # (games,)
+
+
+@njit(cache=True)
+def _td_update(flows, i, ctx, traces, alpha, lam):
+    """Game i's TD(lambda) step at its chance node.
+
+    Move the last prediction towards this one (or the result), and add this prediction's gradient to the decayed traces.
+    Returns False once the game is over.
+    """
+    state = flows[i].state
+    net, s, geom = ctx.evaluation.net, ctx.evaluation.scratch, ctx.geom
+    if core.is_over(state):
+        target = 1.0 if core.winner_of(state) == 0 else 0.0
+    else:
+        v = evaluate(state, geom, net, s)
+        target = v if core.turn_of(state) == 0 else 1.0 - v
+    previous = traces.previous[i]
+    trace = traces.weights[i]
+    flat = net.flat
+    if previous >= 0.0:
+        delta = alpha * (target - previous)
+        for k in range(flat.shape[0]):
+            flat[k] += delta * trace[k]
+    if core.is_over(state):
+        traces.previous[i] = -2.0
+        return False
+    # Gradient of light's prediction y = V or 1 - V at this state, added to the decayed traces. After the
+    # evaluation, s.x holds the features and s.a the hidden units; W0 is (inputs x hidden), W1 (hidden x 1).
+    v = evaluate(state, geom, net, s)
+    dv = (1.0 if core.turn_of(state) == 0 else -1.0) * v * (1.0 - v)
+    inputs, hidden = net.sizes[0], net.sizes[1]
+    w0, w1 = net.offsets[0], net.offsets[1]
+    b0 = w0 + inputs * hidden
+    dh = s.b  # the output layer's buffer, free once v is read
+    for j in range(hidden):
+        h = s.a[j]
+        trace[w1 + j] = lam * trace[w1 + j] + dv * h
+        dh[j] = dv * flat[w1 + j] * h * (1.0 - h)
+        trace[b0 + j] = lam * trace[b0 + j] + dh[j]
+    for k in range(inputs):
+        x = s.x[k]
+        row = w0 + k * hidden
+        for j in range(hidden):
+            trace[row + j] = lam * trace[row + j] + dh[j] * x
+    trace[w1 + hidden] = lam * trace[w1 + hidden] + dv
+    traces.previous[i] = target
+    return True
+
+
+@njit(cache=True)
+def train_games(flows, ctx, traces, alpha, lam):
+    """Self-play the started games of ``flows`` in lockstep, one chance node of each game per step.
+
+    A TD(lambda) update (:func:`_td_update`), the roll (a roll with no legal move passes) and the network's move (the
+    best after-state, by the one search at depth 0). The weights are updated in place; returns the moves played.
+    """
+    values = np.zeros(core.MAX_MOVES, np.float64)
+    active = flows.shape[0]
+    while active > 0:
+        active = 0
+        for i in range(flows.shape[0]):
+            if traces.previous[i] == -2.0 or not _td_update(flows, i, ctx, traces, alpha, lam):
+                continue
+            active += 1
+            f = flows[i]
+            if core.roll_turn(flows, i, ctx.geom) > 0:
+                k = search.choose(f.state, f.roll, f.moves, f.n, 0, ctx, values, True) if f.n > 1 else 0
+                core.play_move(flows, i, f.moves[k], ctx.geom)
+    played = 0
+    for i in range(flows.shape[0]):
+        played += flows[i].played
+    return played
+
+
+def _save(learner: TDLambda, path: Path, facts: dict[str, Any]) -> None:
+    network = learner.network()
+    network.info = facts
+    network.save(path)
+
+
+def train_td_lambda(
+    rules: Rules, table: SolvedTable, plan: RunPlan, settings: TDLambdaSettings | None = None
+) -> dict[str, Any]:
+    """Self-play TD(lambda) (see the module docstring); ``alpha`` decays linearly to a tenth of itself over the run.
+
+    The table only measures (the validation regret): no position of it is learned from.
+    """
+    settings = settings or TDLambdaSettings()
+    learner = TDLambda.initial(rules, settings.hidden, plan.seed, settings.features)
+    facts = {
+        "hidden": settings.hidden,
+        "alpha": settings.alpha,
+        "lam": settings.lam,
+        "features": settings.features,
+        "settings": asdict(settings),
+    }
+    run = TrainingRun(
+        "td-lambda",
+        rules,
+        plan,
+        AgentLearner(
+            ".npz",
+            lambda: TDAgent(learner.network()),
+            lambda path, facts: _save(learner, path, facts),
+            table,
+            validation_positions(table, settings.validation),
+        ),
+        "step",
+        facts,
+    )
+    done = games = 0
+    while run.share(done) < 1.0:
+        alpha = settings.alpha * (1 - 0.9 * min(run.share(done), 1.0))
+        chunk = min(500, max(1, (plan.timesteps - done) // 60))  # a game is 100-200 moves: stop near the target
+        moves = learner.train(chunk, plan.seed, games, alpha, settings.lam)
+        games += chunk
+        done += moves
+        run.advance(done)
+        if done // settings.eval_every != (done - moves) // settings.eval_every or done >= plan.timesteps:
+            run.evaluate(done, games=games, alpha=alpha)
+        else:
+            run.note(done, games=games, alpha=alpha)
+    return run.finish(done, games=games)

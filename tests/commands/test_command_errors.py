@@ -1,0 +1,304 @@
+"""Bad command lines, as a hostile but fair new user types them.
+
+Each ends with one line on stderr naming what was wrong, exit status 2, and no traceback (``--debug`` shows the
+traceback).
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BIN = Path(sys.executable).parent
+
+CASES = [
+    (["ur-simulate", "--pieces", "0"], "pieces must be an integer from 1 to 15"),
+    (["ur-simulate", "--games", "0"], "--games must be at least 1"),
+    (["ur-simulate", "--light", "wizard"], "wizard"),
+    (["solve", "--tol", "0", "--pieces", "1"], "tol must be between 0 and 1"),
+    (["solve", "--threads", "-3", "--pieces", "1"], "threads must be from 1 to"),
+    (["solve", "--rules", "murray", "--pieces", "1"], "murray"),
+    (["solve", "--pieces", "1", "--out", "/proc/table.urtable"], "not a writable directory"),
+    (["solve", "--rules", "blitz", "--format", "rgu", "--out", "t.rgu"], "covers finkel"),
+    (["solve", "--compare", "nope-a.urtable", "nope-b.rgu"], "no such table"),
+    (["evaluate", "--agent", "nosuch"], "unknown agent 'nosuch'"),
+    (["evaluate", "--agent", "greedy", "--no-table", "--pieces", "2"], "the perfect player (the default opponent)"),
+    (["evaluate", "--agent", "greedy", "--opponent", "random", "--no-table", "--no-solve"], "--no-solve does nothing"),
+    (["evaluate", "--agent", "greedy", "--card", "--no-table"], "--card measures against the solved tables"),
+    (["evaluate", "--agent", "greedy", "--rules", "chess"], "unknown rule set 'chess'"),
+    (["evaluate", "--agent", "expectimax:depth=7:depth=3", "--pieces", "2"], "'depth' is given twice"),
+    (["evaluate", "--agent", "expectimax:=3", "--pieces", "2"], "has no parameter name"),
+    (["evaluate", "--agent", "greedy", "--workers", "-2", "--pieces", "2"], "--workers must be at least 1"),
+    (["evaluate", "--agent", "greedy", "--games", "0", "--pieces", "2"], "--games must be at least 1"),
+    (["evaluate", "--agent", "td", "--pieces", "2", "--games", "2"], "trained on"),
+    (["evaluate", "--agent", "td:model=/nope.npz", "--pieces", "2"], "no value network at /nope.npz"),
+    (["evaluate", "--agent", "greedy", "--pieces", "2", "--plot", "x.gif"], "ending in .png, .pdf, .svg"),
+    (["evaluate", "--agent", "greedy", "--pieces", "2", "--json", "/proc/x.json"], "not a writable directory"),
+    (["evaluate", "--agent", "greedy", "--pieces", "2", "--save-games", "/etc/passwd"], "it is a file"),
+    (["train", "--hidden", "0", "--pieces", "2", "--out", "runs"], "--hidden must be at least 1"),
+    (["train", "--alpha", "-1", "--pieces", "2", "--out", "runs", "--algo", "td-lambda"], "--alpha"),
+    (["train", "--lam", "5", "--pieces", "2", "--out", "runs", "--algo", "td-lambda"], "--lam"),
+    (["train", "--eval-every", "0", "--pieces", "2", "--out", "runs"], "--eval-every must be at least 1"),
+    (["train", "--algo", "distill", "--pieces", "2", "--out", "runs", "--layers", "0,4"], "--layers must be"),
+    (["train", "--algo", "distill", "--pieces", "2", "--out", "runs", "--layers", "a,b"], "--layers must be"),
+    (["train", "--algo", "distill", "--pieces", "2", "--out", "runs", "--layers", "9,9,9,9,9,9,9"], "--layers"),
+    (["train", "--algo", "distill", "--pieces", "2", "--out", "runs", "--lr", "0"], "--lr must be a positive"),
+    (["train", "--algo", "distill", "--pieces", "2", "--out", "runs", "--rank", "nan"], "--rank must be a"),
+    (["train", "--algo", "distill", "--pieces", "2", "--out", "runs", "--decisions", "5"], "--decisions must be"),
+    (["train", "--algo", "distill", "--pieces", "2", "--out", "runs", "--opponent", "greedy"], "needs no opponent"),
+    (["train", "--algo", "expected-td", "--pieces", "2", "--out", "runs", "--epsilon", "1"], "--epsilon must be"),
+    (["train", "--algo", "distill", "--pieces", "2", "--out", "runs", "--features", "x"], "invalid choice: 'x'"),
+    (["evaluate", "--agent", "neural", "--pieces", "2", "--games", "2"], "no shipped neural model plays finkel with 2"),
+    (["evaluate", "--agent", "neural:depth=12", "--pieces", "2"], "depth must be a whole number from 0 to 8"),
+    (["evaluate", "--agent", "neural:model=/nope.npz", "--pieces", "2"], "no value network at /nope.npz"),
+    (["evaluate", "--agent", "td:depth=x", "--pieces", "2"], "depth must be int"),
+    (["review", "/nonexistent/game.json"], "no such game record"),
+    (["review", "game.json", "--plot", "graph.gif"], "ending in .png, .pdf, .svg"),
+    (["review", "/etc/passwd"], "not a game record: it is not valid JSON"),
+    (["ur-play", "--agent", "td", "--pieces", "2"], "TD model was trained on"),
+    (["evaluate", "--agent", "perfect", "--rules", "murray", "--pieces", "2"], "cannot be solved"),
+    (["solve", "--compare", "/etc/passwd", "/etc/hosts"], "not a urgym solved table"),
+    (["solve", "--import-rgu", "/etc/passwd"], "not a RoyalUr lookup table"),
+    (["solve", "--pieces", "1", "--out", "."], "it is a directory"),
+    (["stats", "--games", "0"], "--games must be at least 1"),
+    (["stats", "--records", "/nonexistent-folder"], "no game records"),
+    (["ur-play", "--agent", "nosuch"], "unknown agent"),
+    (["evaluate", "--agent", "greedy", "--pieces", "2", "--seed", "-1"], "argument --seed: a seed is a whole number"),
+    (["ur-play", "--seed", "x"], "argument --seed: a seed is a whole number from 0 to 2**64 - 1, got 'x'"),
+    (["stats", "--pieces", "2", "--workers", "-2"], "--workers must be at least 1, got -2"),
+    (["evaluate", "--agent", "greedy", "--pieces", "2", "--workers", "0"], "--workers must be at least 1, got 0"),
+    (["train", "--algo", "td-lambda", "--pieces", "2", "--out", "runs", "--minutes", "nan"], "--minutes must be a"),
+    (["train", "--algo", "td-lambda", "--pieces", "2", "--out", "runs", "--alpha", "inf"], "positive finite number"),
+    (["review", "game.json", "--pieces", "3"], "--pieces needs --rules"),
+    (["evaluate", "--agent", "greedy", "--pieces", "3", "--games", "2"], "set URGYM_CACHE to a writable"),
+    # Issue 20: modes refuse options they would ignore, outputs never replace inputs, hostile values are named.
+    (["solve", "--pieces", "2", "--tol", "0.9"], "holds ground truth only"),
+    (["solve", "--pieces", "2", "--dtype", "uint16"], "holds ground truth only"),
+    (["solve", "--pieces", "2", "--tol", "1e-17"], "tol must be at least 1e-15"),
+    (["solve", "--compare", "a.urtable", "b.urtable", "--pieces", "2"], "--pieces does nothing with --compare"),
+    (["solve", "--import-rgu", "x.rgu", "--rules", "finkel"], "--rules does nothing with --import-rgu"),
+    (["solve", "--count", "--rules", "chess"], "unknown rule set 'chess'"),
+    (["solve", "--count", "--tol", "0.1"], "--tol does nothing with --count"),
+    (["solve", "--pieces", "1", "--out", "t.rgu", "--format", "urtable"], "ends in .rgu"),
+    (["solve", "--rules-file", "game.json"], "not a game record or rule set"),
+    (["solve", "--rules-file", "game.json", "--rules", "finkel"], "either --rules or --rules-file"),
+    (["evaluate", "--agent", "greedy", "--pieces", "2", "--seed", str(2**64)], "from 0 to 2**64 - 1"),
+    (["evaluate", "--agent", "greedy", "--pieces", "2", "--ray-address", "auto"], "--ray-address names a Ray"),
+    (["evaluate", "--tournament", "greedy,random,greedy", "--pieces", "2"], "'greedy' is in the tournament twice"),
+    (["evaluate", "--agent", "greedy", "--pieces", "2", "--json", ""], "an empty output path"),
+    (["evaluate", "--agent", "greedy", "--pieces", "2", "--json", "out", "--csv", "out"], "--json and --csv both"),
+    (["evaluate", "--agent", "greedy", "--pieces", "2", "--json", "/dev/null"], "it is a device"),
+    (["evaluate", "--agent", "greedy", "--pieces", "2", "--replace-games"], "--replace-games goes with"),
+    (["review", "game.json", "--json", "game.json"], "would replace the game record (game.json)"),
+    (["review", "game.json", "--html", "pages/"], "it names a folder"),
+    (["review", "game.json", "--csv", "x.csv", "--json", "./x.csv"], "--json and --csv both write x.csv"),
+    (["stats", "--records", "games", "--games", "5"], "--records counts saved games"),
+    (["ur-play", "--save", "", "--pieces", "2"], "an empty output path"),
+]
+CASE_ENV = {"set URGYM_CACHE to a writable": {"URGYM_CACHE": "/proc/urgym-cache"}}
+
+
+def run(argv, tmp_path, env=None):
+    return subprocess.run(
+        [str(BIN / argv[0]), *argv[1:]],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+@pytest.mark.parametrize(("argv", "message"), CASES, ids=[" ".join(c[0]) for c in CASES])
+def test_a_bad_command_line_gets_one_line_and_status_2(argv, message, tmp_path):
+    (tmp_path / "game.json").write_text("{}")
+    result = run(argv, tmp_path, env=CASE_ENV.get(message))
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2, result.stderr
+    assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert message in lines[0] and lines[0].startswith(f"{argv[0]}: error: ")
+
+
+def test_review_refuses_rules_that_do_not_match_the_record(tmp_path):
+    from urgym import Game, GameRecord
+
+    game = Game("finkel", seed=0, pieces=2)
+    while not game.is_over:
+        game.play(game.legal_moves[0])
+    GameRecord.from_game(game).save(tmp_path / "record.json")
+    result = run(["review", "record.json", "--rules", "blitz", "--pieces", "2", "--summary"], tmp_path)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1
+    assert "record.json is a game of finkel: path of 14, 2 pieces" in result.stderr
+    assert "not of the --rules/--pieces given (blitz" in result.stderr
+
+
+def test_cache_set_to_a_file_is_named(tmp_path):
+    result = run(
+        ["evaluate", "--agent", "greedy", "--pieces", "2", "--games", "2"], tmp_path, env={"URGYM_CACHE": "/etc/passwd"}
+    )
+    assert result.returncode == 2 and result.stderr.count("\n") == 1
+    assert "URGYM_CACHE=/etc/passwd is a file" in result.stderr
+
+
+def test_debug_shows_the_traceback(tmp_path):
+    result = run(
+        ["evaluate", "--agent", "greedy", "--pieces", "2", "--games", "2", "--debug"],
+        tmp_path,
+        env={"URGYM_CACHE": "/etc/passwd"},
+    )
+    assert result.returncode == 1 and "Traceback" in result.stderr and "is a file" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [
+            "evaluate",
+            "--agent",
+            "greedy",
+            "--pieces",
+            "2",
+            "--games",
+            "100000000",
+            "--positions",
+            "0",
+            "--workers",
+            "2",
+        ],
+        ["ur-simulate", "--pieces", "2", "--games", "1000000000"],
+    ],
+    ids=["evaluate with workers", "ur-simulate"],
+)
+def test_ctrl_c_stops_a_long_command_with_one_line_and_no_leftovers(argv, tmp_path):
+    import signal
+    import time
+
+    # A terminal's Ctrl-C goes to the whole process group; a background job would start with SIGINT ignored.
+    process = subprocess.Popen(
+        [str(BIN / argv[0]), *argv[1:]],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    time.sleep(6)
+    assert process.poll() is None, "the command finished before Ctrl-C"
+    os.killpg(process.pid, signal.SIGINT)
+    _, stderr = process.communicate(timeout=15)  # it takes well under a second; it used to take 20 s or for ever
+    assert process.returncode == 130
+    assert stderr.replace("\r", "\n").strip().splitlines()[-1] == f"{argv[0]}: interrupted"
+    assert "Traceback" not in stderr and "leaked" not in stderr
+    deadline = time.monotonic() + 10  # the resource tracker ends once it has cleaned up after the workers
+    while time.monotonic() < deadline and _group_alive(process.pid):
+        time.sleep(0.1)
+    assert not _group_alive(process.pid), "processes of the command are left running"
+
+
+def _group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("delay", [0.1, 0.3, 0.5])
+def test_ctrl_c_while_a_command_starts_gives_one_line(delay, tmp_path):
+    """Ctrl-C during the imports (numpy, numba, ...) before main runs: one line and status 130, no traceback."""
+    import signal
+    import time
+
+    process = subprocess.Popen(
+        [str(BIN / "evaluate"), "--agent", "greedy", "--pieces", "2", "--games", "2"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    time.sleep(delay)
+    os.killpg(process.pid, signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert stderr.replace("\r", "\n").strip().splitlines()[-1] == "evaluate: interrupted"
+
+
+def test_ctrl_c_that_python_swallows_in_a_ctypes_callback_still_stops_the_command(tmp_path):
+    """Numba's cache calls back into Python through ctypes, where a KeyboardInterrupt can only be ignored.
+
+    The command must still stop at once with one line and status 130 (it used to finish its work as if Ctrl-C never
+    came).
+    """
+    import time
+
+    script = tmp_path / "demo.py"
+    script.write_text(
+        "from urgym.commands.common import command\n"
+        "import ctypes, os, signal, sys, time\n"
+        "@command('demo')\n"
+        "def main(argv):\n"
+        "    def inside_c():\n"
+        "        os.kill(os.getpid(), signal.SIGINT)\n"
+        "        time.sleep(0.2)  # the KeyboardInterrupt is raised here, inside the callback\n"
+        "    ctypes.CFUNCTYPE(None)(inside_c)()\n"
+        "    time.sleep(10)\n"
+        "    print('finished as if not interrupted')\n"
+        "sys.exit(main())\n"
+    )
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    elapsed = time.monotonic() - started
+    assert result.returncode == 130, result.stdout + result.stderr
+    assert result.stderr.strip().splitlines()[-1] == "demo: interrupted"
+    assert "Traceback" not in result.stderr and "finished" not in result.stdout
+    assert elapsed < 8, "the interrupt waited for the work to finish"
+
+
+def test_ctrl_c_while_a_command_solves_says_the_solve_resumes(monkeypatch, capsys, tmp_path):
+    """Evaluate (and review, stats, ur-play) solve a missing table first; stopped there, they say it resumes."""
+    from urgym.commands import common
+    from urgym.commands.evaluate import main as evaluate_main
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setenv("URGYM_CACHE", str(tmp_path))
+    monkeypatch.setattr(common, "table_for", interrupted)
+    assert evaluate_main(["--agent", "greedy", "--pieces", "2", "--games", "2"]) == 130
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "evaluate: interrupted; run the same command again: the table's solve resumes from its last finished layer pair"
+    )
+
+
+def test_evaluate_without_the_table_plays_win_rates_only(tmp_path):
+    """--no-table: a match of the full game at once, with no solve and nothing written to the cache."""
+    env = {**os.environ, "URGYM_CACHE": str(tmp_path / "cache")}
+    result = subprocess.run(
+        [
+            str(BIN / "evaluate"),
+            "--agent",
+            "greedy",
+            "--opponent",
+            "random",
+            "--games",
+            "20",
+            "--no-table",
+            "--no-progress",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "greedy vs random on finkel" in result.stdout and "wins" in result.stdout
+    assert "regret" not in result.stdout and "luck-adjusted" not in result.stdout
+    assert "note: --no-table" in result.stderr
+    assert not (tmp_path / "cache").exists()

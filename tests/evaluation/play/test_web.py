@@ -1,0 +1,487 @@
+"""``ur-play --web``: the local server of the browser game, its token, and a whole game played by clicking."""
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("flask", reason="the web extra is not installed (pip install -e '.[web]')")
+
+from urgym.agents import make_agent
+from urgym.evaluation.play.web import TOKEN_HEADER, WebGame, create_app
+from urgym.solver.cache import load_or_solve
+
+from urgym import GameRecord, get_rules
+
+RULES = get_rules("finkel", 2)
+TOKEN = "test-token-123"
+
+
+@pytest.fixture
+def server(private_cache):
+    from werkzeug.serving import make_server
+
+    table = load_or_solve(RULES, progress=False)
+    game = WebGame(RULES, make_agent("random", seed=1), table, "light", 7)
+    httpd = make_server("127.0.0.1", 0, create_app(game, TOKEN), threaded=True)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_port}", game
+    httpd.shutdown()
+
+
+def fetch(url, data=None, headers=None, raw=None):
+    request = urllib.request.Request(
+        url,
+        data=raw if raw is not None else None if data is None else json.dumps(data).encode(),
+        headers={"Content-Type": "application/json", **(headers or {})},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode()
+
+
+def test_requests_without_the_token_or_from_another_host_are_refused(server):
+    base, game = server
+    for path in ("/", "/api/state", "/api/hint", "/record.json", "/record.rgn", "/review"):
+        assert fetch(base + path)[0] == 403, path
+        assert fetch(f"{base}{path}?token=wrong")[0] == 403, path
+    before = len(game.game.history)
+    assert fetch(base + "/api/move", {"move": 0})[0] == 403
+    assert fetch(base + "/api/new", {"side": "dark"}, {TOKEN_HEADER: "nope"})[0] == 403
+    assert len(game.game.history) == before and game.human == "light"
+    # DNS rebinding: a page on another host name that resolves here still names its own host
+    assert fetch(f"{base}/api/state?token={TOKEN}", headers={"Host": "attacker.example:80"})[0] == 403
+    status, body = fetch(f"{base}/?token={TOKEN}")
+    assert status == 200 and "<title>" in body
+    status, body = fetch(base + "/api/state", headers={TOKEN_HEADER: TOKEN})
+    assert status == 200 and json.loads(body)["human"] == "light"
+
+
+def test_illegal_moves_and_sides_get_a_clear_error_and_change_nothing(server):
+    base, _ = server
+    state = json.loads(fetch(base + "/api/state", headers={TOKEN_HEADER: TOKEN})[1])
+    legal = [m["move"] for m in state["moves"]]
+    illegal = next(m for m in range(RULES.length + 1) if m not in legal)
+    for bad in (illegal, "0", 1.5, None, True):
+        status, body = fetch(base + "/api/move", {"move": bad}, {TOKEN_HEADER: TOKEN})
+        assert status == 400 and "is not a legal move" in json.loads(body)["error"], bad
+    status, body = fetch(base + "/api/new", {"side": "purple"}, {TOKEN_HEADER: TOKEN})
+    assert status == 400 and "side must be light, dark or random" in json.loads(body)["error"]
+    for path in ("/api/move", "/api/new"):
+        for hostile in (b"[0]", b'"dark"', b"3", b"null", b"{not json", b""):
+            status, body = fetch(base + path, headers={TOKEN_HEADER: TOKEN}, raw=hostile)
+            assert status == 400 and "must be a JSON object" in json.loads(body)["error"], (path, hostile)
+    assert json.loads(fetch(base + "/api/state", headers={TOKEN_HEADER: TOKEN})[1]) == state
+
+
+def test_oversized_and_deeply_nested_bodies_are_refused(server):
+    base, game = server
+    before = len(game.game.history)
+    status, _ = fetch(
+        base + "/api/move", headers={TOKEN_HEADER: TOKEN}, raw=b'{"move": 0, "x": "' + b"a" * 300_000 + b'"}'
+    )
+    assert status == 413
+    status, body = fetch(base + "/api/move", headers={TOKEN_HEADER: TOKEN}, raw=b"[" * 8000 + b"]" * 8000)
+    assert status == 400 and "must be a JSON object" in json.loads(body)["error"]
+    status, body = fetch(base + "/api/move", headers={TOKEN_HEADER: TOKEN}, raw=b'{"move": NaN}')
+    assert status == 400
+    assert len(game.game.history) == before
+
+
+def test_a_hint_after_the_game_or_out_of_turn_is_a_clear_answer(server):
+    base, game = server
+    with game.lock:  # play the game out with the human's first legal move each time
+        while not game.game.is_over:
+            game.move(game.game.legal_moves[0])
+    status, body = fetch(base + "/api/hint", headers={TOKEN_HEADER: TOKEN})
+    assert status == 409 and json.loads(body)["error"] == "the game is over: no move to hint at"
+    assert fetch(base + "/record.json", headers={TOKEN_HEADER: TOKEN})[0] == 200
+
+
+def test_the_humans_only_legal_move_is_played_for_them(private_cache):
+    from urgym.evaluation.play.web import FORCED_NOTE
+
+    game = WebGame(RULES, make_agent("random", seed=3), load_or_solve(RULES, progress=False), "light", 11)
+    while not game.game.is_over:
+        assert game.game.turn == "light" and len(game.game.legal_moves) > 1  # asked only for a real choice
+        game.move(game.game.legal_moves[-1])
+    forced = [e for e in game.events if e["text"].endswith(FORCED_NOTE)]
+    assert forced and all(e["side"] == "light" for e in forced)
+    record = game.record()  # the forced moves are in the record like any other
+    positions = record.positions()
+    for step, position in zip(record.steps, positions, strict=False):
+        if step.side == "light" and step.move is not None and len(position.legal_moves(step.roll)) == 1:
+            assert step.move == position.legal_moves(step.roll)[0]
+
+
+def test_the_favicon_is_no_content_without_the_token(server):
+    base, _ = server
+    assert fetch(base + "/favicon.ico")[0] == 204
+
+
+def wait_until(page, check, timeout=30.0):
+    """Poll ``check()`` (page.wait_for_function evaluates strings, which the page's CSP forbids, rightly)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "the page did not get there in time"
+        page.wait_for_timeout(20)
+
+
+def _browser():
+    pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install playwright)")
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not path:
+        pytest.skip("no Chromium on this machine (apt-get install -y chromium); the play page is untested here")
+    return path
+
+
+def _launch(p, executable, base):
+    """A page that fails the test on a script error, a dialog or a request outside the server."""
+    browser = p.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+    page = browser.new_page(accept_downloads=True)
+    problems = []
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on("dialog", lambda d: (problems.append(f"dialog: {d.message}"), d.dismiss()))
+    page.on("request", lambda r: problems.append(f"outside: {r.url}") if not r.url.startswith(base) else None)
+    return browser, page, problems
+
+
+def _seen(page):
+    seen = page.get_attribute("body", "data-seen") or ""
+    return [int(i) for i in seen.split(",") if i]
+
+
+def play_by_clicking(page, game, prefer_home):
+    """Play the game to its end by clicking the board (a piece at home when ``prefer_home`` allows).
+
+    At each decision, check that every roll since the last one was shown, one at a time, before the decision was
+    offered. Returns the clicks, the home pieces clicked and the opponent's moves caught on screen while being shown.
+    """
+    clicks = home_clicks = 0
+    caught = set()
+    while True:
+        ready = page.get_attribute("body", "data-ready")
+        if ready != "true" and page.get_attribute("body", "data-over") != "true":
+            showing = page.get_attribute("body", "data-showing")
+            if showing:
+                caught.add(json.loads(showing)["step"])
+            page.wait_for_timeout(10)
+            continue
+        state = game.state()
+        # every event of the game so far was shown, in order, and the board shows the position now
+        assert _seen(page) == list(range(len(state["events"])))
+        pieces = {
+            side: sorted(
+                page.eval_on_selector_all(f"#board .piece.{side}", "els => els.map(e => e.parentElement.dataset.tile)")
+            )
+            for side in ("light", "dark")
+        }
+        position = game.game.position
+        assert pieces == {side: sorted(position.tiles(side)) for side in ("light", "dark")}
+        for side in ("light", "dark"):
+            assert page.locator(f"#{side}-home .piece").count() == position.home(side)
+            assert page.locator(f"#{side}-scored .piece").count() == position.scored(side)
+        if state["over"]:
+            return clicks, home_clicks, caught
+        legal = state["moves"]
+        home = page.locator(f"#{game.human}-home .piece.movable")
+        tiles = page.locator("#board .tile.movable")
+        assert home.count() + tiles.count() == len(legal)  # every legal move is clickable: a tile or a home piece
+        enter = home.count() > 0 and (prefer_home or not tiles.count())
+        target = home.first if enter else tiles.nth(clicks % tiles.count())
+        home_clicks += enter
+        before = len(state["events"])
+        target.click()
+        clicks += 1
+        wait_until(page, lambda: len(game.state()["events"]) > before)  # noqa: B023
+        assert clicks < 400
+
+
+@pytest.mark.parametrize(("rules", "opponent", "side"), [("finkel", "random", "light"), ("blitz", "greedy", "dark")])
+def test_whole_games_by_clicking_on_two_rule_sets_against_two_opponents(server, rules, opponent, side):
+    """A new game is chosen in the page (opponent, rules, pieces, side) and played to its end by clicking.
+
+    Pieces at home included; the opponent's moves are shown one at a time before each decision.
+    """
+    executable = _browser()
+    from playwright.sync_api import sync_playwright
+
+    load_or_solve(get_rules(rules, 3), progress=False)  # hints and the graph on both rule sets
+    base, game = server
+    with sync_playwright() as p:
+        browser, page, problems = _launch(p, executable, base)
+        page.goto(f"{base}/?token={TOKEN}&pause=40")
+        page.wait_for_selector("body[data-ready=true]")
+        offered = page.eval_on_selector_all("#opponent option", "els => els.map(e => e.value)")
+        assert offered[:4] == ["random", "greedy", "heuristic", "expectimax:1"] and "perfect" in offered
+        page.select_option("#opponent", opponent)
+        page.select_option("#rules", rules)
+        page.select_option("#pieces", "3")
+        page.select_option("#side", side)
+        page.click("#new")
+        wait_until(page, lambda: (game.rules.name, game.rules.pieces, game.human) == (rules, 3, side))
+        assert game.opponent == opponent and game.rules.pieces == 3
+        wait_until(page, lambda: page.get_attribute("body", "data-ready") == "true")
+        assert page.text_content("#title") == f"Ur: you ({side}) against {opponent}"
+        dice = page.locator("#dice polygon.die").count()
+        assert dice == 4  # four tetrahedral dice on both rule sets
+        clicks, home_clicks, caught = play_by_clicking(page, game, prefer_home=True)
+        # pieces entered by clicking them at home (the first is entered for the player: its only legal move)
+        assert game.game.is_over and clicks >= 3 and home_clicks >= 1
+        theirs = [i for i, e in enumerate(game.events) if e["side"] != side]
+        assert theirs and len(caught & set(theirs)) >= len(theirs) // 2  # seen on screen while being shown
+        assert page.text_content("#status") in ("You won!", f"{opponent} won.")
+        browser.close()
+    assert problems == []
+
+
+def test_a_whole_game_with_a_hint_a_download_and_the_review(server, tmp_path):
+    executable = _browser()
+    from playwright.sync_api import sync_playwright
+
+    base, game = server
+    with sync_playwright() as p:
+        browser, page, problems = _launch(p, executable, base)
+        page.goto(f"{base}/?token={TOKEN}&pause=0")
+        page.wait_for_selector("body[data-ready=true]")
+        # a hint: every legal move's chance and its loss against the best, in words and on the board
+        page.click("#hint-button")
+        wait_until(page, lambda: "best:" in page.text_content("#hint"))
+        hint = game.hint()
+        assert f"best: {hint['best']}" in page.text_content("#hint")
+        top = max(hint["values"].values())
+        for notation, value in hint["values"].items():
+            loss = "the best" if top - value < 5e-5 else f"\u2212{100 * (top - value):.1f} points"
+            assert f"{notation} {100 * value:.1f}% ({loss})" in page.text_content("#hint")
+            mark = page.locator(f'#board .hintmark[data-notation="{notation}"]')
+            assert mark.count() == 1
+            assert mark.text_content() == (
+                f"best {100 * value:.1f}%" if notation == hint["best"] else f"\u2212{100 * (top - value):.1f}"
+            )
+        assert page.get_attribute("#moves button.best", "data-notation") == hint["best"]
+        clicks, _, _ = play_by_clicking(page, game, prefer_home=False)
+        assert game.game.is_over and clicks > 3
+        assert page.text_content("#status") in ("You won!", "random won.")
+        # the record downloads as JSON and RGN, and replays to the same end
+        with page.expect_download() as download:
+            page.click("#download-json")
+        saved = tmp_path / "game.json"
+        download.value.save_as(saved)
+        record = GameRecord.load(saved)
+        assert record.players == {"light": "human", "dark": "random"} and record.replay().is_over
+        assert record.to_dict() == game.record().to_dict()
+        with page.expect_download() as download:
+            page.click("#download-rgn")
+        download.value.save_as(tmp_path / "game.rgn")
+        assert GameRecord.load(tmp_path / "game.rgn").to_dict()["steps"] == record.to_dict()["steps"]
+        # the review of that game, in the same page
+        page.click("#show-review")
+        frame = page.frame_locator("#review-frame")
+        frame.locator("#grades").wait_for()
+        assert frame.locator("#board .tile").count() >= len(RULES.board)
+        assert "human vs random" in frame.locator("#title").text_content()
+        # the rules of the game, from the page
+        with page.context.expect_page() as opened:
+            page.click("#how-to-play")
+        rules_page = opened.value
+        rules_page.wait_for_selector("#sections p")
+        assert rules_page.locator('p[data-section="Goal"]').text_content().startswith("Each player has 2 pieces")
+        assert rules_page.locator("#chances tr").count() == 5
+        # a new game as dark: the agent moves first
+        page.select_option("#side", "dark")
+        page.click("#new")
+        wait_until(page, lambda: page.get_attribute("body", "data-ready") == "true" and game.human == "dark")
+        assert "You (dark) rolled" in page.text_content("#status")
+        browser.close()
+    assert problems == []
+
+
+def test_a_phone_width_page_fits_the_screen(server):
+    executable = _browser()
+    from playwright.sync_api import sync_playwright
+
+    base, _ = server
+    with sync_playwright() as p:
+        browser, page, problems = _launch(p, executable, base)
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.goto(f"{base}/?token={TOKEN}&pause=0")
+        page.wait_for_selector("body[data-ready=true]")
+        widest = page.evaluate("""() => [...document.querySelectorAll('body *')]
+            .map(e => [e.getBoundingClientRect().right, e.tagName + '#' + e.id]).sort((a, b) => b[0] - a[0])[0]""")
+        assert widest[0] <= 390, widest
+        page.locator(".movable").first.click()  # still playable
+        wait_until(
+            page,
+            lambda: (
+                page.get_attribute("body", "data-ready") == "true" or page.get_attribute("body", "data-over") == "true"
+            ),
+        )
+        browser.close()
+    assert problems == []
+
+
+def test_play_web_prints_a_tokened_url_serves_it_and_stops_on_ctrl_c(private_cache):
+    load_or_solve(RULES, progress=False)
+    process = subprocess.Popen(
+        [str(Path(sys.executable).parent / "ur-play"), "--web", "--no-browser", "--pieces", "2", "--agent", "greedy"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ},
+        start_new_session=True,
+    )
+    try:
+        url = None
+        for line in process.stdout:
+            found = re.search(r"http://127\.0\.0\.1:\d+/\?token=[\w-]+", line)
+            if found:
+                url = found.group(0)
+                break
+        assert url, "no URL printed"
+        status, body = fetch(url)
+        assert status == 200 and "Ur: play greedy (finkel)" in body
+        assert fetch(url.split("?")[0])[0] == 403
+    finally:
+        os.killpg(process.pid, signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    assert process.returncode == 0 and out.strip().splitlines()[-1] == "Server stopped.", (out, err)
+    assert "Traceback" not in err
+
+
+def test_the_live_chances_are_the_tables_chances_of_the_records_positions(private_cache):
+    """The page's graph, kept as the game goes, equals light's chance at every position of the game's record."""
+    table = load_or_solve(RULES, progress=False)
+    passes = 0
+    for seed in range(12, 20):
+        game = WebGame(RULES, make_agent("greedy", seed=3), table, ("dark", "light")[seed % 2], seed)
+        while not game.game.is_over:
+            game.move(game.game.legal_moves[-1])
+        positions = game.record().positions()
+        assert len(game.events) == len(game.record().steps) == len(positions) - 1
+        assert game.chances == [table.win_probability(p, "light") for p in positions]
+        passes += sum(e["notation"].endswith("-") for e in game.events)
+    assert passes > 0  # passes were told, and their positions counted
+
+
+def test_a_new_game_chooses_opponent_rules_and_pieces_only_among_those_offered(server, private_cache):
+    base, game = server
+    before = (game.rules, game.opponent, game.seed)
+    for body, message in [
+        ({"opponent": "engine:rm -rf /"}, "unknown opponent 'engine:rm -rf /'; the page offers random, greedy"),
+        ({"opponent": "evil.py:Agent"}, "unknown opponent"),
+        ({"opponent": "x" * 5000}, "unknown opponent 'xxxx"),
+        ({"rules": "../finkel"}, "unknown rule set '../finkel'; the page offers finkel, blitz"),
+        ({"rules": ["finkel"]}, "unknown rule set ['finkel']"),
+        ({"pieces": 0}, "pieces must be a whole number from 1 to 7, got 0"),
+        ({"pieces": 8}, "got 8"),
+        ({"pieces": "3"}, "got '3'"),
+        ({"pieces": True}, "got True"),
+        ({"pieces": 2.5}, "got 2.5"),
+        ({"opponent": "td", "pieces": 3}, "td cannot play finkel"),  # its model learned 7 pieces only
+        ({"opponent": "perfect", "rules": "masters", "pieces": 1}, "no solved table of these rules is cached"),
+    ]:
+        status, text = fetch(base + "/api/new", body, {TOKEN_HEADER: TOKEN})
+        error = json.loads(text)["error"]
+        assert status == 400 and message in error, (body, error)
+        assert len(error) < 400  # a stranger's long value is cut, not echoed in full
+        assert (game.rules, game.opponent, game.seed) == before  # the game in progress is kept
+    status, text = fetch(
+        base + "/api/new",
+        {"opponent": "expectimax:1", "rules": "aseb", "pieces": 1, "side": "dark"},
+        {TOKEN_HEADER: TOKEN},
+    )
+    state = json.loads(text)
+    assert status == 200 and (state["rules"], state["pieces"], state["opponent"], state["human"]) == (
+        "aseb",
+        1,
+        "expectimax:1",
+        "dark",
+    )
+    assert game.agent.spec == "expectimax:depth=1" and state["board"]["dice"] == 4 and not state["hints"]
+    unavailable = {o["spec"]: o["unavailable"] for o in state["opponents"]}
+    assert "no solved table" in unavailable["perfect"] and "learned finkel with 7 pieces" in unavailable["ppo"]
+    assert unavailable["greedy"] is None
+
+
+def test_the_how_to_play_page_is_drawn_from_the_rules(server):
+    base, _ = server
+    for name in ("finkel", "blitz", "masters", "aseb", "murray", "skiriuk"):
+        status, body = fetch(f"{base}/how-to-play?token={TOKEN}&rules={name}")
+        assert status == 200 and f"How to play Ur: {name}" in body
+    status, body = fetch(f"{base}/how-to-play?token={TOKEN}&rules=%3Cscript%3E")
+    assert status == 400 and "unknown rule set '<script>'" in body
+    assert fetch(f"{base}/how-to-play?rules=finkel")[0] == 403  # the token guards it too
+
+
+def test_without_a_table_hints_are_the_shipped_networks_estimate_and_say_so(private_cache):
+    from urgym.agents.models import shipped_models
+
+    if ("blitz", 5) not in shipped_models():
+        pytest.fail("the shipped blitz network is missing from urgym/agents/models")
+    rules = get_rules("blitz")
+    game = WebGame(rules, make_agent("greedy"), None, "light", 5)
+    while len(game.game.legal_moves) < 2:
+        game.move(game.game.legal_moves[0])
+    state = game.state()
+    assert state["hints"] and not state["chances"]  # hints from the network; no exact graph without the table
+    hint = game.hint()
+    assert not hint["exact"] and "neural network" in hint["source"] and "depth 2" in hint["source"]
+    assert set(hint["values"]) == {m["notation"] for m in state["moves"]}
+    assert hint["values"][hint["best"]] == max(hint["values"].values())
+    with pytest.raises(LookupError, match="the review needs the solved table"):
+        game.review_html()
+
+
+def test_every_rung_of_the_ladder_is_an_agent_named_back_as_the_ladder_names_it():
+    from urgym.evaluation.play.web import LADDER, LEARNED_RULES, STRENGTH, _ladder_name
+
+    for spec in LADDER:
+        assert _ladder_name(make_agent(spec).spec) == spec
+    for spec in LEARNED_RULES:
+        assert spec in LADDER
+    for rule_set, strengths in STRENGTH.items():
+        assert set(strengths) <= set(LADDER), rule_set
+        assert strengths["perfect"] == 0.5 and all(0 <= value <= 0.5 for value in strengths.values())
+
+
+def test_in_chromium_a_hint_without_a_table_says_it_is_the_networks_estimate(private_cache):
+    executable = _browser()
+    from playwright.sync_api import sync_playwright
+    from werkzeug.serving import make_server
+
+    game = WebGame(get_rules("blitz"), make_agent("greedy"), None, "light", 5)  # no blitz-5 table is cached
+    httpd = make_server("127.0.0.1", 0, create_app(game, TOKEN), threaded=True)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{httpd.server_port}"
+    try:
+        with sync_playwright() as p:
+            browser, page, problems = _launch(p, executable, base)
+            page.goto(f"{base}/?token={TOKEN}&pause=0")
+            page.wait_for_selector("body[data-ready=true]")
+            # the page plays a single legal move by itself: wait for a decision with a choice
+            wait_until(
+                page, lambda: page.get_attribute("body", "data-ready") == "true" and len(game.game.legal_moves) >= 2
+            )
+            page.click("#hint-button")
+            wait_until(page, lambda: "best:" in page.text_content("#hint"))
+            text = page.text_content("#hint")
+            assert text.startswith("The neural network's estimate") and "not exact" in text
+            assert f"best: {game.hint()['best']}" in text
+            assert problems == []
+            browser.close()
+    finally:
+        httpd.shutdown()

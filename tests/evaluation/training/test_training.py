@@ -1,0 +1,392 @@
+"""Learned agents and their training: TD(lambda) and MaskablePPO train, save, reload and play legal moves only."""
+
+import csv
+import json
+
+import numpy as np
+import pytest
+from sb3_contrib.common.maskable.utils import get_action_masks
+from stable_baselines3.common.env_util import make_vec_env
+from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+from urgym.agents import make_agent
+from urgym.agents.models import model_card
+from urgym.agents.networks.td import TDAgent
+from urgym.agents.networks.value import ValueNetwork
+from urgym.agents.outside.policies import PPOAgent
+from urgym.commands.train import main as train_main
+from urgym.evaluation.scoring.positions import benchmark_positions, score_positions
+from urgym.evaluation.scoring.runner import RunOptions
+from urgym.evaluation.training.ppo import LearnerOpponent, PPOSettings, regret_callback, slot_opponents, train_ppo
+from urgym.evaluation.training.run import RunPlan
+from urgym.evaluation.training.td_lambda import TDLambda, TDLambdaSettings, train_td_lambda
+
+from tests.agents.positions import decision_positions
+from urgym import Position, get_rules
+from urgym.env import UrEnv
+
+RULES = get_rules("finkel", 3)
+
+
+def test_td_network_save_and_reload_is_identical(tmp_path):
+    learner = TDLambda.initial(RULES, hidden=16, seed=3)
+    learner.train(50, seed=1, first_game=0, alpha=0.1, lam=0.7)
+    network = learner.network()
+    again = ValueNetwork.load(network.save(tmp_path / "net.npz"))
+    for (w, b), (w2, b2) in zip(network.layers, again.layers, strict=True):
+        assert np.array_equal(w, w2) and np.array_equal(b, b2)
+    assert again.rules == RULES and again.activation == "sigmoid"
+    position = Position.start(RULES)
+    assert again.value(position) == network.value(position)
+
+
+def test_td_training_changes_the_weights_and_is_deterministic():
+    first, second = (TDLambda.initial(RULES, hidden=8, seed=2) for _ in range(2))
+    before = first.arrays.flat.copy()
+    for learner in (first, second):
+        assert learner.train(30, seed=5, first_game=0, alpha=0.1, lam=0.7) > 0
+    assert not np.array_equal(first.arrays.flat, before)
+    assert np.array_equal(first.arrays.flat, second.arrays.flat)
+
+
+def test_td_agent_plays_the_move_its_network_rates_best():
+    learner = TDLambda.initial(RULES, hidden=16, seed=4)
+    learner.train(100, seed=2, first_game=0, alpha=0.1, lam=0.7)
+    network = learner.network()
+    agent = TDAgent(network)
+    for position, roll in decision_positions("finkel", 40, seed=5, pieces=3):
+        values = {}
+        for move in position.legal_moves(roll):
+            result = position.move_result(roll, move)
+            v = 1.0 if result.won else network.value(result.position)
+            values[move] = v if result.extra_roll else 1.0 - v
+        assert agent.select_move(position, roll) == max(values, key=lambda m: (values[m], -m))
+
+
+def test_td_learning_beats_random_play(finkel3_table):
+    learner = TDLambda.initial(RULES, hidden=32, seed=0)
+    positions = benchmark_positions(finkel3_table, 300)
+    random = score_positions("random", finkel3_table, positions, run=RunOptions(workers=1, progress=False)).regret.mean
+    learner.train(3000, seed=0, first_game=0, alpha=0.1, lam=0.7)
+    learned = score_positions(
+        TDAgent(learner.network()), finkel3_table, positions, run=RunOptions(workers=1, progress=False)
+    ).regret.mean
+    assert learned < 0.5 * random
+
+
+def test_td_model_errors(tmp_path):
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, w1=np.zeros(2))
+    with pytest.raises(ValueError, match="not a urgym value network"):
+        TDAgent(bad)
+    with pytest.raises(FileNotFoundError, match="no value network"):
+        TDAgent(tmp_path / "none.npz")
+    with pytest.raises(ValueError, match="one sigmoid hidden layer"):
+        TDLambda(ValueNetwork(RULES, "td-v1", [(np.zeros((32, 1)), np.zeros(1))], "sigmoid"))
+    agent = TDAgent(TDLambda.initial(RULES, hidden=4).network())
+    position, roll = decision_positions("finkel", 1, seed=1)[0]
+    with pytest.raises(ValueError, match="trained on"):
+        agent.select_move(position, roll)
+
+
+def test_train_td_writes_models_card_and_curve(finkel3_table, tmp_path):
+    result = train_td_lambda(
+        RULES,
+        finkel3_table,
+        RunPlan(tmp_path, 30_000, progress=False),
+        TDLambdaSettings(hidden=16, eval_every=10_000, validation=50),
+    )
+    assert result["timesteps"] >= 30_000
+    for name in ("model.npz", "best_model.npz", "curve.csv"):
+        assert (tmp_path / name).exists()
+    best = ValueNetwork.load(tmp_path / "best_model.npz")
+    assert best.info["algo"] == "td-lambda" and best.info["position_benchmark_regret"] == result["best_regret"]
+    # the model cards beside both models, and the CSV log the help promises
+    for name, network in (("best_model", best), ("model", ValueNetwork.load(tmp_path / "model.npz"))):
+        card = json.loads((tmp_path / f"{name}.json").read_text())
+        assert card["algo"] == "td-lambda" and card["rules"]["pieces"] == 3
+        assert card["position_benchmark_regret"] == network.info["position_benchmark_regret"]
+    with (tmp_path / "logs" / "progress.csv").open() as f:
+        log = list(csv.DictReader(f))
+    assert int(log[-1]["timesteps"]) == result["timesteps"] and sum(row["eval/mean_regret"] != "" for row in log) >= 2
+    agent = make_agent(f"td:model={tmp_path / 'model.npz'}")
+    for position, roll in decision_positions("finkel", 20, seed=2, pieces=3):
+        assert agent.select_move(position, roll) in position.legal_moves(roll)
+
+
+@pytest.mark.parametrize("vec_env_cls", [DummyVecEnv, SubprocVecEnv])
+def test_masks_reach_the_learner_under_both_vector_envs(vec_env_cls):
+    env = make_vec_env(
+        UrEnv,
+        n_envs=2,
+        seed=0,
+        vec_env_cls=vec_env_cls,
+        env_kwargs={"rules": RULES, "opponent": "greedy", "agent_side": "random"},
+    )
+    try:
+        env.reset()
+        rng = np.random.default_rng(0)
+        for _ in range(60):
+            masks = get_action_masks(env)
+            legal = env.get_attr("legal_moves")
+            for mask, moves in zip(masks, legal, strict=True):
+                assert sorted(np.flatnonzero(mask)) == sorted(moves)
+            actions = [int(rng.choice(np.flatnonzero(m))) for m in masks]
+            _, _, _, infos = env.step(np.array(actions))
+            assert not any(info["illegal_action"] for info in infos)
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize("vec_env", ["native", "dummy"])
+def test_ppo_trains_saves_reloads_and_plays_legal_moves(finkel3_table, tmp_path, vec_env):
+    result = train_ppo(
+        RULES,
+        finkel3_table,
+        RunPlan(tmp_path, 2048, progress=False),
+        PPOSettings(opponents=("self", "random"), envs=4, vec_env=vec_env, eval_every=1024, validation=30),
+    )
+    assert result["timesteps"] >= 2048
+    card = model_card(tmp_path / "model.zip")
+    assert card["algo"] == "maskable-ppo" and card["vec_env"] == vec_env and card["opponents"] == ["self", "random"]
+    agent = make_agent(f"ppo:model={tmp_path / 'model.zip'}")
+    again = PPOAgent(tmp_path / "model.zip")
+    for position, roll in decision_positions("finkel", 30, seed=3, pieces=3):
+        move = agent.select_move(position, roll)
+        assert move in position.legal_moves(roll)
+        assert again.select_move(position, roll) == move
+    with pytest.raises(ValueError, match="trained on"):
+        agent.select_move(*decision_positions("finkel", 1, seed=1)[0])
+
+
+def test_ppo_on_subprocesses_refuses_the_live_learner(finkel3_table, tmp_path):
+    with pytest.raises(ValueError, match="learner's process"):
+        train_ppo(
+            RULES,
+            finkel3_table,
+            RunPlan(tmp_path, 64, progress=False),
+            PPOSettings(opponents=("self",), envs=2, vec_env="subproc"),
+        )
+    result = train_ppo(
+        RULES,
+        finkel3_table,
+        RunPlan(tmp_path, 512, progress=False),
+        PPOSettings(opponents=("greedy",), envs=2, vec_env="subproc", eval_every=512, validation=10),
+    )
+    assert result["timesteps"] >= 512
+
+
+def test_opponents_are_dealt_to_the_environments_and_self_is_the_live_learner():
+    learner = LearnerOpponent()
+    dealt = slot_opponents(["self", "greedy", "expectimax:1"], 7, learner)
+    assert dealt == [learner, "greedy", "expectimax:1", learner, "greedy", "expectimax:1", learner]
+    with pytest.raises(ValueError, match="at least as many environments"):
+        slot_opponents(["a", "b", "c"], 2, learner)
+    position, roll = decision_positions("finkel", 1, seed=1, pieces=3)[0]
+    with pytest.raises(RuntimeError, match="no model yet"):
+        learner.select_move(position, roll)
+
+
+def test_the_live_learner_samples_its_policy_in_the_native_env():
+    from sb3_contrib import MaskablePPO
+
+    from urgym.sb3 import SB3VecEnv
+
+    learner = LearnerOpponent()
+    env = SB3VecEnv(num_envs=4, rules=RULES, opponent=[learner, learner, "random", learner], agent_side="random")
+    model = MaskablePPO("MlpPolicy", env, n_steps=32, batch_size=64, seed=0, device="cpu")
+    learner.set_model(model)
+    env.seed(0)
+    env.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(200):  # the learner's games: its opponent's moves come from the live policy, all legal
+        masks = env.action_masks()
+        _, _, _, infos = env.step(np.array([rng.choice(np.flatnonzero(m)) for m in masks]))
+        assert not any(info.get("illegal_action") for info in infos)
+
+
+def test_shipped_models_play_finkel():
+    for spec in ("td", "ppo"):
+        agent = make_agent(spec)
+        for position, roll in decision_positions("finkel", 10, seed=4):
+            assert agent.select_move(position, roll) in position.legal_moves(roll)
+
+
+def test_train_command(finkel3_table, tmp_path, capsys):
+    assert (
+        train_main(
+            [
+                "--algo",
+                "td-lambda",
+                "--pieces",
+                "3",
+                "--timesteps",
+                "5000",
+                "--hidden",
+                "8",
+                "--eval-every",
+                "5000",
+                "--eval-positions",
+                "20",
+                "--out",
+                str(tmp_path),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
+    assert "best mean regret" in capsys.readouterr().out
+    assert (tmp_path / "curve.png").read_bytes()[:4] == b"\x89PNG"
+    for argv in (["--algo", "td-lambda", "--opponent", "greedy"], ["--opponent", "nobody"], ["--rules", "go"]):
+        with pytest.raises(SystemExit):
+            train_main([*argv, "--pieces", "2", "--out", str(tmp_path / "bad")])
+    assert not (tmp_path / "bad").exists()
+
+
+def test_the_regret_callback_scores_any_sb3_model_while_it_trains(finkel3_table, tmp_path):
+    from stable_baselines3 import PPO
+
+    env = UrEnv(RULES, opponent="random")
+    model = PPO(
+        "MlpPolicy", env, n_steps=128, batch_size=64, n_epochs=1, seed=0, device="cpu", policy_kwargs={"net_arch": [16]}
+    )
+    callback = regret_callback(RULES, every=128, count=60, csv=tmp_path / "regret.csv", table=finkel3_table)
+    model.learn(384, callback=callback)
+    assert len(callback.rows) >= 2 and all(0 <= row["mean_regret"] < 100 for row in callback.rows)
+    lines = (tmp_path / "regret.csv").read_text().splitlines()
+    assert lines[0] == "timesteps,seconds,mean_regret" and len(lines) == len(callback.rows) + 1
+    assert callback.evaluate() == pytest.approx(callback.rows[-1]["mean_regret"])
+
+
+def _regret(agent, table, count=400):
+    positions = benchmark_positions(table, count)
+    return score_positions(agent, table, positions, run=RunOptions(workers=1, progress=False)).regret.mean
+
+
+def test_distillation_improves_the_validation_regret_and_plays_from_its_file(finkel3_table, tmp_path):
+    from urgym.agents.networks.neural import NeuralAgent, ValueNetwork
+    from urgym.evaluation.training.distill import DistillSettings, train_distill
+
+    settings = DistillSettings(hidden=(48, 16), decisions=30_000, validation=1000, threads=1, eval_every=60_000)
+    result = train_distill(RULES, finkel3_table, RunPlan(tmp_path, 240_000, seed=2, progress=False), settings)
+    with (tmp_path / "curve.csv").open() as f:
+        curve = [float(row["mean_regret"]) for row in csv.DictReader(f)]
+    assert len(curve) >= 4 and min(curve[1:]) < curve[0]  # learning went on after the first evaluation
+    best = ValueNetwork.load(tmp_path / "best_model.npz")
+    assert best.info["algo"] == "distill" and best.info["position_benchmark_regret"] == result["best_regret"]
+    assert (
+        best.parameters == best.info["parameters"]
+        and json.loads((tmp_path / "best_model.json").read_text())["features"] == "tactics-v1"
+    )
+    untrained = ValueNetwork(
+        RULES, "tactics-v1", [(w * 0 + np.random.default_rng(0).normal(0, 0.1, w.shape), b * 0) for w, b in best.layers]
+    )
+    learned, before = _regret(NeuralAgent(best), finkel3_table), _regret(NeuralAgent(untrained), finkel3_table)
+    assert learned < 0.3 < before and learned < before / 5, (learned, before)  # far better than a random network
+    assert _regret(make_agent(f"neural:model={tmp_path / 'best_model.npz'}:depth=2"), finkel3_table) <= learned
+
+
+def test_expected_td_learns_by_self_play_alone(tmp_path):
+    from urgym.agents.networks.neural import NeuralAgent, ValueNetwork
+    from urgym.evaluation.training.expected_td import ExpectedTDSettings, train_expected_td
+    from urgym.solver.cache import load_or_solve
+
+    rules = get_rules("finkel", 2)
+    table = load_or_solve(rules, progress=False)
+    settings = ExpectedTDSettings(
+        hidden=(32,), generate=20_000, buffer=60_000, threads=1, validation=300, eval_every=100_000
+    )
+    result = train_expected_td(rules, table, RunPlan(tmp_path, 400_000, seed=1, progress=False), settings)
+    network = ValueNetwork.load(tmp_path / "best_model.npz")
+    assert network.info["algo"] == "expected-td" and network.info["games"] > 0
+    learned = _regret(NeuralAgent(network), table, 300)
+    assert learned == pytest.approx(result["best_regret"], abs=1.0) and learned < 0.5 * _regret("random", table, 300)
+
+
+def test_td_with_tactics_features_trains_saves_and_searches(tmp_path, finkel3_table):
+    learner = TDLambda.initial(RULES, hidden=24, seed=1, features="tactics-v1")
+    learner.train(300, seed=3, first_game=0, alpha=0.1, lam=0.7)
+    network = learner.network()
+    again = ValueNetwork.load(network.save(tmp_path / "td.npz"))
+    assert again.features == "tactics-v1" and np.array_equal(again.layers[0][0], network.layers[0][0])
+    position = Position.start(RULES).play(2, 0)
+    assert again.value(position) == network.value(position)
+    for depth in (0, 1, 2):
+        agent = make_agent(f"td:model={tmp_path / 'td.npz'}:depth={depth}")
+        for position, roll in decision_positions("finkel", 10, seed=3, pieces=3):
+            assert agent.select_move(position, roll) in position.legal_moves(roll)
+
+
+def _old_td_file(path, learner, drop_features=False):
+    """A TD(lambda) file as urgym 0.4 and 0.5 wrote them (format urgym-td: w1 (hidden, features), b1, w2, b2)."""
+    (w1, b1), (w2, b2) = learner.network().layers
+    meta = {
+        "format": "urgym-td",
+        "features_version": 1,
+        "rules": RULES.to_dict(),
+        "features": learner.features,
+        "algo": "td-lambda",
+    }
+    if drop_features:
+        del meta["features"]  # as urgym 0.4 wrote its files
+    np.savez(
+        path,
+        w1=w1.T.astype(np.float64),
+        b1=b1.astype(np.float64),
+        w2=w2[:, 0].astype(np.float64),
+        b2=b2.astype(np.float64),
+        meta=np.array(json.dumps(meta)),
+    )
+    return path
+
+
+@pytest.mark.parametrize("drop_features", [False, True])
+def test_td_files_of_urgym_0_4_and_0_5_read_as_value_networks(tmp_path, drop_features):
+    learner = TDLambda.initial(RULES, hidden=4, seed=1)
+    old = ValueNetwork.load(_old_td_file(tmp_path / "old.npz", learner, drop_features))
+    network = learner.network()
+    assert old.features == "td-v1" and old.activation == "sigmoid" and old.info["algo"] == "td-lambda"
+    assert np.array_equal(old.layers[0][0], network.layers[0][0])
+    assert (
+        make_agent(f"td:model={tmp_path / 'old.npz'}").select_move(
+            *decision_positions("finkel", 1, seed=2, pieces=3)[0]
+        )
+        >= 0
+    )
+
+
+def test_td_model_plays_every_network_train_writes(tmp_path):
+    """td:model= takes the value networks of every algorithm (expected-td's were refused: issue 37)."""
+    from tests.agents.networks.test_value_networks import random_network
+
+    path = random_network(RULES).save(tmp_path / "expected_td.npz")
+    agent = make_agent(f"td:model={path}:depth=1")
+    position, roll = decision_positions("finkel", 1, seed=4, pieces=3)[0]
+    assert agent.select_move(position, roll) in position.legal_moves(roll)
+
+
+def test_td_files_with_unknown_features_or_non_finite_weights_are_refused(tmp_path):
+    path = _old_td_file(tmp_path / "td.npz", TDLambda.initial(RULES, hidden=4, seed=1))
+    with np.load(path) as data:
+        arrays = {k: data[k] for k in data.files}
+    meta = json.loads(str(arrays["meta"]))
+    for key, value, message in (("features", "rm -rf", "unknown feature set"), ("w1", np.nan, "not finite")):
+        changed = dict(arrays)
+        if key == "features":
+            changed["meta"] = np.array(json.dumps({**meta, "features": value}))
+        else:
+            changed["w1"] = arrays["w1"] * value
+        np.savez(tmp_path / "bad.npz", **changed)
+        with pytest.raises(ValueError, match=message):
+            ValueNetwork.load(tmp_path / "bad.npz")
+
+
+def test_plot_curves_against_steps_or_minutes(tmp_path):
+    from urgym.evaluation.training.run import plot_curves
+
+    curve = tmp_path / "curve.csv"
+    curve.write_text("timesteps,seconds,mean_regret\n100,6.0,0.5\n200,12.0,0.25\n")
+    for x in ("timesteps", "minutes"):
+        out = plot_curves({"a": curve}, tmp_path / f"{x}.png", x=x, log=True)
+        assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(ValueError, match="'timesteps' or 'minutes'"):
+        plot_curves({"a": curve}, tmp_path / "x.png", x="hours")
