@@ -654,13 +654,19 @@ def advance(flows, i, policies, geom):
     Returns the decision's legal moves' count as :func:`next_decision` does (0: the game is over).
     """
     f = flows[i]
-    while next_decision(flows, i, geom) > 0:
+    # next_decision's loop spelled out: calling it here cost the simulator 6-18% of its games per second.
+    while True:
+        if is_over(f.state):
+            f.roll = 0
+            f.n = 0
+            return 0
+        if roll_turn(flows, i, geom) == 0:
+            continue
         side = turn_of(f.state)
         if policies[side] == POLICY_EXTERNAL:
             return f.n
         move = policy_choice(policies[side], f.state, f.roll, f.moves, f.n, geom, f.policy_rngs[side])
         play_move(flows, i, move, geom)
-    return 0
 
 
 @njit(cache=True)
