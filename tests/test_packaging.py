@@ -27,12 +27,15 @@ BIN = Path(sys.executable).parent
 def wheel(tmp_path_factory) -> Path:
     """The wheel built from this checkout (without build isolation: setuptools of the test environment)."""
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
+    built = subprocess.run(
         [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(ROOT)],
         check=True,
         capture_output=True,
         text=True,
     )
+    # Package data lives in packages of its own (urgym.agents.models, urgym.evaluation.pages), declared: setuptools
+    # warned "Package 'urgym.agents.models' is absent from the `packages` configuration" before 0.6 (issue 42).
+    assert "absent from the `packages` configuration" not in built.stdout + built.stderr
     return next(out.glob("urgym-*.whl"))
 
 
@@ -52,6 +55,8 @@ def test_the_wheel_carries_what_it_needs(wheel):
         "urgym/agents/models/td_finkel.npz",
         "urgym/agents/models/ppo_finkel.json",
         "urgym/examples/uei_engine.py",
+        "urgym/evaluation/play/strengths.json",
+        "urgym/py.typed",
         f"urgym-{urgym.__version__}.dist-info/licenses/LICENSE",
     ):
         assert needed in names, needed

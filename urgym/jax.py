@@ -56,6 +56,19 @@ ENV_ID = "urgym/Ur"
 """The id of :class:`UrJaxEnv` (pgx ids carry no version; :attr:`UrJaxEnv.version` does)."""
 
 _LIGHT, _DARK = 0, 1
+MAX_ROLLS = 4096
+"""Most rolls :meth:`UrJaxEnv.step` draws looking for a decision. A live game finds one long before (each roll has
+a move with a chance of at least 1/16 on the rule sets shipped); only a state no game reaches can use them all."""
+
+
+def _select(condition: Any, chosen: Any, other: Any) -> Any:
+    """``chosen`` where ``condition`` holds, else ``other``, field by field (a scalar condition per game)."""
+    return jax.tree_util.tree_map(lambda a, b: jnp.where(condition, a, b), chosen, other)
+
+
+def _is_decision(state: Any) -> Any:
+    """Whether ``state`` is a live decision: a roll to play, in a game not over."""
+    return ~state._is_chance & ~state.terminated
 
 
 @dataclass
@@ -270,28 +283,38 @@ class UrJaxEnv(pgx_core.Env):
         home = state._home.at[color].set(own_home).at[1 - color].set(opp_home)
         mover = state.current_player
         rewards = jnp.where(wins, jnp.where(jnp.arange(2) == mover, 1.0, -1.0), 0.0).astype(jnp.float32)
-        state = state.replace(
-            _board=board,
-            _home=home,
-            _turn=jnp.where(extra, color, 1 - color).astype(jnp.int32),
-            _roll=jnp.int32(0),
-            _is_chance=~wins,
-            terminated=wins,
-            rewards=rewards,
-            legal_action_mask=jnp.zeros_like(state.legal_action_mask),
+        played = self._with_player(
+            state.replace(
+                _board=board,
+                _home=home,
+                _turn=jnp.where(extra, color, 1 - color).astype(jnp.int32),
+                _roll=jnp.int32(0),
+                _is_chance=~wins,
+                terminated=wins,
+                rewards=rewards,
+                legal_action_mask=jnp.zeros_like(state.legal_action_mask),
+            )
         )
-        return self._with_player(state)
+        # Only a live decision takes a move: a finished game or a chance node stays as it is. Under vmap both
+        # branches of every guard run, so the unplayed one must be a state every later loop ends on.
+        unchanged = state.replace(rewards=jnp.zeros_like(state.rewards))
+        return _select(_is_decision(state), played, unchanged)
 
     def _apply_roll(self, state: State, roll: Any) -> State:
         mask = self.legal_moves_mask(state, roll)
         can_move = jnp.any(mask)
-        state = state.replace(
-            _roll=jnp.where(can_move, roll, 0).astype(jnp.int32),
-            _is_chance=~can_move,
-            legal_action_mask=mask,
-            _turn=jnp.where(can_move, state._turn, 1 - state._turn).astype(jnp.int32),
+        rolled = self._with_player(
+            state.replace(
+                _roll=jnp.where(can_move, roll, 0).astype(jnp.int32),
+                _is_chance=~can_move,
+                legal_action_mask=mask,
+                _turn=jnp.where(can_move, state._turn, 1 - state._turn).astype(jnp.int32),
+            )
         )
-        return self._with_player(state)
+        # Only a live chance node takes a roll: a finished game or a decision stays as it is.
+        return _select(
+            state._is_chance & ~state.terminated, rolled, state.replace(rewards=jnp.zeros_like(state.rewards))
+        )
 
     def draw_roll(self, key: Any, k: Any) -> Any:
         """Roll number ``k`` (0, 1, ...) that :meth:`step` draws from ``key``.
@@ -325,9 +348,17 @@ class UrJaxEnv(pgx_core.Env):
 
         rolling = state._is_chance & ~state.terminated
         start = (jnp.int32(0), state._turn, state._roll, state.legal_action_mask, rolling)
-        _, side, roll, mask, _ = jax.lax.while_loop(lambda carry: carry[4], next_roll, next_roll(start))
+        # A live game always reaches a decision; the bound only keeps a state no game can reach (built by hand)
+        # from holding a whole batch in the loop: it then stays a chance node.
+        _, side, roll, mask, _ = jax.lax.while_loop(
+            lambda carry: carry[4] & (carry[0] < MAX_ROLLS), next_roll, next_roll(start)
+        )
+        decided = jnp.any(mask) & rolling
         state = state.replace(
-            _turn=side.astype(jnp.int32), _roll=roll, legal_action_mask=mask, _is_chance=state._is_chance & ~rolling
+            _turn=jnp.where(rolling, side, state._turn).astype(jnp.int32),
+            _roll=jnp.where(rolling, roll, state._roll),
+            legal_action_mask=jnp.where(rolling, mask, state.legal_action_mask),
+            _is_chance=state._is_chance & ~decided,
         )
         return self._with_player(state)
 
