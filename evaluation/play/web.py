@@ -19,6 +19,7 @@ import hmac
 import json
 import secrets
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -403,30 +404,30 @@ def create_app(game: WebGame, token: str, port_of: Any = None):
             raise ValueError('the request body must be a JSON object, e.g. {"move": 0} or {"side": "dark"}')
         return data
 
-    @app.post("/api/new")
-    def new():
+    def change(action: Callable[[dict[str, Any]], None]) -> Any:
+        """Apply ``action`` to the request's body under the game's lock: the new state, or the error (400)."""
         with game.lock:
             try:
-                data = body()
-                game.new(
-                    str(data.get("side", "light")),
-                    None,
-                    opponent=data.get("opponent"),
-                    rules=data.get("rules"),
-                    pieces=data.get("pieces"),
-                )
+                action(body())
             except ValueError as err:
                 return jsonify({"error": str(err)}), 400
             return jsonify(game.state())
 
+    @app.post("/api/new")
+    def new():
+        return change(
+            lambda data: game.new(
+                str(data.get("side", "light")),
+                None,
+                opponent=data.get("opponent"),
+                rules=data.get("rules"),
+                pieces=data.get("pieces"),
+            )
+        )
+
     @app.post("/api/move")
     def move():
-        with game.lock:
-            try:
-                game.move(body().get("move"))
-            except ValueError as err:
-                return jsonify({"error": str(err)}), 400
-            return jsonify(game.state())
+        return change(lambda data: game.move(data.get("move")))
 
     @app.get("/api/hint")
     def hint():
