@@ -32,6 +32,7 @@ from urgym.solver.table import DTYPES, EXACT_TOL, MIN_TOL, SolvedTable, checksum
 
 from urgym import Rules, get_rules
 from urgym.core import chance_outcomes, geometry
+from urgym.progress import progress_bar
 
 __all__ = ["NoSpaceError", "solve", "table_bytes"]
 
@@ -378,12 +379,12 @@ def _solve_layers(
     started = time.perf_counter() - (checkpoint.elapsed if checkpoint else 0.0)
     max_residual = max(done.values(), default=0.0)
     pair_stats: list[dict] = []  # of the pairs solved in this run (not those resumed from a checkpoint)
-    bar = tqdm(
-        total=index.size,
+    bar = progress_bar(
+        index.size,
+        f"solve {rules.name}",
+        progress,
         unit="pos",
         unit_scale=True,
-        disable=not progress,
-        desc=f"solve {rules.name}",
         initial=sum(e - s for (s, e), p in zip(index.pair_ranges, index.pairs, strict=True) if _pair_key(p) in done),
         bar_format=_BAR_WITHOUT_ETA,
     )

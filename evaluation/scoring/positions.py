@@ -31,6 +31,7 @@ __all__ = [
     "KEEP",
     "SPLITS",
     "TEST_SEED",
+    "TEST_SET_VERSION",
     "VALIDATION_SEED",
     "BenchmarkArrays",
     "PositionBenchmark",
@@ -40,6 +41,10 @@ __all__ = [
     "validation_positions",
 ]
 
+TEST_SET_VERSION = 1
+"""The version of the test and validation sets: their protocol (perfect self-play, :data:`KEEP`, the seeds, the
+counts, the core's dice streams). Any change that moves one position bumps it, with a changelog entry; a paper's
+figure names it (``test set v1``), and the tests freeze a fingerprint of the sets."""
 TEST_SEED = 20230007
 """Seed of the reported benchmark (the test set)."""
 VALIDATION_SEED = 20230001
@@ -154,7 +159,12 @@ class PositionBenchmark:
 
     def to_dict(self) -> dict[str, Any]:
         """The benchmark's result as plain JSON."""
-        return {"agent": self.spec, "positions": int(self.regrets.shape[0]), "regret": self.regret.to_dict()}
+        return {
+            "agent": self.spec,
+            "positions": int(self.regrets.shape[0]),
+            "test_set_version": TEST_SET_VERSION,
+            "regret": self.regret.to_dict(),
+        }
 
 
 def score_positions(

@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from tqdm.auto import tqdm
 from urgym.agents import Agent, builtin_name, make_agent
 from urgym.solver import SolvedTable
 
 from urgym import Position, Rules
 from urgym.files import require_extra
+from urgym.progress import progress_bar
 
 __all__ = [
     "BACKENDS",
@@ -179,7 +179,7 @@ def run_tasks(
     """
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; backends: {', '.join(BACKENDS)}")
-    bar = tqdm(total=sum(units), desc=progress, disable=progress is None, unit="", dynamic_ncols=True)
+    bar = progress_bar(sum(units), progress, progress is not None, unit="")
     try:
         if backend == "ray":
             return _run_ray(function, tasks, units, ray_address, bar)

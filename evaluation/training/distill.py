@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from tqdm.auto import tqdm
 from urgym.evaluation.scoring import _kernels as EK
 from urgym.evaluation.training.run import RunPlan, TrainingRun, learning_rate
 from urgym.evaluation.training.valuefit import (
@@ -46,6 +45,7 @@ from urgym import Rules, core
 from urgym.core import geometry
 from urgym.features import feature_size
 from urgym.files import require_extra
+from urgym.progress import progress_bar
 
 __all__ = ["DistillSettings", "sample_labelled_decisions", "train_distill"]
 
@@ -101,7 +101,7 @@ def sample_labelled_decisions(
     core.policy_stream(pick, np.uint64(seed), 0, 3)
     rng = np.random.default_rng(seed)
     geom, view, games = geometry(rules), table.view, 0
-    bar = tqdm(total=count, desc="positions", unit="decision", disable=not progress, dynamic_ncols=True)
+    bar = progress_bar(count, "positions", progress, unit="decision")
     while sample.found[0] < count:
         before = int(sample.found[0])
         flows = core.flow_buffers(GAMES_PER_CALL)

@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from tqdm.auto import tqdm
 from urgym.agents.models import write_model_card
 from urgym.evaluation.scoring.positions import score_positions
 from urgym.evaluation.scoring.report import write_csv
@@ -39,6 +38,7 @@ from urgym.solver import SolvedTable
 
 from urgym import Position, Rules
 from urgym.files import write_atomic
+from urgym.progress import progress_bar
 
 __all__ = [
     "ALGORITHMS",
@@ -148,7 +148,7 @@ class TrainingRun:
         self.log: list[dict[str, Any]] = []
         self.own_logs = own_logs
         self.writer = _tensorboard(plan.out) if own_logs else None
-        self.bar = tqdm(total=plan.timesteps, desc=algo, unit=unit, disable=not plan.progress, dynamic_ncols=True)
+        self.bar = progress_bar(plan.timesteps, algo, plan.progress, unit=unit)
 
     @property
     def seconds(self) -> float:
