@@ -60,6 +60,13 @@ class Agent(ABC):
         moves = legal_moves_or_raise(position, roll)
         return int(self.select_moves(position.rules, Decisions.single(position.code, roll, moves, rng))[0])
 
+    def prepare(self, rules: Rules) -> None:
+        """Get what playing ``rules`` needs (a solved table) before the first move; the default needs nothing.
+
+        The environments call it when they are made, so no step starts minutes of work.
+        """
+        return
+
     def check_rules(self, rules: Rules) -> None:
         """Raise ``ValueError`` if the agent cannot play ``rules`` (a model trained on others).
 

@@ -120,6 +120,14 @@ class PerfectAgent(Agent):
                 "path visits tiles twice); solvable: finkel, blitz, masters, aseb"
             )
 
+    def prepare(self, rules: Rules) -> None:
+        """Load the table of ``rules`` now, solving it first if this agent may (else raise ``TableMissingError``).
+
+        The environments call this when they are made, so a missing table is solved or refused then, never inside
+        a step.
+        """
+        self.table(rules)
+
     def reseed(self, seed: int | None) -> None:
         """Restart the stream the slips are drawn from."""
         super().reseed(seed)

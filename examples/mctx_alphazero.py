@@ -190,7 +190,7 @@ def network_regret(params, arrays) -> float:
     """The mean regret of the network's best actions on the benchmark arrays."""
     logits, _ = forward(params, jnp.asarray(arrays.observations))
     actions = np.asarray(masked(logits, jnp.asarray(arrays.masks)).argmax(axis=1))
-    return 100.0 * float(arrays.regrets(actions).mean())
+    return float(arrays.regrets(actions).mean())
 
 
 def search_regret(env: UrJaxEnv, params, arrays, simulations: int) -> float:
@@ -198,7 +198,7 @@ def search_regret(env: UrJaxEnv, params, arrays, simulations: int) -> float:
     search = jax.jit(make_search(env, simulations, train=False))
     state = from_code(env.rules, arrays.states, arrays.rolls)
     actions = np.asarray(search(params, jax.random.PRNGKey(0), state).action)
-    return 100.0 * float(arrays.regrets(actions).mean())
+    return float(arrays.regrets(actions).mean())
 
 
 def agent_regret(spec: str, arrays, rules) -> float:
@@ -208,7 +208,7 @@ def agent_regret(spec: str, arrays, rules) -> float:
         agent.select_move(Position(rules, int(code)), int(roll))
         for code, roll in zip(arrays.states, arrays.rolls, strict=True)
     ]
-    return 100.0 * float(arrays.regrets(np.array(actions)).mean())
+    return float(arrays.regrets(np.array(actions)).mean())
 
 
 def main() -> None:

@@ -110,7 +110,7 @@ def win_rate_against_random(
 
 
 def main() -> None:
-    """Self-play on the PettingZoo environment, then play a built-in agent."""
+    """Train by self-play, and print the win rate against a random player before and after."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--games", type=int, default=3000, help="self-play games (default 3000)")
     parser.add_argument("--rules", default="finkel")

@@ -131,6 +131,8 @@ class UrEnv(gym.Env):
         self._opponent_batch = getattr(self._opponent_agent, "select_moves", None)
         if hasattr(self._opponent_agent, "check_rules"):  # an agent that cannot play these rules fails here
             self._opponent_agent.check_rules(self.rules)
+        if hasattr(self._opponent_agent, "prepare"):  # what it needs (a solved table) is had now, not in a step
+            self._opponent_agent.prepare(self.rules)
 
         length = self.rules.length
         self.action_space = spaces.Discrete(length + 1)

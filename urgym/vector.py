@@ -426,6 +426,8 @@ class UrVectorEnv(gym.vector.VectorEnv):
         agent = getattr(call, "__self__", None)
         if hasattr(agent, "check_rules"):
             agent.check_rules(self.rules)
+        if hasattr(agent, "prepare"):  # what it needs (a solved table) is had now, not in a step
+            agent.prepare(self.rules)
         return policy, agent, call
 
     def _serve_opponents(self, out: Outputs) -> None:

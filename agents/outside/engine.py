@@ -40,6 +40,7 @@ import shlex
 import shutil
 import signal
 import subprocess
+import sys
 import time
 import weakref
 from pathlib import Path
@@ -65,6 +66,18 @@ MOVE = re.compile(r"[0-9]{1,3}")
 
 STDERR_KEPT = 4096
 """Bytes of an engine's stderr kept (the end), to quote when it fails."""
+
+
+def beside_interpreter(program: str) -> str:
+    """``program``, or its path beside the running Python when it is not on PATH but there.
+
+    A console script of the environment urgym runs in (``urgym-uei-engine``) is then found whether or not that
+    environment is activated.
+    """
+    if "/" in program or shutil.which(program) is not None:
+        return program
+    beside = Path(sys.executable).parent / program
+    return str(beside) if beside.is_file() and os.access(beside, os.X_OK) else program
 
 
 def missing_program(argv: list[str]) -> str | None:
@@ -143,6 +156,7 @@ class EngineAgent(Agent):
             raise ValueError(f"an engine's move time must be a positive number of seconds, got {move_time!r}")
         self.move_time = float(move_time)
         self.spec = "engine:" + shlex.join(self.argv)
+        self.argv[0] = beside_interpreter(self.argv[0])  # after the spec: records name the command as given
         self.name = Path(self.argv[0]).name
         self.ids: dict[str, str] = {}
         self._process: subprocess.Popen | None = None

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -26,7 +27,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 from urgym.agents.base import Agent
-from urgym.agents.models import model_card
+from urgym.agents.models import card_path, model_card
 from urgym.agents.outside.weights import MAX_WEIGHTS_BYTES, read_state_dict
 
 from urgym import Position, Rules, core
@@ -116,6 +117,8 @@ class ScoringAgent(Agent):
         self.spec = spec + (":sample=true" if sample else "")
         self.rules = rules
         self.sample = sample
+        self.cardless: Path | None = None
+        """A model file with no card beside it (set by the loaders): the rules it learned are unknown."""
         self._actions, self._observation = actions, observation
         super().__init__(seed)
 
@@ -124,7 +127,10 @@ class ScoringAgent(Agent):
         raise NotImplementedError
 
     def check_rules(self, rules: Rules) -> None:
-        """Raise ``ValueError`` if the model was trained on other rules or another observation size."""
+        """Raise ``ValueError`` if the model was trained on other rules or another observation size.
+
+        A model without a card is played on any rules its observation size fits, with a warning that says so.
+        """
         if self.rules is not None and rules != self.rules:
             raise ValueError(
                 f"{self.spec}: this model was trained on {self.rules.describe()!r}, not on {rules.describe()!r}"
@@ -139,6 +145,15 @@ class ScoringAgent(Agent):
                 f"{self.spec}: the network has {self._actions} actions, but {rules.name} has "
                 f"{rules.length + 1} (path positions 0..{rules.length})"
             )
+        if self.rules is None and self.cardless is not None:
+            warnings.warn(
+                f"{self.spec}: no model card ({card_path(self.cardless).name}) beside it, so the rules it learned are "
+                f"unknown; it plays {rules.describe()!r} because its observation size fits (write the card with "
+                "urgym.agents.models.write_model_card)",
+                UserWarning,
+                stacklevel=2,
+            )
+            self.cardless = None  # said once
 
     def select_moves(self, rules: Rules, decisions: Decisions) -> np.ndarray:
         """The best legal action of each decision by :meth:`scores` (or one drawn from their softmax)."""
@@ -430,6 +445,7 @@ class SB3Agent(ScoringAgent):
             super().__init__(
                 spec or f"sb3:{path.resolve()}", rules, self.info["actions"], self.info["observation"], seed, sample
             )
+            self.cardless = None if card else path
         else:
             self.network, self.info = _live_network(model), {"policy": type(model.policy).__name__}
             super().__init__(
@@ -495,6 +511,7 @@ class OnnxAgent(ScoringAgent):
             seed,
             sample,
         )
+        self.cardless = None if card else path
 
     def scores(self, observations: np.ndarray) -> np.ndarray:
         """The ONNX network's action scores."""
@@ -534,6 +551,7 @@ class TorchScriptAgent(ScoringAgent):
             seed,
             sample,
         )
+        self.cardless = None if card else path
 
     def scores(self, observations: np.ndarray) -> np.ndarray:
         """The TorchScript network's action scores."""

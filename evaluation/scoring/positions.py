@@ -155,7 +155,7 @@ class PositionBenchmark:
     spec: str
     regret: RegretSummary
     regrets: np.ndarray = field(repr=False)
-    """Per position, the regret as a probability (0.01 is one win-% point)."""
+    """Per position, the regret in win-% points (the unit of every regret urgym reports)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The benchmark's result as plain JSON."""
@@ -200,7 +200,7 @@ def score_positions(
     )
     regrets = np.concatenate([p[0] for p in parts])
     seconds = np.concatenate([p[1] for p in parts])
-    return PositionBenchmark(spec_agent.spec, _summary(regrets, seconds), regrets)
+    return PositionBenchmark(spec_agent.spec, _summary(regrets, seconds), 100.0 * regrets)
 
 
 def _summary(regrets: np.ndarray, seconds: np.ndarray) -> RegretSummary:
@@ -230,14 +230,14 @@ class BenchmarkArrays(NamedTuple):
     rolls: np.ndarray  # int64[k]
 
     def regrets(self, actions: np.ndarray) -> np.ndarray:
-        """Each position's regret (a probability: 0.01 is one win-% point) of ``actions``.
+        """Each position's regret of ``actions``, in win-% points (as ``evaluate`` and ``score_positions`` give it).
 
         An illegal action's is the whole best chance.
         """
         actions = np.asarray(actions, dtype=np.int64)
         best = np.nanmax(self.values, axis=1)
         chosen = np.nan_to_num(self.values[np.arange(len(actions)), actions], nan=0.0)
-        return best - chosen
+        return 100.0 * (best - chosen)
 
 
 def benchmark_arrays(

@@ -284,7 +284,7 @@ def plot_match(path: str | os.PathLike, match: MatchResult, benchmarks: dict[str
     left.set_ylabel("win rate (95% Wilson interval)")
     left.set_title(f"{match.games:,} games on {match.rules.name}")
     for spec, bench in benchmarks.items():
-        values = sorted(100 * bench.regrets)
+        values = sorted(bench.regrets)
         right.plot(values, [(i + 1) / len(values) for i in range(len(values))], label=plain_text(spec))
     right.set_xscale("symlog", linthresh=0.01)
     right.set_xlabel("regret (win-% points)")

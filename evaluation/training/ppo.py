@@ -211,7 +211,7 @@ def regret_callback(
         def evaluate(self) -> float:
             scores = SB3Agent(self.model).scores(arrays.observations)
             actions = np.where(arrays.masks, scores, -np.inf).argmax(axis=1)
-            regret = 100.0 * float(arrays.regrets(actions).mean())
+            regret = float(arrays.regrets(actions).mean())
             self.logger.record("eval/regret", regret)
             self.rows.append(
                 {

@@ -217,3 +217,26 @@ def test_an_opponent_that_cannot_play_the_rules_fails_at_construction():
         gym.make("urgym/Ur-v1", rules="murray", opponent="perfect")
     with pytest.raises(ValueError, match="TD model was trained on"):
         gym.make("urgym/Ur-v1", rules="finkel", pieces=3, opponent="td")
+
+
+@pytest.mark.parametrize("make", ["env", "vector"])
+def test_a_perfect_opponents_table_is_had_when_the_environment_is_made_never_in_a_step(tmp_path, monkeypatch, make):
+    """A missing table is refused (solve=false) or solved when the environment is made (issue 42)."""
+    from urgym.agents import PerfectAgent
+    from urgym.solver import is_cached
+    from urgym.solver.cache import TableMissingError
+
+    from urgym.vector import UrVectorEnv
+
+    monkeypatch.setenv("URGYM_CACHE", str(tmp_path))  # an empty cache
+    rules = urgym.get_rules("finkel", 1)
+
+    def build(agent):
+        return UrEnv(rules=rules, opponent=agent) if make == "env" else UrVectorEnv(2, rules=rules, opponent=agent)
+
+    with pytest.raises(TableMissingError, match="solve --rules finkel --pieces 1"):
+        build(PerfectAgent(solve=False))
+    assert not is_cached(rules)
+    built = build(PerfectAgent(solve=True))
+    assert is_cached(rules)  # solved now, before the first reset or step
+    built.close()

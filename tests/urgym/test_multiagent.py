@@ -1,6 +1,7 @@
 """The PettingZoo AEC environment passes PettingZoo's own tests and plays the rules of the core."""
 
 import functools
+import sys
 
 import numpy as np
 import pytest
@@ -157,3 +158,14 @@ def test_seeds_up_to_2_64_work(seed):
 
 def test_the_environment_is_named_ur_v1():
     assert raw_env.metadata["name"] == "ur_v1"
+
+
+def test_the_self_play_examples_figures_are_the_docs(capsys, monkeypatch):
+    """docs/environments.md quotes the example's output; it is deterministic, so the figures must reproduce."""
+    from urgym.examples.selfplay_pettingzoo import main
+
+    monkeypatch.setattr(sys, "argv", ["selfplay_pettingzoo"])
+    main()
+    out = capsys.readouterr().out
+    assert "before training: 46.9% against a random player" in out
+    assert "after 3,000 self-play games: 68.3% against a random player" in out

@@ -470,3 +470,19 @@ def test_engine_check(capsys):
 
 def test_an_agent_is_an_agent():
     assert issubclass(EngineAgent, Agent) and issubclass(SB3Agent, Agent)
+
+
+def test_a_model_without_a_card_says_so_once_and_one_with_a_card_does_not(tmp_path):
+    """Issue 42: a plain SB3 zip played on any rules its observation fits, with a word that nothing checked them."""
+    import warnings
+
+    path = tmp_path / "plain.zip"
+    _sb3_model("ppo").save(path)
+    agent = make_agent(f"sb3:{path}")
+    with pytest.warns(UserWarning, match=r"no model card \(plain\.json\) beside it, so the rules it learned"):
+        agent.check_rules(RULES)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        agent.check_rules(RULES)  # said once
+        (tmp_path / "plain.json").write_text(json.dumps({"rules": RULES.to_dict()}))
+        make_agent(f"sb3:{path}").check_rules(RULES)  # a card: nothing to say
