@@ -125,7 +125,8 @@ def _record_paths(parser: argparse.ArgumentParser, given: list[str]) -> list[Pat
             paths.extend(found)
         else:
             paths.append(path)
-    return paths
+    unique = list(dict.fromkeys(p.resolve() for p in paths))  # a record named twice (review D D) counts once
+    return [next(p for p in paths if p.resolve() == u) for u in unique]
 
 
 def _summary(parser: argparse.ArgumentParser, args: argparse.Namespace, paths: list[Path]) -> int:

@@ -60,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as err:
         parser.error(str(err))
     settings = _settings(parser, args)
+    if not args.out.strip():  # Path("") is the current folder: an empty --out is a mistake, never "here"
+        parser.error("--out must name a folder for the models, card, curve and logs, got an empty path")
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         parser.error(f"--out {args.out} is a file; give a folder for the models, card, curve and logs")

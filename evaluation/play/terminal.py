@@ -112,7 +112,7 @@ def _tell(event: Event, session: GameSession, write: Callable[[str], None]) -> N
 
 def _chosen(answer: str, notations: list[str]) -> int | None:
     """The index of the move ``answer`` names: its number in the list, or its notation (``x``/``+`` optional)."""
-    if answer.isdigit() and 1 <= int(answer) <= len(notations):
+    if answer.isascii() and answer.isdigit() and 1 <= int(answer) <= len(notations):  # "²" is a digit int() refuses
         return int(answer) - 1
     bare = answer.rstrip("x+#")
     return notations.index(bare) if bare in notations else None

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hmac
 import json
 import secrets
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -506,6 +507,7 @@ def serve(
         f"Playing {game.agent.spec} on {rules.describe()} in the browser at\n  {url}\n"
         "(only this machine can connect, and only with the token; Ctrl-C stops the server)"
     )
+    sys.stdout.flush()  # the URL is the one way in: shown now even when stdout is a file, a pipe or a service log
     if open_browser:
         import webbrowser
 

@@ -363,3 +363,16 @@ def test_luck_adjusted_cells_are_shown_within_0_100_and_marked_when_clipped():
     assert _adjusted_cell(np.array([0.652, 0.640, 0.663])) == "65.2% [64.0, 66.3]"
     assert _adjusted_cell(np.array([1.004, 0.966, 1.042])) == "100.0% [96.6, 100.0]*"
     assert _adjusted_cell(np.array([-0.004, -0.042, 0.034]), digits=0) == "0% [0, 3]*"
+
+
+def test_a_record_or_folder_named_twice_is_reviewed_once(tmp_path):
+    """Issue 38: `review D D --player alice` counted each game twice."""
+    import argparse
+
+    from urgym.commands.review import _record_paths
+
+    for i in range(2):
+        (tmp_path / f"game-{i:06d}.json").write_text("{}")
+    parser = argparse.ArgumentParser()
+    paths = _record_paths(parser, [str(tmp_path), str(tmp_path), str(tmp_path / "game-000001.json")])
+    assert [p.name for p in paths] == ["game-000000.json", "game-000001.json"]

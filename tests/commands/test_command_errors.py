@@ -38,6 +38,7 @@ CASES = [
     (["evaluate", "--agent", "greedy", "--pieces", "2", "--json", "/proc/x.json"], "not a writable directory"),
     (["evaluate", "--agent", "greedy", "--pieces", "2", "--save-games", "/etc/passwd"], "it is a file"),
     (["train", "--hidden", "0", "--pieces", "2", "--out", "runs"], "--hidden must be at least 1"),
+    (["train", "--algo", "td-lambda", "--pieces", "2", "--out", ""], "--out must name a folder"),
     (["train", "--alpha", "-1", "--pieces", "2", "--out", "runs", "--algo", "td-lambda"], "--alpha"),
     (["train", "--lam", "5", "--pieces", "2", "--out", "runs", "--algo", "td-lambda"], "--lam"),
     (["train", "--eval-every", "0", "--pieces", "2", "--out", "runs"], "--eval-every must be at least 1"),

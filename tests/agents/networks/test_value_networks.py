@@ -207,6 +207,7 @@ def _write(path, meta, arrays):
         (lambda m, a: m.__setitem__("activation", "tanh"), "unknown activation"),
         (lambda m, a: m.__setitem__("format", "pickle"), "does not name the format"),
         (lambda m, a: m.__setitem__("version", 7), "format version 7"),
+        (lambda m, a: m.__setitem__("version", True), "format version True"),  # a boolean is not version 1
         (lambda m, a: m.__setitem__("rules", {"name": "x"}), "not a urgym value network"),
         (lambda m, a: a.__setitem__("w1", a["w1"].astype(object)), "not a urgym value network"),
         (lambda m, a: a.__setitem__("w1", a["w1"].astype(np.int64)), "not floating-point"),

@@ -144,3 +144,9 @@ def test_a_network_estimate_answers_as_its_agent_plays(finkel3_table):
             assert estimate.best_move(position, roll) == agent.select_move(position, roll)
             mover = estimate.win_probability(position)
             assert estimate.win_probability(position, "dark" if position.turn == "light" else "light") == 1 - mover
+
+
+def test_a_digit_that_is_not_a_number_asks_again():
+    """Issue 38: "²" passes str.isdigit() and int() refuses it; it ended the game with a traceback."""
+    text = run(["--pieces", "2", "--agent", "random", "--seed", "2"], ["²", "q"])
+    assert "'²' is not a move" in text and "You quit the game." in text

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -360,6 +361,27 @@ def test_play_web_prints_a_tokened_url_serves_it_and_stops_on_ctrl_c(private_cac
         out, err = process.communicate(timeout=30)
     assert process.returncode == 0 and out.strip().splitlines()[-1] == "Server stopped.", (out, err)
     assert "Traceback" not in err
+
+
+def test_the_url_reaches_a_file_while_the_server_runs(private_cache, tmp_path):
+    """Issue 38: with stdout sent to a file (a service log), the URL and its token must be there at once."""
+    load_or_solve(RULES, progress=False)
+    log = tmp_path / "ur-play.log"
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            [str(Path(sys.executable).parent / "ur-play"), "--web", "--no-browser", "--pieces", "2"],
+            stdout=out,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and "token=" not in log.read_text():
+            time.sleep(0.2)
+        assert re.search(r"http://127\.0\.0\.1:\d+/\?token=[\w-]+", log.read_text()), log.read_text()
+    finally:
+        os.killpg(process.pid, signal.SIGINT)
+        process.wait(timeout=30)
 
 
 def test_the_live_chances_are_the_tables_chances_of_the_records_positions(private_cache):
