@@ -30,3 +30,21 @@ def test_the_version_is_in_every_benchmark_report(finkel3_table):
 
     report = score_positions("greedy", finkel3_table, benchmark_positions(finkel3_table, 50), RunOptions(workers=1))
     assert report.to_dict()["test_set_version"] == TEST_SET_VERSION
+
+
+def test_the_training_recipes_baselines_are_what_the_docs_print(finkel3_table):
+    """docs/environments.md compares its recipes with these players on the same 500 validation positions."""
+    from urgym.evaluation import score_positions
+    from urgym.evaluation.scoring.runner import RunOptions
+
+    validation, test = validation_positions(finkel3_table, 500), benchmark_positions(finkel3_table)
+    for spec, on_validation, on_test in (
+        ("random", 2.622, 2.633),
+        ("greedy", 1.087, 1.306),
+        ("heuristic", 0.532, 0.605),
+    ):
+        assert (
+            round(score_positions(spec, finkel3_table, validation, RunOptions(workers=1)).regret.mean, 3)
+            == on_validation
+        )
+        assert round(score_positions(spec, finkel3_table, test, RunOptions(workers=1)).regret.mean, 3) == on_test
