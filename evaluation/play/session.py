@@ -129,7 +129,6 @@ class GameSession:
         self.game = Game(rules, seed)
         self.events: list[Event] = []
         self._source: Any = False if hints is None else hints  # what hints read (False: not looked up yet)
-        self._after = self.game.position  # the position after the last event
 
     @property
     def awaiting(self) -> bool:
@@ -212,13 +211,12 @@ class GameSession:
         before, roll = game.position, game.roll
         after = before.play(roll, move)
         self.events.append(Event(game.turn, roll, move, before, after, forced))
-        self._after = after
         game.play(move)
         self._tell_passes()
 
     def _tell_passes(self) -> None:
         """Add the rolls that passed since the last event (every step of the game's history is one event)."""
         for step in self.game.history[len(self.events) :]:
-            after = self._after.play(step.roll, None)
-            self.events.append(Event(step.side, step.roll, None, self._after, after))
-            self._after = after
+            # Before the first event the game stood at its start (the game may open with passes).
+            before = self.events[-1].after if self.events else Position.start(self.rules)
+            self.events.append(Event(step.side, step.roll, None, before, before.play(step.roll, None)))

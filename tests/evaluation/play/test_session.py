@@ -91,3 +91,19 @@ def test_without_a_table_or_a_network_hints_say_how_to_get_one(tmp_path, monkeyp
     assert session.hint_source() is None
     with pytest.raises(LookupError, match="solve --rules blitz --pieces 2"):
         session.hint()
+
+
+def test_a_game_that_opens_with_passes_tells_them_from_the_start():
+    """Each pass starts where the game stood: the first from the start position, light to roll."""
+    from urgym import Position
+
+    for seed in range(200):
+        session = GameSession(RULES, make_agent("first"), "dark", seed=seed)
+        session.advance()
+        if session.events and session.events[0].move is None:
+            break
+    else:
+        pytest.fail("no seed of 200 opens with a pass")
+    first = session.events[0]
+    assert first.before == Position.start(RULES) and first.before.turn == first.side == "light"
+    assert first.after.turn == "dark"
