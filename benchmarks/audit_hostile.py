@@ -662,7 +662,8 @@ def _small_cases(work: Path, Outcome) -> list:
             Outcome,
         )
     )
-    env = {**os.environ, "URGYM_CACHE": str(work / "fresh-cache")}
+    # URGYM_PROGRESS=1: the case reads the solve's progress bar (and its ETA) from a pipe, where bars are off by default
+    env = {**os.environ, "URGYM_CACHE": str(work / "fresh-cache"), "URGYM_PROGRESS": "1"}
     process = subprocess.Popen(
         [str(BIN / "evaluate"), "--agent", "greedy", "--pieces", "5", "--games", "2"],
         cwd=work,
