@@ -33,7 +33,7 @@ import numpy as np
 
 BIN = Path(sys.executable).parent
 ROOT = Path(__file__).resolve().parents[1]
-BROKEN = [sys.executable, str(ROOT / "tests" / "agents" / "broken_engine.py")]
+BROKEN = [sys.executable, str(ROOT / "tests" / "agents" / "outside" / "broken_engine.py")]
 SMALL = ["--pieces", "2"]
 
 
