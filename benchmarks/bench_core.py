@@ -121,7 +121,7 @@ def main() -> None:
     print(f"machine: {machine()}")
     simulator_games(args.games, args.repeats)
     env_steps(UrEnv(opponent="random"), "UrEnv directly", args.steps, args.repeats)
-    env_steps(gym.make("urgym/Ur-v1", opponent="random"), "gymnasium.make with its wrappers", args.steps, args.repeats)
+    env_steps(gym.make("urgym/Ur-v2", opponent="random"), "gymnasium.make with its wrappers", args.steps, args.repeats)
     try:
         from urgym.multiagent import env as aec_env
         from urgym.multiagent import raw_env

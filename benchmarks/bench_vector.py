@@ -124,7 +124,7 @@ def main() -> None:
         )
     else:
         print("UrVectorEnv vs perfect: skipped (no solved finkel table; run `solve`)")
-    sync = gym.make_vec("urgym/Ur-v1", num_envs=64, vectorization_mode="sync")
+    sync = gym.make_vec("urgym/Ur-v2", num_envs=64, vectorization_mode="sync")
     vector_steps(sync, "Gymnasium SyncVectorEnv of UrEnv, 64 envs vs random", args.steps * 4, args.repeats)
     if args.ppo_steps:
         try:

@@ -2,7 +2,7 @@
 
 Four methods:
 
-- ``maskable-ppo``: sb3-contrib's MaskablePPO on ``urgym/Ur-v1``, over ``--envs`` games stepped together, against
+- ``maskable-ppo``: sb3-contrib's MaskablePPO on ``urgym/Ur-v2``, over ``--envs`` games stepped together, against
   any agent spec, its own live policy (``self``), or a mixture (``--opponent`` repeated);
 - ``td-lambda``: TD(lambda) self-play on after-states with a small network, in numba (no table needed to learn);
 - ``distill``: an after-state value network learned from the solved table;

@@ -79,7 +79,7 @@ def test_play_with_any_roll_and_move(rules, seed, steps, roll, move):
 @FUZZ
 @given(seed=st.integers(0, 2**31), actions=st.lists(ANYTHING, max_size=12))
 def test_env_step_takes_integers_only(seed, actions):
-    env = gym.make("urgym/Ur-v1", rules="finkel", pieces=2, opponent="random", illegal_action="raise")
+    env = gym.make("urgym/Ur-v2", rules="finkel", pieces=2, opponent="random", illegal_action="raise")
     env.reset(seed=seed)
     for action in actions:
         try:

@@ -85,7 +85,7 @@ import urgym
 from urgym.agents import make_agent
 from urgym.evaluation import review_game as urgym_review
 
-env = gym.make("urgym/Ur-v1", pieces=2, opponent="expectimax:3")
+env = gym.make("urgym/Ur-v2", pieces=2, opponent="expectimax:3")
 obs, info = env.reset(seed=0)
 env.step(info["legal_moves"][0])
 print(make_agent("heuristic").spec)

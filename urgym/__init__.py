@@ -1,6 +1,6 @@
 """urgym: the Royal Game of Ur, with an exact rules engine and a Gymnasium environment.
 
-Importing the package registers the environment ``urgym/Ur-v1``. The rules and the game flow live in
+Importing the package registers the environment ``urgym/Ur-v2``. The rules and the game flow live in
 :mod:`urgym.core`; :class:`Position` and :class:`Game` are their Python faces.
 """
 
@@ -38,8 +38,8 @@ __version__ = "0.6.0"
 def _register_envs() -> None:
     from gymnasium.envs.registration import register, registry
 
-    if "urgym/Ur-v1" not in registry:  # v0 is not registered: gymnasium.make("urgym/Ur-v0") names v1
-        register(id="urgym/Ur-v1", entry_point="urgym.env:UrEnv", vector_entry_point="urgym.vector:UrVectorEnv")
+    if "urgym/Ur-v2" not in registry:  # v0 and v1 are not registered: gymnasium.make names v2 for them
+        register(id="urgym/Ur-v2", entry_point="urgym.env:UrEnv", vector_entry_point="urgym.vector:UrVectorEnv")
 
 
 _register_envs()

@@ -21,10 +21,12 @@ from urgym.specs import resolve_spec
 __all__ = [
     "AGENT_SIDES",
     "ILLEGAL_ACTION_MODES",
+    "SELF_PLAY",
     "Opponent",
     "UrEnv",
     "action_index",
     "check_illegal_action",
+    "is_self_play",
     "resolve_opponent",
 ]
 
@@ -34,6 +36,8 @@ Opponent = str | Callable[[Position, int], int] | Any
 ILLEGAL_ACTION_MODES = ("loss", "raise", "replace")
 """What an environment does with an illegal action: end the episode as a loss, raise, or play a legal move."""
 AGENT_SIDES = ("light", "dark", "random")
+SELF_PLAY = "self"
+"""The opponent that makes both sides the learner (two-player self-play)."""
 
 
 class UrEnv(gym.Env):
@@ -48,7 +52,12 @@ class UrEnv(gym.Env):
 
     ## Action Space
     ``Discrete(L + 1)``: the path position of the piece to move, 0 entering a piece from home
-    (L = 14 for finkel). :meth:`action_masks` and ``info["action_mask"]`` mark the legal actions.
+    (L = 14 for finkel). ``info["action_mask"]`` (int8, 0 or 1, what ``action_space.sample(mask=...)`` takes)
+    and :meth:`action_masks` (the same as bool, what sb3-contrib's ``MaskablePPO`` calls) mark the legal actions.
+    Once the episode has ended the mask is all ones: no move is legal then, but a masked policy still gets a
+    well-defined distribution (an all-zero mask makes a masked softmax divide by zero), and whatever it samples
+    is ignored by the reset that follows (``info["legal_moves"]`` is empty). The JAX port's
+    ``legal_action_mask`` follows the same rule.
 
     ## Observation Space
     ``Box(0, 1, (2 L + 4 + R,), float32)`` seen from the agent's side, R the largest roll (4):
@@ -75,8 +84,10 @@ class UrEnv(gym.Env):
     ## Arguments
     - ``rules``: rule-set name or :class:`urgym.Rules` (default ``"finkel"``); ``pieces`` overrides the count.
     - ``opponent``: a built-in policy name (``"random"``, ``"first"``, ``"last"``, ``"greedy"``, played
-      inside numba), any other agent spec (``"expectimax:3"``, ``"perfect"``, ``"heuristic"``, ...: built
-      by the ``agents`` package through :func:`register_spec_resolver`), a callable
+      inside numba), ``"self"`` (two-player self-play: every decision of either side is a step, the observation
+      is from the mover's side, ``info["player"]`` says which side that is, 0 light or 1 dark, and a step's
+      reward is for the side that took it), any other agent spec (``"expectimax:3"``, ``"perfect"``,
+      ``"heuristic"``, ...: built by the ``agents`` package through :func:`register_spec_resolver`), a callable
       ``(position, roll) -> move``, or an agent (an object with ``select_move(position, roll)``).
     - ``agent_side``: ``"light"`` (moves first), ``"dark"``, or ``"random"`` (drawn for every game from its
       (seed, game) stream, :func:`urgym.core.episode_side`).
@@ -87,7 +98,7 @@ class UrEnv(gym.Env):
       (prints the text board after every reset and step).
 
     ``info`` holds ``action_mask``, ``roll``, ``agent_side``, ``legal_moves`` and ``illegal_action``;
-    at the end of a game also ``winner``.
+    at the end of a game also ``winner``; in self-play also ``player``.
 
     ## Randomness
     The dice follow the core's game flow (:mod:`urgym.core`): after ``reset(seed=s)`` episode k rolls the
@@ -99,7 +110,12 @@ class UrEnv(gym.Env):
     the same games, many at once.
 
     ## Version History
-    - v1 (urgym 0.4): the behaviour v0 reached by urgym 0.3, under a new id, since v0's games for a seed changed
+    - v2 (urgym 0.6): ``info["action_mask"]`` is int8, so ``action_space.sample(mask=info["action_mask"])``
+      works; the mask of an ended episode is all ones (it was all zeros, on which a masked categorical policy
+      fails at the first episode end); ``opponent="self"`` works in ``gymnasium.make`` as in ``make_vec``; the
+      vector environment accepts ``AutoresetMode.DISABLED``. The games for a seed are v1's. ``urgym/Ur-v1`` is
+      no longer registered: Gymnasium's ``make`` names ``urgym/Ur-v2`` when asked for it.
+    - v1 (urgym 0.4 and 0.5): the behaviour v0 reached by urgym 0.3, under a new id, since v0's games for a seed changed
       three times: the dice of a seed follow the core's (seed, game) streams; an action that is not an integer
       (``0.7``, ``"1"``) is a ``ValueError`` instead of being truncated; a random built-in opponent draws only
       when it has a choice of moves; a drawn side and an opponent agent's random choices follow the (seed, game)
@@ -126,7 +142,14 @@ class UrEnv(gym.Env):
         self.illegal_action, self.illegal_penalty = check_illegal_action(illegal_action, illegal_penalty)
         self.agent_side_option = agent_side
         self.render_mode = check_render_mode(render_mode)
-        self._opponent_policy, self._opponent_callable = resolve_opponent(opponent)
+        self.self_play = is_self_play(opponent)
+        if self.self_play and agent_side != "light":
+            raise ValueError(
+                f"agent_side {agent_side!r} means nothing in self-play (opponent='self'): the learner plays both sides"
+            )
+        self._opponent_policy, self._opponent_callable = (
+            (core.POLICY_EXTERNAL, None) if self.self_play else resolve_opponent(opponent)
+        )
         self._opponent_agent = getattr(self._opponent_callable, "__self__", None)
         self._opponent_batch = getattr(self._opponent_agent, "select_moves", None)
         if hasattr(self._opponent_agent, "check_rules"):  # an agent that cannot play these rules fails here
@@ -216,8 +239,8 @@ class UrEnv(gym.Env):
 
     # --- masks and inspection -----------------------------------------------------------------------
     def action_masks(self) -> np.ndarray:
-        """Boolean mask of the legal actions (all False once the episode has ended)."""
-        return self._mask.copy() if self._legal else np.zeros(self.action_space.n, dtype=bool)
+        """Boolean mask of the legal actions (all True once the episode has ended: see the class docstring)."""
+        return self._mask.copy() if self._legal else np.ones(self.action_space.n, dtype=bool)
 
     @property
     def position(self) -> Position:
@@ -250,7 +273,12 @@ class UrEnv(gym.Env):
         while True:
             n = core.advance_for(self._flow, 0, self._agent, move, self._policies, self._geom, self._obs)
             self._state, self._roll = int(self._flow_state[0]), int(self._flow_roll[0])
-            if n == 0 or (self._state >> core.TURN_SHIFT) & 1 == self._agent:
+            mover = (self._state >> core.TURN_SHIFT) & 1
+            if n == 0 or mover == self._agent:
+                break
+            if self.self_play:  # the other side is the learner too: its decision, seen from its side
+                self._agent = mover
+                core.write_observation(self._state, mover, self._roll, self._geom, self._obs)
                 break
             move = self._ask_opponent(n)  # a Python opponent: played by the next call
         # Once per decision: step, action_masks and info all read these.
@@ -289,12 +317,14 @@ class UrEnv(gym.Env):
 
     def _info(self) -> dict[str, Any]:
         info: dict[str, Any] = {
-            "action_mask": self.action_masks(),
+            "action_mask": self.action_masks().view(np.int8),
             "roll": self.roll,
             "legal_moves": list(self._legal),
             "agent_side": self.agent_side,
             "illegal_action": self._illegal,
         }
+        if self.self_play:
+            info["player"] = self._agent
         if not self._legal:  # the episode has ended
             lost = self._illegal and self.illegal_action == "loss"
             info["winner"] = SIDES[1 - self._agent if lost else core.winner_of(self._state)]
@@ -331,6 +361,11 @@ def action_index(action: Any) -> int:
     """
     value = action.item() if isinstance(action, np.ndarray) and action.shape == () else action
     return integer(value, "an action (a path position, 0 enters a piece)")
+
+
+def is_self_play(opponent: Any) -> bool:
+    """Whether ``opponent`` asks for two-player self-play (:data:`SELF_PLAY`)."""
+    return isinstance(opponent, str) and opponent == SELF_PLAY
 
 
 def resolve_opponent(opponent: Opponent) -> tuple[int, Callable[[Position, int], int] | None]:

@@ -1,7 +1,7 @@
 """How the environments build opponents from agent specs without importing the agents layer.
 
 Higher layers register a resolver (``spec -> agent``) here: the ``agents`` package does so when imported, and
-through the ``urgym.agent_specs`` entry point, so ``gym.make("urgym/Ur-v1", opponent="expectimax:3")`` works
+through the ``urgym.agent_specs`` entry point, so ``gym.make("urgym/Ur-v2", opponent="expectimax:3")`` works
 without importing ``agents`` first.
 """
 

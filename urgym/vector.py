@@ -15,16 +15,13 @@ from numba import njit
 from urgym import core
 from urgym.batch import check_choices, decisions_of, return_streams
 from urgym.checks import integer
-from urgym.env import AGENT_SIDES, Opponent, check_illegal_action, resolve_opponent
+from urgym.env import AGENT_SIDES, SELF_PLAY, Opponent, check_illegal_action, is_self_play, resolve_opponent
 from urgym.game import check_seed
 from urgym.position import SIDES, Position
 from urgym.render import RENDER_MODES, check_render_mode, render_frame
 from urgym.rules import Rules, get_rules
 
 __all__ = ["SELF_PLAY", "UrVectorEnv"]
-
-SELF_PLAY = "self"
-"""The opponent that makes both sides the learner (two-player self-play)."""
 
 _POLICY_SELF = -2  # both sides external: every decision goes to the learner
 _SIDE_RANDOM = 2
@@ -33,7 +30,7 @@ _LOSS = 0
 # A seat's status: at or on its way to a learner decision, a new game without one yet, or an episode that ended.
 _PLAYING, _STARTING, _ENDED = 0, 1, 2
 _SIDE_NAMES = np.array(SIDES, dtype=object)
-_AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
+_AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP, AutoresetMode.DISABLED)
 
 
 class Seats(NamedTuple):
@@ -106,9 +103,9 @@ def _finish(seats, i, winner, geom, state, settings, out):
 
 @njit(cache=True)
 def _close(seats, i, state, geom, settings, out):
-    """A game ended: its last observation has no roll and no legal move."""
+    """A game ended: its last observation has no roll, its mask is all ones (UrEnv's rule for an ended episode)."""
     core.write_observation(state, seats.side[i], 0, geom, out.obs[i])
-    out.masks[i, :] = False
+    out.masks[i, :] = True
     out.rolls[i] = 0
     _end(seats, i, settings, out)
 
@@ -223,7 +220,7 @@ class UrVectorEnv(gym.vector.VectorEnv):
     """``num_envs`` games of the Royal Game of Ur against an opponent, stepped together in numba.
 
     The vector form of :class:`urgym.env.UrEnv` (the same arguments, spaces, rewards and games): registered as the
-    vector entry point of ``urgym/Ur-v1``, so ``gymnasium.make_vec("urgym/Ur-v1", num_envs=1024)`` builds it.
+    vector entry point of ``urgym/Ur-v2``, so ``gymnasium.make_vec("urgym/Ur-v2", num_envs=1024)`` builds it.
     Every environment's game runs on the core's batched game loop (:mod:`urgym.core`); a step is one kernel call
     when the opponent is a built-in policy, and one more per round of an external opponent's moves otherwise.
 
@@ -249,15 +246,19 @@ class UrVectorEnv(gym.vector.VectorEnv):
     Gymnasium 1.x next-step autoreset by default (``metadata["autoreset_mode"]``): the step after an episode ends
     ignores that environment's action and returns its new episode's first observation with reward 0; pass
     ``autoreset_mode=AutoresetMode.SAME_STEP`` (what stable-baselines3 expects) to restart in the same step, the
-    last observation in ``info["final_obs"]`` and its info in ``info["final_info"]``. ``reset(seed=s)`` seeds
+    last observation in ``info["final_obs"]`` and its info in ``info["final_info"]``, or
+    ``autoreset_mode=AutoresetMode.DISABLED`` to restart only what ``reset(options={"reset_mask": mask})`` names
+    (stepping an environment whose episode has ended is then a ``RuntimeError``, as it is for ``UrEnv``; the
+    reset returns every environment's observation, the others' unchanged). ``reset(seed=s)`` seeds
     environment i with ``s + i``, as :class:`gymnasium.vector.SyncVectorEnv` does, and environment i then plays
     exactly the games of ``UrEnv`` reset with seed ``s + i``: observations, rewards, terminations, masks and info.
 
     ## Info
-    Arrays over the environments with Gymnasium's ``_key`` masks: ``action_mask`` (also :meth:`action_masks`),
-    ``roll``, ``agent_side``, ``illegal_action``, ``winner`` (where an episode ended with a winner) and, in
-    self-play, ``player``. ``UrEnv``'s ``legal_moves`` lists are left out (they are the mask's true entries, and
-    building thousands of lists would cost more than the step).
+    Arrays over the environments with Gymnasium's ``_key`` masks: ``action_mask`` (int8, as ``UrEnv``'s; all
+    ones where an episode has ended; :meth:`action_masks` gives it as bool; ``action_space.sample`` takes it as
+    ``mask=tuple(info["action_mask"])``), ``roll``, ``agent_side``, ``illegal_action``, ``winner`` (where an
+    episode ended with a winner) and, in self-play, ``player``. ``UrEnv``'s ``legal_moves`` lists are left out
+    (they are the mask's true entries, and building thousands of lists would cost more than the step).
 
     ## Arguments
     ``num_envs`` and every :class:`UrEnv` argument (``rules``, ``pieces``, ``opponent``, ``agent_side``,
@@ -292,7 +293,7 @@ class UrVectorEnv(gym.vector.VectorEnv):
         self.max_episode_steps = (
             None if max_episode_steps is None else integer(max_episode_steps, "max_episode_steps", low=1)
         )
-        self.self_play = _is_self(opponent)
+        self.self_play = is_self_play(opponent)
         if self.self_play and agent_side != "light":
             raise ValueError(
                 f"agent_side {agent_side!r} means nothing in self-play (opponent='self'): the learner plays both sides"
@@ -362,6 +363,13 @@ class UrVectorEnv(gym.vector.VectorEnv):
         if self._out is None:
             raise RuntimeError("call reset() before step()")
         actions = self._actions(actions)
+        if self.autoreset_mode == AutoresetMode.DISABLED:
+            ended = np.flatnonzero(self._seats.status == _ENDED)
+            if len(ended):
+                raise RuntimeError(
+                    f"the episodes of environments {ended[:10].tolist()}{' ...' if len(ended) > 10 else ''} have "
+                    "ended and autoreset is disabled: reset them with reset(options={'reset_mask': mask}) first"
+                )
         out = self._outputs()
         step_envs(self._flows, self._seats, actions, self._geom, self._settings, out)
         self._serve_opponents(out)
@@ -380,7 +388,7 @@ class UrVectorEnv(gym.vector.VectorEnv):
 
     # --- masks and inspection -----------------------------------------------------------------------------
     def action_masks(self) -> np.ndarray:
-        """Boolean masks of the legal actions, ``[num_envs, L + 1]`` (all False where an episode has ended)."""
+        """Boolean masks of the legal actions, ``[num_envs, L + 1]`` (all True where an episode has ended)."""
         if self._out is None:
             raise RuntimeError("call reset() first")
         return self._out.masks.copy()
@@ -407,14 +415,14 @@ class UrVectorEnv(gym.vector.VectorEnv):
             per_env = list(opponent)
         else:
             per_env = [opponent] * self.num_envs
-        if any(_is_self(o) for o in per_env) and not all(_is_self(o) for o in per_env):
+        if any(is_self_play(o) for o in per_env) and not all(is_self_play(o) for o in per_env):
             raise ValueError("opponent 'self' (self-play) is for every environment or none")
         built: dict[Any, tuple[int, Any, Any]] = {}
         groups: dict[Any, list[int]] = {}
         for i, spec in enumerate(per_env):
             key = spec if isinstance(spec, str) else id(spec)
             if key not in built:
-                built[key] = (_POLICY_SELF, None, None) if _is_self(spec) else self._resolve(spec)
+                built[key] = (_POLICY_SELF, None, None) if is_self_play(spec) else self._resolve(spec)
             policy = built[key][0]
             self._seats.opponent[i] = policy
             if policy == core.POLICY_EXTERNAL:
@@ -532,7 +540,7 @@ class UrVectorEnv(gym.vector.VectorEnv):
     def _info(self, out: Outputs, present: np.ndarray) -> dict[str, Any]:
         info: dict[str, Any] = {}
         illegal = out.illegal & ~out.ended if self._settings.same_step else out.illegal
-        _put(info, "action_mask", out.masks, present)
+        _put(info, "action_mask", out.masks.view(np.int8), present)
         _put(info, "roll", out.rolls, present)
         _put(info, "agent_side", _SIDE_NAMES[self._seats.side], present)
         _put(info, "illegal_action", illegal, present)
@@ -552,7 +560,7 @@ class UrVectorEnv(gym.vector.VectorEnv):
     def _final_info(self, out: Outputs) -> dict[str, Any]:
         ended = out.ended
         info: dict[str, Any] = {}
-        _put(info, "action_mask", np.where(ended[:, None], out.final_masks, False), ended)
+        _put(info, "action_mask", np.where(ended[:, None], out.final_masks, False).view(np.int8), ended)
         _put(info, "roll", np.where(ended, out.final[:, 2], 0), ended)
         _put(info, "agent_side", np.where(ended, _SIDE_NAMES[out.final[:, 1]], None), ended)
         _put(info, "illegal_action", out.illegal & ended, ended)
@@ -564,7 +572,7 @@ class UrVectorEnv(gym.vector.VectorEnv):
         return info
 
     def _decision_line(self, i: int) -> str:
-        if not self._out.masks[i].any():
+        if self._out.rolls[i] == 0:  # the episode has ended
             return ""
         return f"roll {int(self._out.rolls[i])}, legal moves {np.flatnonzero(self._out.masks[i]).tolist()}"
 
@@ -588,10 +596,6 @@ def _winners(winners: np.ndarray, where: np.ndarray) -> np.ndarray:
     array = np.full(len(where), None, dtype=object)
     array[where] = _SIDE_NAMES[winners[where]]
     return array
-
-
-def _is_self(opponent: Any) -> bool:
-    return isinstance(opponent, str) and opponent == SELF_PLAY
 
 
 def _autoreset_mode(mode: AutoresetMode | str) -> AutoresetMode:

@@ -421,7 +421,7 @@ def _linear_layers(state: dict[str, np.ndarray], prefix: str) -> list[tuple[np.n
 
 
 class SB3Agent(ScoringAgent):
-    """A stable-baselines3 or sb3-contrib model trained on ``urgym/Ur-v1``'s observation.
+    """A stable-baselines3 or sb3-contrib model trained on the observation of ``urgym/Ur-v2`` (v1's, unchanged).
 
     PPO, A2C, DQN, QR-DQN, MaskablePPO, TRPO, ...: it plays the legal action its network scores best (logits or Q-values
     masked at inference, so a model trained without masks plays legal moves too).

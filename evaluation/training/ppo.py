@@ -1,4 +1,4 @@
-"""``train --algo maskable-ppo``: sb3-contrib's MaskablePPO on ``urgym/Ur-v1`` (masks from ``action_masks()``).
+"""``train --algo maskable-ppo``: sb3-contrib's MaskablePPO on ``urgym/Ur-v2`` (masks from ``action_masks()``).
 
 The learner plays ``envs`` games stepped together on the native vector environment (or SB3's own vector
 environments), against any agent spec, its own live policy (``self``), or a mixture (``--opponent`` repeated: dealt

@@ -112,7 +112,7 @@ def test_an_agent_passes_through_make_agent():
 
 
 def test_environment_opponent_from_a_spec():
-    env = gym.make("urgym/Ur-v1", rules="finkel", pieces=3, opponent="expectimax:2")
+    env = gym.make("urgym/Ur-v2", rules="finkel", pieces=3, opponent="expectimax:2")
     rewards = []
     for seed in range(3):
         _, info = env.reset(seed=seed)
@@ -123,12 +123,12 @@ def test_environment_opponent_from_a_spec():
         rewards.append(reward)
     assert set(rewards) <= {-1.0, 1.0}
     with pytest.raises(ValueError, match="unknown agent 'nobody'"):
-        gym.make("urgym/Ur-v1", opponent="nobody")
+        gym.make("urgym/Ur-v2", opponent="nobody")
 
 
 def test_environment_reseeds_a_random_agent_opponent():
     def episode(seed):
-        env = gym.make("urgym/Ur-v1", pieces=2, opponent=make_agent("random"))
+        env = gym.make("urgym/Ur-v2", pieces=2, opponent=make_agent("random"))
         obs, info = env.reset(seed=seed)
         trace = [obs.tobytes()]
         done = False

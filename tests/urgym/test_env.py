@@ -21,18 +21,18 @@ def masked_random_episode(env, seed, rng_seed=0):
 
 @pytest.mark.parametrize("rules", ["finkel", "masters", "murray"])
 def test_check_env_passes(rules):
-    env = gym.make("urgym/Ur-v1", rules=rules, pieces=3, render_mode="rgb_array")
+    env = gym.make("urgym/Ur-v2", rules=rules, pieces=3, render_mode="rgb_array")
     check_env(env.unwrapped)
 
 
 def test_make_uses_registered_id_and_rules():
-    env = gym.make("urgym/Ur-v1", rules="blitz", opponent="greedy")
+    env = gym.make("urgym/Ur-v2", rules="blitz", opponent="greedy")
     assert env.unwrapped.rules.name == "blitz"
     assert env.action_space.n == 17 and env.observation_space.shape == (2 * 16 + 8,)
 
 
 def test_seeded_episodes_repeat_exactly():
-    env = gym.make("urgym/Ur-v1", rules="finkel", agent_side="random")
+    env = gym.make("urgym/Ur-v2", rules="finkel", agent_side="random")
     a = masked_random_episode(env, seed=5)
     b = masked_random_episode(env, seed=5)
     c = masked_random_episode(env, seed=6)
@@ -62,7 +62,9 @@ def test_mask_and_observation_match_the_position(side):
         if terminated:
             assert reward == (1.0 if info["winner"] == side else -1.0)
             assert env.position.winner == info["winner"]
-            assert not env.action_masks().any() and obs[2 * length + 4 :].sum() == 0
+            # the documented rule for an ended episode: an all-ones mask, no legal move, no roll
+            assert env.action_masks().all() and info["action_mask"].all() and info["legal_moves"] == []
+            assert info["roll"] == 0 and obs[2 * length + 4 :].sum() == 0
             obs, info = env.reset()
 
 
@@ -158,7 +160,7 @@ def test_render_modes(capsys):
 
 
 def test_make_vec_steps_with_masks():
-    envs = gym.make_vec("urgym/Ur-v1", num_envs=3, vectorization_mode="sync", rules="finkel", pieces=2)
+    envs = gym.make_vec("urgym/Ur-v2", num_envs=3, vectorization_mode="sync", rules="finkel", pieces=2)
     obs, infos = envs.reset(seed=7)
     assert obs.shape == (3, 36)
     rng = np.random.default_rng(0)
@@ -174,14 +176,15 @@ def test_make_vec_steps_with_masks():
 
 
 def test_package_registers_the_environment():
-    assert "urgym/Ur-v1" in gym.registry
+    assert "urgym/Ur-v2" in gym.registry
     assert urgym.__version__
 
 
-def test_the_old_id_is_refused_with_the_new_one_named():
-    assert "urgym/Ur-v0" not in gym.registry
-    with pytest.warns(DeprecationWarning), pytest.raises(gym.error.DeprecatedEnv, match="urgym/Ur-v1"):
-        gym.make("urgym/Ur-v0")
+@pytest.mark.parametrize("old", ["urgym/Ur-v0", "urgym/Ur-v1"])
+def test_the_old_ids_are_refused_with_the_new_one_named(old):
+    assert old not in gym.registry
+    with pytest.warns(DeprecationWarning), pytest.raises(gym.error.DeprecatedEnv, match="urgym/Ur-v2"):
+        gym.make(old)
 
 
 def test_spec_opponents_resolve_through_the_entry_point_without_urgym_importing_agents():
@@ -192,7 +195,7 @@ def test_spec_opponents_resolve_through_the_entry_point_without_urgym_importing_
     code = (
         "import sys, gymnasium as gym, urgym\n"
         "assert 'agents' not in sys.modules\n"
-        "env = gym.make('urgym/Ur-v1', opponent='expectimax:1')\n"
+        "env = gym.make('urgym/Ur-v2', opponent='expectimax:1')\n"
         "env.reset(seed=0)\n"
         "print(type(env.unwrapped._opponent_agent).__name__)"
     )
@@ -214,9 +217,9 @@ def test_an_opponent_that_cannot_play_the_rules_fails_at_construction():
     import gymnasium as gym
 
     with pytest.raises(ValueError, match="cannot be solved"):
-        gym.make("urgym/Ur-v1", rules="murray", opponent="perfect")
+        gym.make("urgym/Ur-v2", rules="murray", opponent="perfect")
     with pytest.raises(ValueError, match="TD model was trained on"):
-        gym.make("urgym/Ur-v1", rules="finkel", pieces=3, opponent="td")
+        gym.make("urgym/Ur-v2", rules="finkel", pieces=3, opponent="td")
 
 
 @pytest.mark.parametrize("make", ["env", "vector"])
@@ -240,3 +243,70 @@ def test_a_perfect_opponents_table_is_had_when_the_environment_is_made_never_in_
     built = build(PerfectAgent(solve=True))
     assert is_cached(rules)  # solved now, before the first reset or step
     built.close()
+
+
+@pytest.mark.parametrize("illegal_action", ["loss", "replace"])
+def test_action_space_sample_takes_the_info_mask_through_every_episode_end(illegal_action):
+    """Gymnasium's ``sample(mask=...)`` wants int8; an ended episode's all-ones mask keeps it (and softmax) defined."""
+    env = gym.make("urgym/Ur-v2", pieces=2, opponent="greedy", illegal_action=illegal_action)
+    _, info = env.reset(seed=3)
+    env.action_space.seed(3)
+    ends = 0
+    for _ in range(400):
+        mask = info["action_mask"]
+        assert mask.dtype == np.int8 and set(np.unique(mask)) <= {0, 1}
+        action = env.action_space.sample(mask=mask)
+        if info["legal_moves"]:
+            assert action in info["legal_moves"]
+            _, _, terminated, _, info = env.step(action)
+        else:
+            terminated = True
+        if terminated:
+            assert info["action_mask"].all() and info["legal_moves"] == [] and info["roll"] == 0
+            env.action_space.sample(mask=info["action_mask"])  # Gymnasium accepts the ended mask too
+            logits = np.where(info["action_mask"] == 1, 0.0, -np.inf)  # a masked softmax stays finite
+            assert np.isfinite(np.exp(logits) / np.exp(logits).sum()).all()
+            ends += 1
+            _, info = env.reset()
+    assert ends > 10
+
+
+def test_sb3_contrib_masked_categorical_survives_the_terminal_mask():
+    """MaskablePPO's distribution over the mask ``action_masks()`` gives at an episode's end (all True)."""
+    torch = pytest.importorskip("torch", reason="the learn extra (torch, sb3-contrib) is not installed")
+    distributions = pytest.importorskip("sb3_contrib.common.maskable.distributions")
+    env = UrEnv(pieces=1, opponent="first")
+    _, info = env.reset(seed=0)
+    while info["legal_moves"]:
+        _, _, terminated, _, info = env.step(info["legal_moves"][0])
+    assert terminated and env.action_masks().dtype == bool
+    dist = distributions.MaskableCategoricalDistribution(env.action_space.n)
+    dist.proba_distribution(torch.zeros(1, env.action_space.n))
+    dist.apply_masking(env.action_masks()[None])
+    assert torch.isfinite(dist.entropy()).all() and 0 <= int(dist.sample()[0]) < env.action_space.n
+
+
+def test_self_play_through_gym_make_plays_both_sides_from_the_movers_view():
+    """``opponent="self"`` in ``gymnasium.make``: every decision is a step, seen by the side that makes it."""
+    from urgym.game import Game
+
+    env = gym.make("urgym/Ur-v2", pieces=3, opponent="self")
+    for seed in range(4):
+        _, info = env.reset(seed=seed)
+        game = Game("finkel", seed=seed, game=0, pieces=3)
+        sides = set()
+        while True:
+            assert info["agent_side"] == game.turn and info["player"] == ("light", "dark").index(game.turn)
+            assert info["legal_moves"] == list(game.legal_moves) and info["roll"] == game.roll
+            sides.add(info["player"])
+            mover, move = game.turn, game.legal_moves[-1]
+            _, reward, terminated, _, info = env.step(move)
+            game.play(move)
+            if terminated:
+                assert game.is_over and game.winner == mover and reward == 1.0 and info["winner"] == mover
+                break
+            assert reward == 0.0
+        assert sides == {0, 1}
+    with pytest.raises(ValueError, match="self-play"):
+        gym.make("urgym/Ur-v2", opponent="self", agent_side="dark")
+    check_env(gym.make("urgym/Ur-v2", pieces=3, opponent="self").unwrapped)

@@ -16,7 +16,7 @@ INFO_KEYS = ("action_mask", "roll", "agent_side", "illegal_action", "winner", "p
 
 def random_actions(info, rng, n, illegal_rate=0.05, actions=8):
     """A legal action at random where one exists, and now and then an arbitrary one (often illegal)."""
-    chosen = np.array([rng.choice(np.flatnonzero(row)) if row.any() else 0 for row in info["action_mask"]])
+    chosen = np.array([rng.choice(np.flatnonzero(row)) for row in info["action_mask"]])  # any action once ended
     if rng.random() < illegal_rate:
         chosen[rng.integers(n)] = rng.integers(0, actions)
     return chosen
@@ -92,6 +92,8 @@ def assert_same_games(n=6, steps=1500, seed=7, illegal_rate=0.05, **kwargs):
         {"rules": "blitz", "pieces": 2, "agent_side": "random"},
         {"pieces": 1, "agent_side": "random", "autoreset_mode": AutoresetMode.SAME_STEP},
         {"agent_side": "random", "illegal_action": "replace", "autoreset_mode": AutoresetMode.SAME_STEP},
+        {"opponent": "self", "pieces": 3},
+        {"opponent": "self", "pieces": 2, "rules": "masters", "autoreset_mode": AutoresetMode.SAME_STEP},
     ],
     ids=lambda kwargs: ",".join(f"{k}={v}" for k, v in kwargs.items()) or "default",
 )
@@ -139,14 +141,14 @@ def test_callable_and_per_environment_opponents_equal_sync_vector_env():
 
 
 def test_make_vec_builds_the_native_vector_env():
-    env = gym.make_vec("urgym/Ur-v1", num_envs=4, rules="blitz", opponent="greedy")
+    env = gym.make_vec("urgym/Ur-v2", num_envs=4, rules="blitz", opponent="greedy")
     assert isinstance(env, UrVectorEnv) and env.rules.name == "blitz" and env.num_envs == 4
-    env = gym.make_vec("urgym/Ur-v1", num_envs=4, vectorization_mode="vector_entry_point")
+    env = gym.make_vec("urgym/Ur-v2", num_envs=4, vectorization_mode="vector_entry_point")
     assert isinstance(env, UrVectorEnv)
     obs, _ = env.reset(seed=0)
     assert obs.shape == (4, 2 * 14 + 4 + 4) and obs.dtype == np.float32
     assert env.observation_space.contains(obs)
-    sync = gym.make_vec("urgym/Ur-v1", num_envs=2, vectorization_mode="sync")
+    sync = gym.make_vec("urgym/Ur-v2", num_envs=2, vectorization_mode="sync")
     assert isinstance(sync, gym.vector.SyncVectorEnv)
 
 
@@ -159,12 +161,12 @@ def test_next_step_autoreset_ignores_the_action_and_starts_the_next_game():
         obs, rewards, terminated, _, info = env.step(random_actions(info, rng, 3, 0))
         for i in np.flatnonzero(terminated):
             assert rewards[i] in (-1.0, 1.0) and info["winner"][i] in ("light", "dark")
-            assert not info["action_mask"][i].any() and info["roll"][i] == 0
+            assert info["action_mask"][i].all() and info["roll"][i] == 0  # an ended episode's all-ones mask
             # whatever the action, the next step starts a new episode there: reward 0, a decision again
             actions = random_actions(info, rng, 3, 0)
             actions[i] = 99
             obs, rewards, terminated, _, info = env.step(actions)
-            assert rewards[i] == 0 and not terminated[i] and info["action_mask"][i].any()
+            assert rewards[i] == 0 and not terminated[i] and 0 < info["action_mask"][i].sum() < 5
             assert obs[i, 2 * env.rules.length] == 1.0  # the one piece is at home again
             checked += 1
             break
@@ -177,10 +179,12 @@ def test_masks_match_every_position_and_observation():
     rng = np.random.default_rng(2)
     for _ in range(150):
         masks = env.action_masks()
+        assert masks.dtype == bool and info["action_mask"].dtype == np.int8
         assert np.array_equal(masks, info["action_mask"])
         for i in range(env.num_envs):
             position = env.position(i)
-            if not masks[i].any():
+            if info["roll"][i] == 0:
+                assert masks[i].all() and position.is_over  # the ended episode's all-ones mask
                 continue
             side = int(env.agent_sides[i])
             assert position.turn == ("light", "dark")[side] == info["agent_side"][i]
@@ -200,14 +204,14 @@ def test_self_play_observes_from_the_mover_side_and_follows_the_game():
     for _ in range(600):
         actions = np.zeros(n, dtype=np.int64)
         for i, game in enumerate(games):
-            if not info["action_mask"][i].any():
+            if info["roll"][i] == 0:  # ended: the next step starts the next game
                 continue
             assert info["player"][i] == ("light", "dark").index(game.turn) == env.agent_sides[i]
             assert info["agent_side"][i] == game.turn and info["roll"][i] == game.roll
             assert np.array_equal(obs[i], expected_observation(game.position, game.roll))
             seen_sides.add(int(info["player"][i]))
             actions[i] = game.legal_moves[0]
-        acting = info["action_mask"].any(axis=1)  # an ended environment's step starts its next game
+        acting = info["roll"] > 0  # an ended environment's step starts its next game
         obs, rewards, terminated, _, info = env.step(actions)
         for i in np.flatnonzero(acting):
             mover = games[i].turn
@@ -254,10 +258,10 @@ def test_illegal_action_replace_plays_the_nearest_legal_move_and_flags_it():
     rng = np.random.default_rng(3)
     replaced = 0
     for _ in range(300):
-        masks = info["action_mask"]
+        masks, playing = info["action_mask"], info["roll"] > 0  # an ended game's step ignores its action
         actions = rng.integers(-2, replaced_env.single_action_space.n + 2, size=16)
         expected = actions.copy()
-        for i in np.flatnonzero(masks.any(axis=1)):
+        for i in np.flatnonzero(playing):
             legal = np.flatnonzero(masks[i])
             inside = 0 <= actions[i] < masks.shape[1]
             if not (inside and masks[i, actions[i]]):
@@ -265,7 +269,7 @@ def test_illegal_action_replace_plays_the_nearest_legal_move_and_flags_it():
         obs, rewards, terminated, _, info = replaced_env.step(actions)
         twin_obs, twin_rewards, twin_terminated, _, twin_info = twin.step(expected)
         flagged = info["illegal_action"]
-        assert np.array_equal(flagged, (actions != expected) & masks.any(axis=1))
+        assert np.array_equal(flagged, (actions != expected) & playing)
         assert not twin_info["illegal_action"].any()
         assert np.array_equal(obs, twin_obs) and np.array_equal(terminated, twin_terminated)
         assert np.allclose(rewards, twin_rewards - 0.25 * flagged)
@@ -367,3 +371,54 @@ def test_gymnasium_vector_wrappers_and_render():
 
 def test_same_step_truncation_equals_time_limit():
     assert_same_games(n=4, steps=300, max_episode_steps=5, agent_side="random", autoreset_mode=AutoresetMode.SAME_STEP)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"opponent": "self"}, {"max_episode_steps": 9}], ids=str)
+def test_disabled_autoreset_equals_sync_vector_env(kwargs):
+    """``AutoresetMode.DISABLED``: ended games wait for ``reset_mask``; stepping one is refused, as by SyncVectorEnv."""
+    n, seed = 5, 13
+    ours = UrVectorEnv(num_envs=n, pieces=3, autoreset_mode=AutoresetMode.DISABLED, **kwargs)
+    limit = kwargs.get("max_episode_steps")
+    single_kwargs = {k: v for k, v in kwargs.items() if k != "max_episode_steps"}
+
+    def single():
+        env = UrEnv(pieces=3, **single_kwargs)
+        return env if limit is None else gym.wrappers.TimeLimit(env, limit)
+
+    theirs = gym.vector.SyncVectorEnv([single] * n, autoreset_mode=AutoresetMode.DISABLED)
+    obs, info = ours.reset(seed=seed)
+    assert np.array_equal(obs, theirs.reset(seed=seed)[0])
+    rng = np.random.default_rng(seed)
+    resets = 0
+    for t in range(400):
+        actions = random_actions(info, rng, n, 0)
+        mine, other = ours.step(actions), theirs.step(actions)
+        for k in range(4):
+            assert np.array_equal(mine[k], other[k]), (t, k)
+        info = mine[4]
+        assert_same_info(info, other[4], t)
+        ended = mine[2] | mine[3]
+        if ended.any():
+            with pytest.raises(RuntimeError, match="reset_mask"):
+                ours.step(random_actions(info, rng, n, 0))
+            obs, info = ours.reset(options={"reset_mask": ended})
+            obs_theirs, info_theirs = theirs.reset(options={"reset_mask": ended})
+            assert np.array_equal(obs, obs_theirs)
+            assert_same_info(info, info_theirs, (t, "reset"))
+            resets += 1
+    assert resets > 5
+
+
+def test_vector_action_space_samples_from_the_info_masks():
+    env = gym.make_vec("urgym/Ur-v2", num_envs=4, pieces=2, opponent="greedy")
+    _, info = env.reset(seed=1)
+    env.action_space.seed(1)
+    ended = 0
+    for _ in range(200):
+        assert info["action_mask"].dtype == np.int8
+        actions = env.action_space.sample(mask=tuple(info["action_mask"]))
+        playing = info["roll"] > 0
+        assert info["action_mask"][np.arange(4), actions][playing].all()
+        _, _, terminated, _, info = env.step(actions)
+        ended += int(terminated.sum())
+    assert ended > 4
