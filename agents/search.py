@@ -638,7 +638,7 @@ def move_value(state, roll, move, depth, alpha, ctx):
     return alpha if c >= 1.0 - alpha else 1.0 - c  # cut: at most alpha (1 - (1 - alpha) may round above it)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # a deep search runs for minutes: Ctrl-C is heard by a thread that waits (the runner's)
 def choose(state, roll, moves, n, depth, ctx, values, all_values):
     """Index of the best of ``moves[:n]`` searched ``depth`` plies beyond the move (the lowest source on ties).
 

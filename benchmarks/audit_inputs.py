@@ -1,6 +1,7 @@
 """Try several hundred bad inputs and faults, as a hostile but fair new user would, and count the outcomes.
 
-Run: ``python -m benchmarks.audit_inputs [--only cli|interrupt|library|untrusted|hostile] [--show remaining|clear|all]``
+Run: ``python -m benchmarks.audit_inputs [--only cli|interrupt|library|untrusted|hostile|round4]
+[--show remaining|clear|all]``
 (about 15 minutes on 2 cores).
 
 Each command line must end with exit status 2 and exactly one line on stderr, ``PROG: error: ...``, naming
@@ -546,7 +547,7 @@ def run_library_case(description: str, call: Callable[[], object], what: str) ->
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=("cli", "interrupt", "library", "untrusted", "hostile"))
+    parser.add_argument("--only", choices=("cli", "interrupt", "library", "untrusted", "hostile", "round4"))
     parser.add_argument("--show", default="remaining", help="outcomes to list: remaining, clear or all")
     args = parser.parse_args()
     outcomes: list[Outcome] = []
@@ -572,6 +573,10 @@ def main() -> None:
             from benchmarks import audit_hostile
 
             outcomes.extend(audit_hostile.run_all(folder, Outcome))
+        if args.only in (None, "round4"):
+            from benchmarks import audit_round4
+
+            outcomes.extend(audit_round4.run_all(folder, Outcome))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     for o in outcomes:

@@ -19,19 +19,24 @@ from typing import Any
 
 from urgym.agents import builtin_name
 from urgym.evaluation.scoring.report import write_csv, write_json
-from urgym.evaluation.scoring.runner import RunOptions, default_workers
+from urgym.evaluation.scoring.runner import RunOptions
 from urgym.solver import PositionIndex, SolvedTable, cached_table_path, is_cached, solve_command, table_for
+from urgym.solver.solve import estimate_solve
 
 from urgym import _startup
-from urgym.files import PLOT_FORMATS, STDOUT, MissingExtraError, check_distinct, check_output
+from urgym.files import PLOT_FORMATS, STDOUT, MissingExtraError, check_distinct, check_output, release_claims
 from urgym.rules import Rules
 
 __all__ = [
-    "SOLVE_RATE",
+    "AUTO_SOLVE_MINUTES",
+    "MAX_GAMES",
+    "MAX_POSITIONS",
     "USER_ERRORS",
     "ArgumentParser",
     "add_table_options",
+    "check_count",
     "check_outputs",
+    "check_solve_allowed",
     "command",
     "report_stream",
     "run_options",
@@ -41,8 +46,14 @@ __all__ = [
     "wrote",
 ]
 
-SOLVE_RATE = 200_000
-"""Positions a core solves per second (measured on finkel: 138 M positions in 341 s on 2 cores)."""
+AUTO_SOLVE_MINUTES = 15.0
+"""The longest solve a command starts on its own (finkel's table, the default, takes about 6 minutes on 2 cores);
+a longer one needs ``--solve`` or the ``solve`` command."""
+
+MAX_GAMES = 10_000_000
+"""The most games one command plays (``evaluate --games``, ``stats --games``): their results are kept in memory."""
+MAX_POSITIONS = 1_000_000
+"""The most positions one command draws and scores (``evaluate --positions``, ``engine-check --positions``)."""
 
 USER_ERRORS = (ValueError, OSError, MissingExtraError)
 """Exceptions that report a problem with the user's input or files (FileNotFoundError is an OSError). A TypeError
@@ -66,6 +77,14 @@ def seed(text: str) -> int:
     if not 0 <= value < 2**64:
         raise argparse.ArgumentTypeError(f"a seed is a whole number from 0 to 2**64 - 1, got {value}")
     return value
+
+
+def check_count(
+    parser: argparse.ArgumentParser, option: str, value: int | None, low: int, high: int, why: str = ""
+) -> None:
+    """Refuse ``--option value`` outside ``low..high`` in one line that names the bound (and ``why`` it is one)."""
+    if value is not None and not low <= value <= high:
+        parser.error(f"--{option} must be from {low:,} to {high:,}{f' ({why})' if why else ''}, got {value:,}")
 
 
 def command(prog: str, interrupted: str = "") -> Callable[[Callable[..., Any]], Callable[..., int]]:
@@ -124,6 +143,7 @@ def _exit_now(status: int) -> None:
     stop_all_engines(polite=False)  # engines run in sessions of their own: a terminal's Ctrl-C does not reach them
     for child in multiprocessing.active_children():  # a worker stops its own engines on SIGTERM
         child.terminate()
+    release_claims()  # the exit handlers that would remove the folders' lock files are skipped
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(status)
@@ -138,8 +158,15 @@ def _one_line(err: BaseException) -> str:
 
 def add_table_options(parser: argparse.ArgumentParser) -> None:
     """The options every command that needs a solved table shares."""
-    parser.add_argument(
+    solving = parser.add_mutually_exclusive_group()
+    solving.add_argument(
         "--no-solve", action="store_true", help="stop, with the command to run, instead of solving a missing table"
+    )
+    solving.add_argument(
+        "--solve",
+        action="store_true",
+        help=f"solve a missing table even when that takes longer than {AUTO_SOLVE_MINUTES:g} minutes (without it, "
+        "such a solve is refused with its estimate)",
     )
     parser.add_argument("--no-progress", action="store_true", help="hide progress bars")
 
@@ -163,7 +190,7 @@ def table_or_solve(
     record that holds custom rules, for the ``solve`` command to suggest.
     """
     try:
-        index = PositionIndex(rules)
+        PositionIndex(rules)  # rules the solver cannot index (murray, skiriuk) have no table
     except ValueError as err:
         if any(builtin_name(s) == "perfect" for s in specs):
             parser.error(f"the perfect player needs a solved table: {err}")
@@ -172,11 +199,11 @@ def table_or_solve(
     path = cached_table_path(rules)
     if not is_cached(rules):
         command = solve_command(rules, record)
-        minutes = index.size / (SOLVE_RATE * default_workers()) / 60
+        estimate = estimate_solve(rules)
         if args.no_solve:
             print(
                 f"No solved table for {rules.describe()} at {path}.\nCreate it with:  {command}\n"
-                f"({index.size:,} positions, about {minutes:.0f} min on this machine)",
+                f"({estimate.describe()})",
                 file=sys.stderr,
             )
             raise SystemExit(3)
@@ -184,10 +211,10 @@ def table_or_solve(
             check_output(path, table="cache")
         except ValueError as err:
             raise ValueError(f"cannot cache the solved table: {err}; set URGYM_CACHE to a writable folder") from None
+        check_solve_allowed(rules, getattr(args, "solve", False), record)
         print(
-            f"No solved table for {rules.name} ({rules.pieces} pieces) yet: solving it now ({index.size:,} "
-            f"positions, about {max(minutes, 0.1):.1f} min here) and caching it at {path}. It is reused from "
-            f"then on; `{command}` does the same.",
+            f"No solved table for {rules.name} ({rules.pieces} pieces) yet: solving it now ({estimate.describe()}) "
+            f"and caching it at {path}. It is reused from then on; `{command}` does the same.",
             file=sys.stderr,
         )
     start = time.perf_counter()
@@ -202,6 +229,26 @@ def table_or_solve(
     if table.precision_note:
         print(f"note: {table.precision_note}", file=sys.stderr)
     return table
+
+
+def check_solve_allowed(rules: Rules, asked: bool, record: str | None = None) -> None:
+    """Refuse a missing table's solve that a command would start on its own but that takes too long.
+
+    A solve longer than :data:`AUTO_SOLVE_MINUTES` runs only when the user ``asked`` (``--solve``); the message gives
+    the estimate (time, memory, disk) and the command that solves it. Whether it fits this machine's memory and disk
+    is the solver's own check, before any work. Nothing is checked for a cached table.
+
+    Raises:
+        ValueError: Naming the rules, the estimate and what to run.
+    """
+    if is_cached(rules):
+        return
+    estimate = estimate_solve(rules)
+    if estimate.minutes > AUTO_SOLVE_MINUTES and not asked:
+        raise ValueError(
+            f"{rules.name} ({rules.pieces} pieces) has no solved table yet, and solving it takes long "
+            f"({estimate.describe()}): add --solve to solve it now, or run `{solve_command(rules, record)}` first"
+        )
 
 
 def check_outputs(args: argparse.Namespace, inputs: dict[str, str] | None = None) -> None:

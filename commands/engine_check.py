@@ -9,8 +9,8 @@ import argparse
 import time
 
 import numpy as np
-from urgym.agents.outside.engine import DEFAULT_MOVE_TIME, EngineAgent, EngineError
-from urgym.commands.common import ArgumentParser, command, seed
+from urgym.agents.outside.engine import DEFAULT_MOVE_TIME, MAX_MOVE_TIME, EngineAgent, EngineError
+from urgym.commands.common import MAX_POSITIONS, ArgumentParser, check_count, command, seed
 
 from urgym import Game, Position, Rules, get_rules
 
@@ -47,10 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.command:
         parser.error("give the engine's command line, e.g. engine-check python3 -m urgym.examples.uei_engine")
-    if args.positions < 1:
-        parser.error(f"--positions must be at least 1, got {args.positions}")
-    if not args.move_time > 0 or args.move_time == float("inf"):
-        parser.error(f"--move-time must be a positive number of seconds, got {args.move_time}")
+    check_count(parser, "positions", args.positions, 1, MAX_POSITIONS)
+    if not 0 < args.move_time <= MAX_MOVE_TIME:
+        parser.error(f"--move-time must be more than 0 and at most {MAX_MOVE_TIME:g} seconds, got {args.move_time:g}")
     rule_sets = [get_rules(name.strip()) for name in args.rules.split(",") if name.strip()]
     if not rule_sets:
         parser.error("--rules names no rule set")

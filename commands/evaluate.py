@@ -12,12 +12,17 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import replace
+from typing import Any
 
 from urgym.agents import agent_help, builtin_name, make_agent
 from urgym.commands.common import (
+    MAX_GAMES,
+    MAX_POSITIONS,
     ArgumentParser,
     add_table_options,
+    check_count,
     check_outputs,
+    check_solve_allowed,
     command,
     report_stream,
     run_options,
@@ -27,9 +32,12 @@ from urgym.commands.common import (
     wrote,
 )
 from urgym.evaluation.scoring.card import CARD_RULE_SETS, agent_card, card_header, card_row
+from urgym.evaluation.scoring.exact import exact_match, exploitability
 from urgym.evaluation.scoring.match import play_match, records_directory
 from urgym.evaluation.scoring.positions import benchmark_positions, score_positions
 from urgym.evaluation.scoring.report import (
+    format_exact,
+    format_exploitability,
     format_match,
     format_tournament,
     match_rows,
@@ -41,7 +49,7 @@ from urgym.evaluation.scoring.report import (
 from urgym.evaluation.scoring.runner import BACKENDS, require_ray
 from urgym.evaluation.scoring.tournament import pair_folders, run_tournament, tournament_specs
 
-from urgym import RULE_SET_NAMES, get_rules
+from urgym import RULE_SET_NAMES, Rules, get_rules
 
 __all__ = ["build_parser", "main"]
 
@@ -103,6 +111,18 @@ def build_parser() -> argparse.ArgumentParser:
         "finkel,blitz,masters), as one leaderboard row and, with --json, as JSON",
     )
     parser.add_argument(
+        "--exact",
+        action="store_true",
+        help="instead of sampling games: the agent's exact winning chance against --opponent, from every "
+        "decision of the rule set (both agents are asked their move in every position; solvable rules only)",
+    )
+    parser.add_argument(
+        "--best-response",
+        action="store_true",
+        help="with --exact: also the agent's exploitability, the winning chance a perfect adversary that knows "
+        "its moves takes beyond the game's value",
+    )
+    parser.add_argument(
         "--backend",
         default="process",
         choices=BACKENDS,
@@ -130,6 +150,18 @@ def main(argv: list[str] | None = None) -> int:
         return _card_main(parser, args, extra)
     if args.tournament and args.agent:
         parser.error("give either --agent or --tournament, not both")
+    if args.best_response and not args.exact:
+        parser.error("--best-response goes with --exact")
+    if args.exact:
+        for option, given in (
+            ("--tournament", args.tournament),
+            ("--no-table", args.no_table),
+            ("--save-games", args.save_games),
+            ("--csv", args.csv),
+            ("--plot", args.plot),
+        ):
+            if given:
+                parser.error(f"{option} does not go with --exact (an exact result plays no games)")
     if not args.tournament and not args.agent:
         parser.error("give --agent SPEC (for example --agent expectimax --depth 7) or --tournament SPEC,SPEC,...")
     if extra and not args.agent:
@@ -140,11 +172,10 @@ def main(argv: list[str] | None = None) -> int:
                 f"{','.join([args.tournament, *(e for e in extra if not e.startswith('-'))])}"
             )
         parser.error(f"unrecognized arguments: {' '.join(extra)}{hint}")
-    for name, value in (("games", args.games), ("workers", 1 if args.workers is None else args.workers)):
-        if value < 1:
-            parser.error(f"--{name} must be at least 1, got {value}")
-    if args.positions < 0:
-        parser.error(f"--positions must be 0 or more, got {args.positions}")
+    check_count(parser, "games", args.games, 1, MAX_GAMES, "results are kept in memory")
+    check_count(parser, "positions", args.positions, 0, MAX_POSITIONS)
+    if args.workers is not None and args.workers < 1:
+        parser.error(f"--workers must be at least 1, got {args.workers}")
     if args.positions and args.pieces == 1:
         parser.error(
             "with 1 piece no decision has a choice of moves, so there is no position benchmark; "
@@ -164,6 +195,7 @@ def main(argv: list[str] | None = None) -> int:
         for folder in folders.values():  # before any game: a bad or used folder is refused now
             records_directory(folder, args.replace_games)
         check_outputs(args)
+        run = run_options(args)  # its checks (workers, backend) before any solve
     except ValueError as err:
         parser.error(str(err))
     if args.no_table and any(builtin_name(s) == "perfect" for s in specs):
@@ -184,8 +216,9 @@ def main(argv: list[str] | None = None) -> int:
             positions = benchmark_positions(table, args.positions)
         except ValueError as err:
             parser.error(f"{err} (--positions 0 skips the position benchmark)")
-    run = run_options(args)
     out = report_stream(args)
+    if args.exact:
+        return _exact_main(args, rules, specs, out)
     if args.tournament:
         result = run_tournament(list(specs), rules, args.games, args.seed, table, args.positions, run)
         print(format_tournament(result), file=out)
@@ -202,6 +235,23 @@ def main(argv: list[str] | None = None) -> int:
         print(f"saved {match.games} game records in {args.save_games}", file=out)
     data = {"match": match.to_dict(), "position_benchmark": [b.to_dict() for b in benchmarks.values()]}
     write_outputs(args, data, match_rows(match, benchmarks), lambda path: plot_match(path, match, benchmarks))
+    return 0
+
+
+def _exact_main(args: argparse.Namespace, rules: Rules, specs: tuple[str, ...], out: Any) -> int:
+    """``evaluate --exact``: the exact result of the agent against its opponent (and its best response)."""
+    result = exact_match(specs[0], specs[1], rules, args.seed, progress=not args.no_progress)
+    print(format_exact(result), file=out)
+    data = {"exact": {key: result.to_dict()[key] for key in ("win_rate", "win_rate_light", "win_rate_dark")}}
+    data["exact"].update(agent=result.agent, opponent=result.opponent, rules=result.rules)
+    data["exact"]["deterministic"] = result.deterministic
+    if args.best_response:
+        exploit = exploitability(specs[0], rules, args.seed, progress=not args.no_progress)
+        print(format_exploitability(exploit), file=out)
+        data["exact"]["best_response_win_rate"] = exploit["best_response_win_rate"]
+        data["exact"]["exploitability_points"] = exploit["exploitability_points"]
+    if args.json is not None:
+        wrote(write_json(args.json, data), out)
     return 0
 
 
@@ -227,6 +277,9 @@ def _card_main(parser: argparse.ArgumentParser, args: argparse.Namespace, extra:
         spec = _specs(args, extra)[0]
         make_agent(spec)
         check_outputs(args)
+        if not args.no_solve:  # every rule set's solve is allowed (or refused with its estimate) before any work
+            for name in rule_sets:
+                check_solve_allowed(get_rules(name, args.pieces), args.solve)
     except ValueError as err:
         parser.error(str(err))
     card = agent_card(

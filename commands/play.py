@@ -11,7 +11,7 @@ from collections.abc import Callable
 import numpy as np
 from urgym.agents.perfect import PerfectAgent
 from urgym.agents.registry import agent_help, make_agent
-from urgym.commands.common import ArgumentParser, command, seed
+from urgym.commands.common import AUTO_SOLVE_MINUTES, ArgumentParser, check_solve_allowed, command, seed
 from urgym.evaluation.play.terminal import cached_table, play_game
 
 from urgym import RULE_SET_NAMES, SIDES, get_rules
@@ -48,6 +48,12 @@ def main(
     )
     parser.add_argument("--port", type=int, default=0, help="with --web: the port (default: a free one)")
     parser.add_argument("--no-browser", action="store_true", help="with --web: print the URL, open no browser")
+    parser.add_argument(
+        "--solve",
+        action="store_true",
+        help=f"--agent perfect: solve the missing table even when that takes longer than {AUTO_SOLVE_MINUTES:g} "
+        "minutes",
+    )
     args = parser.parse_args(argv)
     if (args.port or args.no_browser) and not args.web:
         parser.error("--port and --no-browser go with --web")
@@ -65,6 +71,11 @@ def main(
         except ValueError as err:
             parser.error(f"--save: {err}")
     if isinstance(agent, PerfectAgent):
+        if agent.solve:
+            try:
+                check_solve_allowed(rules, args.solve)
+            except ValueError as err:
+                parser.error(str(err))
         missing = "it is solved and cached first if missing" if agent.solve else "it must be cached already"
         write(f"Loading the solved table of {rules.describe()} ({missing}).")
         agent.table(rules)

@@ -15,7 +15,7 @@ from urgym.commands.common import (
     wrote,
 )
 from urgym.evaluation.review.grades import review_game
-from urgym.evaluation.review.summary import summarise_player
+from urgym.evaluation.review.summary import summarise_player, the_player
 from urgym.evaluation.scoring.match import RECORD_NAME
 
 from urgym import Rules, get_rules
@@ -134,26 +134,32 @@ def _summary(parser: argparse.ArgumentParser, args: argparse.Namespace, paths: l
     for option in ("csv", "html"):
         if getattr(args, option) is not None:
             parser.error(f"--{option} writes one game's review; with several games use --json or --plot")
+    # Two passes, one record at a time, so that memory does not grow with the folder: the first checks every record
+    # and finds the rules and the player before any solve; the second reviews each and keeps only the player's part.
+    kinds, names = set(), []
     try:
         check_outputs(args, {f"the game record {p}": str(p) for p in paths})  # once, against every input
-        records = [_load(args, str(p)) for p in paths]
+        for p in paths:
+            record = _load(args, str(p))
+            kinds.add(record.rules)
+            names.append(set(record.players.values()))
+        player = args.player if args.player is not None else the_player(names)
     except FileNotFoundError as err:
         parser.error(f"no such game record: {err.filename}")
     except ValueError as err:
         parser.error(str(err))
-    kinds = {r.rules for r in records}
     if len(kinds) > 1:
         parser.error(
             "the games are of different rules ("
             + "; ".join(sorted(k.describe() for k in kinds))
             + "); summarise one rule set at a time"
         )
-    table = table_or_solve(records[0].rules, args, parser, (), record=str(paths[0]))
+    rules = kinds.pop()
+    table = table_or_solve(rules, args, parser, (), record=str(paths[0]))
     if table is None:
-        parser.error(f"a review needs a solved table, and {records[0].rules.describe()} cannot be solved")
-    reviews = [(p.name, review_game(r, table)) for p, r in zip(paths, records, strict=True)]
+        parser.error(f"a review needs a solved table, and {rules.describe()} cannot be solved")
     try:
-        summary = summarise_player(reviews, args.player)
+        summary = summarise_player(((p.name, review_game(_load(args, str(p)), table)) for p in paths), player)
     except ValueError as err:
         parser.error(str(err))
     out = report_stream(args)

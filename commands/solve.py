@@ -15,8 +15,8 @@ from urgym.solver.solve import check_solve_options, solve
 from urgym.solver.table import DTYPES, EXACT_TOL, SolvedTable
 
 from urgym import RULE_SET_NAMES, GameRecord, Position, Rules, get_rules
-from urgym.files import check_distinct, check_output, loads_json
-from urgym.records import RECORD_FORMAT
+from urgym.files import check_distinct, check_output, loads_json, read_bounded
+from urgym.records import MAX_RECORD_BYTES, RECORD_FORMAT
 
 # Raposo & Lamont (2023), Table 1: estimated state-space complexity, for comparison with exact counts.
 # Blitz shares the Masters path, so its 7-piece count is the same as masters'.
@@ -200,10 +200,7 @@ def _rules_of(args: argparse.Namespace) -> Rules:
     if args.rules_file is None:
         return get_rules("finkel" if args.rules is None else args.rules, args.pieces)
     path = Path(args.rules_file)
-    try:
-        data = loads_json(path.read_bytes(), str(path))
-    except IsADirectoryError:
-        raise ValueError(f"--rules-file {path} is a directory") from None
+    data = loads_json(read_bounded(path, MAX_RECORD_BYTES, "a rules file or game record"), str(path))
     if isinstance(data, dict) and data.get("format") == RECORD_FORMAT:
         rules = GameRecord.from_dict(data).rules
     else:

@@ -7,8 +7,10 @@ from dataclasses import replace
 
 from urgym.agents import make_agent
 from urgym.commands.common import (
+    MAX_GAMES,
     ArgumentParser,
     add_table_options,
+    check_count,
     check_outputs,
     command,
     report_stream,
@@ -69,9 +71,9 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
-    for name, value in (("games", args.games), ("workers", args.workers)):
-        if value is not None and value < 1:
-            parser.error(f"--{name} must be at least 1, got {value}")
+    check_count(parser, "games", args.games, 1, MAX_GAMES, "each game's counts are kept in memory")
+    if args.workers is not None and args.workers < 1:
+        parser.error(f"--workers must be at least 1, got {args.workers}")
     try:
         rules = get_rules(args.rules, args.pieces)
         if args.replace_games and args.save_games is None:
@@ -81,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         args.agent = "perfect" if args.agent is None else args.agent
         args.games = 2000 if args.games is None else args.games
         check_outputs(args)
+        run_options(args)  # its checks (workers, backend) before any solve
         if args.records is not None:
             if not args.records.strip() or not Path(args.records).is_dir():
                 raise ValueError(f"no game records in {args.records!r}: it is not a folder")

@@ -21,17 +21,18 @@ from pathlib import Path
 from typing import Any
 
 from urgym.agents import make_agent
-from urgym.commands.common import ArgumentParser, command, seed
+from urgym.commands.common import AUTO_SOLVE_MINUTES, ArgumentParser, check_solve_allowed, command, seed
+from urgym.evaluation.scoring.runner import default_workers
 from urgym.evaluation.training.distill import DistillSettings, train_distill
 from urgym.evaluation.training.expected_td import ExpectedTDSettings, train_expected_td
 from urgym.evaluation.training.ppo import VEC_ENVS, PPOSettings, train_ppo
-from urgym.evaluation.training.run import ALGORITHMS, RunPlan, plot_curves
+from urgym.evaluation.training.run import ALGORITHMS, MODEL_SUFFIXES, RunPlan, check_run_folder, plot_curves
 from urgym.evaluation.training.td_lambda import TDLambdaSettings, train_td_lambda
 from urgym.solver import table_for
 
 from urgym import RULE_SET_NAMES, get_rules
 from urgym.features import FEATURE_SETS
-from urgym.files import check_output, require_extra
+from urgym.files import check_output, claim_folder, require_extra
 
 __all__ = ["main"]
 
@@ -57,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     _check(parser, args)
     try:
         rules = get_rules(args.rules, args.pieces)
+        check_solve_allowed(rules, args.solve)  # before the output folder is made
     except ValueError as err:
         parser.error(str(err))
     settings = _settings(parser, args)
@@ -67,11 +69,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--out {args.out} is a file; give a folder for the models, card, curve and logs")
     try:
         check_output(out / "curve.csv")  # the folder can be created and written, before any training
+        out.mkdir(parents=True, exist_ok=True)
+        claim_folder(out, "a training run")
+        check_run_folder(out, MODEL_SUFFIXES[args.algo], args.replace)
     except ValueError as err:
         parser.error(f"--out: {err}")
-    out.mkdir(parents=True, exist_ok=True)
     table = table_for(rules, solve=True, progress=not args.no_progress)
-    plan = RunPlan(out, args.timesteps, args.minutes, args.seed, not args.no_progress)
+    plan = RunPlan(out, args.timesteps, args.minutes, args.seed, not args.no_progress, args.replace)
     train = {
         "distill": train_distill,
         "expected-td": train_expected_td,
@@ -103,6 +107,9 @@ def _parser() -> argparse.ArgumentParser:
         f"{' and '.join(PPO.opponents)}",
     )
     parser.add_argument("--out", required=True, help="directory for models, card, curve and logs")
+    parser.add_argument(
+        "--replace", action="store_true", help="overwrite a finished run in --out (without it, one is refused)"
+    )
     parser.add_argument("--seed", type=seed, default=0)
     parser.add_argument("--envs", type=int, help=f"environments stepped together (maskable-ppo; default {PPO.envs})")
     parser.add_argument(
@@ -170,7 +177,25 @@ def _parser() -> argparse.ArgumentParser:
         f"{DISTILL.close_weight})",
     )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.add_argument(
+        "--solve",
+        action="store_true",
+        help=f"solve the rules' missing table even when that takes longer than {AUTO_SOLVE_MINUTES:g} minutes",
+    )
     return parser
+
+
+MAX_HIDDEN = 16_384
+MAX_ENVS = 65_536
+MAX_EVAL_POSITIONS = 1_000_000
+MAX_DECISIONS = 50_000_000
+_BOUND_REASON = {
+    "threads": " (this machine's cores)",
+    "eval-positions": " (each is scored against the table at every validation)",
+    "decisions": " (about 150 bytes each, kept in memory: 7.5 GB at the bound)",
+    "hidden": " (the TD network's hidden units)",
+    "envs": " (each holds a game and its buffers)",
+}
 
 
 def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -179,15 +204,17 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         parser.error(f"--timesteps must be at least 1, got {args.timesteps}")
     if args.minutes is not None and not 0 < args.minutes < math.inf:
         parser.error(f"--minutes must be a positive number, got {args.minutes}")
-    for name, value, low in (
-        ("hidden", args.hidden, 1),
-        ("envs", args.envs, 1),
-        ("threads", args.threads, 1),
-        ("eval-every", args.eval_every, 1),
-        ("eval-positions", args.eval_positions, 1),
+    if args.eval_every is not None and args.eval_every < 1:
+        parser.error(f"--eval-every must be at least 1, got {args.eval_every}")
+    for name, value, low, high in (
+        ("hidden", args.hidden, 1, MAX_HIDDEN),
+        ("envs", args.envs, 1, MAX_ENVS),
+        ("threads", args.threads, 1, default_workers()),
+        ("eval-positions", args.eval_positions, 1, MAX_EVAL_POSITIONS),
+        ("decisions", args.decisions, 1000, MAX_DECISIONS),
     ):
-        if value is not None and value < low:
-            parser.error(f"--{name} must be at least {low}, got {value}")
+        if value is not None and not low <= value <= high:
+            parser.error(f"--{name} must be from {low:,} to {high:,}{_BOUND_REASON[name]}, got {value:,}")
     if args.alpha is not None and not 0 < args.alpha < math.inf:
         parser.error(f"--alpha (the TD learning rate) must be a positive finite number, got {args.alpha}")
     if args.lam is not None and not 0 <= args.lam <= 1:
@@ -196,8 +223,6 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         parser.error(f"{args.algo} needs no opponent; --opponent is for maskable-ppo")
     if args.epsilon is not None and not 0 <= args.epsilon < 1:
         parser.error(f"--epsilon must be from 0 to below 1, got {args.epsilon}")
-    if args.decisions is not None and args.decisions < 1000:
-        parser.error(f"--decisions must be at least 1000, got {args.decisions}")
     for name, value in (("lr", args.lr), ("rank", args.rank), ("close-weight", args.close_weight)):
         if value is not None and (not (0 <= value < math.inf) or (name == "lr" and value == 0)):
             parser.error(

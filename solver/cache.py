@@ -116,5 +116,11 @@ def load_or_solve(
 
 def _move_aside(path: Path, suffix: str, why: str) -> None:
     aside = path.with_name(path.name + suffix)
-    os.replace(path, aside)
+    try:
+        os.replace(path, aside)
+    except OSError as err:  # a read-only cache: the table's fault is what the user must hear, not the rename's
+        raise TableError(
+            f"{why}, and it cannot be moved aside to solve the rules again ({err.strerror}): remove it, or set "
+            "URGYM_CACHE to a writable folder"
+        ) from None
     print(f"urgym: {why}; moved it to {aside} and solving the rules again", file=sys.stderr)

@@ -30,13 +30,15 @@ from urgym.solver._index import PositionIndex, unrank_in_block
 from urgym.solver.table import SolvedTable, TableError
 
 from urgym import Position, Rules, core, get_rules
-from urgym.files import loads_json, write_atomic
+from urgym.files import loads_json, read_bounded, write_atomic
 
 __all__ = ["RGU_MAGIC", "RoyalUrTable", "TableComparison", "compare_tables", "read_rgu", "rgu_key", "write_rgu"]
 
 RGU_MAGIC = b"RGU"
 _VERSION = 0
 _PERCENT16 = 65535
+MAX_RGU_BYTES = 4 << 30
+"""The largest RoyalUr table read (finkel with 7 pieces, the largest rule set RoyalUr solves, is far below)."""
 _ALL_DARK = 3280  # 11111111 in base 3: eight dark pieces, impossible with 7 a side (and skipped by the ranking)
 _SIDE_ROWS = (1, 2, 3, 4, 7, 8)  # the side lanes' tiles, bit by bit
 _SETTINGS = {"board_shape": "Standard", "paths": "Bell", "dice": "FourBinary"}
@@ -227,7 +229,10 @@ def read_rgu(path: str | os.PathLike, rules: Rules | None = None) -> RoyalUrTabl
             range, or is of rules other than ``rules`` or that urgym cannot map (naming the file).
     """
     path = Path(path)
-    data = path.read_bytes()
+    try:
+        data = read_bounded(path, MAX_RGU_BYTES, "a RoyalUr table")
+    except ValueError as err:
+        raise TableError(str(err)) from None
     try:
         header, keys, values = _parse(data)
         table_rules = _rules_of(header)

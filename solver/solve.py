@@ -14,7 +14,6 @@ pair; the finished table is written atomically with :func:`urgym.solver.table.wr
 from __future__ import annotations
 
 import errno
-import fcntl
 import json
 import mmap
 import os
@@ -22,6 +21,7 @@ import shutil
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -32,9 +32,69 @@ from urgym.solver.table import DTYPES, EXACT_TOL, MIN_TOL, SolvedTable, checksum
 
 from urgym import Rules, get_rules
 from urgym.core import chance_outcomes, geometry
+from urgym.files import hold_lock
 from urgym.progress import progress_bar
 
-__all__ = ["NoSpaceError", "solve", "table_bytes"]
+__all__ = ["SOLVE_RATE", "NoSpaceError", "SolveEstimate", "available_memory", "estimate_solve", "solve", "table_bytes"]
+
+SOLVE_RATE = 200_000
+"""Positions a core solves per second (measured on finkel: 138 M positions in 341 s on 2 cores)."""
+BYTES_PER_POSITION = 20
+"""Peak memory per position of a solve written to a file (measured: finkel 18, masters 19-21 bytes)."""
+BYTES_IN_MEMORY = 8
+"""What a solve kept in memory (no ``out``) needs per position beyond that: every value at once."""
+BASE_MEMORY = 512 << 20
+"""Memory a solve needs whatever its size: Python, numpy, numba and the index."""
+
+
+class SolveEstimate(NamedTuple):
+    """What a solve of some rules takes on this machine, before it starts."""
+
+    positions: int
+    minutes: float  # wall time on this machine's cores
+    memory: int  # peak bytes
+    disk: int  # bytes of the checkpoint and the table (a solve written to a file)
+
+    def describe(self) -> str:
+        """In words: ``501,032,952 positions, about 21 min on this machine, 10.5 GB of memory, 8.0 GB on disk``."""
+        return (
+            f"{self.positions:,} positions, about {max(self.minutes, 0.1):.1f} min on this machine, "
+            f"{_size(self.memory)} of memory, {_size(self.disk)} on disk"
+        )
+
+
+def estimate_solve(rules: Rules, dtype: str = "float64", in_file: bool = True) -> SolveEstimate:
+    """The time, memory and disk a solve of ``rules`` needs here (from measured rates; a few percent off)."""
+    return _estimate(PositionIndex(rules).size, dtype, in_file)
+
+
+def _estimate(positions: int, dtype: str, in_file: bool) -> SolveEstimate:
+    memory = BASE_MEMORY + positions * (BYTES_PER_POSITION + (0 if in_file else BYTES_IN_MEMORY))
+    disk = positions * 8 + table_bytes(positions, dtype) if in_file else 0
+    minutes = positions / (SOLVE_RATE * numba.config.NUMBA_NUM_THREADS) / 60
+    return SolveEstimate(positions, minutes, memory, disk)
+
+
+def available_memory() -> int:
+    """Bytes of memory a new allocation can get now (``MemAvailable``; the physical memory where unknown)."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def _check_memory(rules: Rules, estimate: SolveEstimate) -> None:
+    """Refuse, before any work, a solve whose peak would not fit in the memory available now."""
+    free = available_memory()
+    if estimate.memory > free:
+        raise ValueError(
+            f"not enough memory to solve {rules.describe()}: it needs about {_size(estimate.memory)} "
+            f"({estimate.positions:,} positions), {_size(free)} is available now"
+        )
+
 
 ITEM_SIZE = 2048  # positions per parallel work item
 ETA_AFTER = 0.05
@@ -137,7 +197,11 @@ class _Checkpoint:
         self.crcs: dict[str, str] = {}
         self.elapsed = 0.0
         out.parent.mkdir(parents=True, exist_ok=True)
-        self._lock, self._lock_path = _lock(out)
+        self._lock, self._lock_path = hold_lock(
+            out.with_name(out.name + ".lock"),
+            f"another solve is writing {out} (it holds {out.name}.lock); wait for it to finish (solve --out writes a "
+            "table elsewhere)",
+        )
         try:
             state = self._read_state(index.size)
             if not state:  # the values' blocks reserved up front: a full disk is an error now, not a SIGBUS later
@@ -276,30 +340,6 @@ def _size(size: int) -> str:
     return f"{size} bytes"
 
 
-def _lock(out: Path):
-    """Hold an exclusive lock on ``OUT.lock`` for the solve; a second solve of ``out`` is refused at once.
-
-    Returns the open lock file and its path.
-    """
-    path = out.with_name(out.name + ".lock")
-    while True:
-        handle = open(path, "a")  # noqa: SIM115 - held until the solve ends
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.close()
-            raise ValueError(
-                f"another solve is writing {out} (it holds {path.name}); wait for it to finish (solve "
-                "--out writes a table elsewhere)"
-            ) from None
-        try:  # the solve that held it may have removed it before we locked: hold the file that is on disk
-            if os.path.samestat(os.fstat(handle.fileno()), os.stat(path)):
-                return handle, path
-        except FileNotFoundError:
-            pass
-        handle.close()
-
-
 def check_solve_options(tol: float, threads: int | None) -> None:
     """Refuse a tolerance outside [MIN_TOL, 1) or a thread count outside 1..cores, saying what is allowed."""
     if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 < tol < 1:
@@ -345,6 +385,7 @@ def solve(
         raise ValueError(
             f"{rules.describe()} has {index.size:,} positions; the solver's edges hold indices below {MAX_POSITIONS:,}"
         )
+    _check_memory(rules, _estimate(index.size, dtype, in_file=out is not None))
     threads_before = numba.get_num_threads()
     if threads:
         numba.set_num_threads(threads)

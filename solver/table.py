@@ -23,7 +23,7 @@ from urgym.solver.lookup import TableView, move_probability
 from urgym import SIDES, Position, Rules
 from urgym.checks import integer
 from urgym.core import geometry
-from urgym.files import loads_json, write_atomic
+from urgym.files import loads_json, open_regular, write_atomic
 
 __all__ = ["DTYPES", "EXACT_TOL", "FORMAT_VERSION", "MIN_TOL", "SolvedTable", "TableError"]
 
@@ -241,7 +241,11 @@ def write_table(path: Path, header: dict[str, Any], data: np.ndarray) -> Path:
 
 
 def read_header(path: Path) -> tuple[dict[str, Any], int]:
-    with open(path, "rb") as f:
+    try:
+        f = open_regular(path, "a solved table")
+    except ValueError as err:
+        raise TableError(str(err)) from None
+    with f:
         start = f.read(len(MAGIC) + 8)
         if len(start) < len(MAGIC) + 8 or start[: len(MAGIC)] != MAGIC:
             raise TableError(f"{path} is not a urgym solved table (bad magic)")

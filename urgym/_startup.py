@@ -6,6 +6,10 @@ when the program is one of urgym's console scripts, it installs a SIGINT handler
 and :func:`end` hands SIGINT back to Python once the command's own handling is in place. A program that merely
 imports urgym is left alone.
 
+It also places numba's cache before numba is imported: in a read-only install (a system or container install used by
+another user, whose home may not exist or be writable), numba finds no folder for the compiled code of ``cache=True``
+functions and every import fails. There the cache goes to a private folder in the temporary directory, said once.
+
 A ``KeyboardInterrupt`` raised inside a ctypes callback (numba's cache, through llvmlite) cannot propagate: Python
 prints it as "Exception ignored" and goes on, as if Ctrl-C never came. :func:`end` therefore also installs a
 ``sys.unraisablehook`` that sends such an interrupt again a moment later, once the callback has returned.
@@ -18,7 +22,12 @@ import os
 import re
 import signal
 import sys
+import tempfile
 import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 _SCRIPT = re.compile(rb"^from urgym\.commands\.[\w.]+ import", re.MULTILINE)
 
@@ -67,4 +76,71 @@ def end() -> None:
         sys.unraisablehook = _redeliver_swallowed_interrupt
 
 
+def interruptible(function: Callable[..., T], *args: Any) -> T:
+    """``function(*args)`` on a helper thread while the main thread waits, so that Ctrl-C is heard at once.
+
+    A long numba call (one move of ``expectimax:16``) releases the GIL but cannot see a signal: run on the main thread,
+    it would hold Ctrl-C back until it returns. Waiting in ``join``, the main thread raises KeyboardInterrupt within a
+    moment; the helper is a daemon thread, and a command then ends the process. Off the main thread, a plain call.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return function(*args)
+    outcome: list[tuple[bool, Any]] = []
+
+    def run() -> None:
+        try:
+            outcome.append((True, function(*args)))
+        except BaseException as err:  # handed to the caller's thread
+            outcome.append((False, err))
+
+    helper = threading.Thread(target=run, name="urgym-work", daemon=True)
+    helper.start()
+    while helper.is_alive():
+        helper.join(0.1)
+    done, value = outcome[0]
+    if not done:
+        raise value
+    return value
+
+
+def _writable(folder: str) -> bool:
+    """Whether files can be made in ``folder`` (made if missing), tried as numba tries it."""
+    try:
+        os.makedirs(folder, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            return True
+    except OSError:
+        return False
+
+
+def place_numba_cache() -> str | None:
+    """Point numba's cache at a writable private folder where its own choices cannot be written; return that folder.
+
+    Numba caches beside the source (``__pycache__``), else in the user's cache folder (``$XDG_CACHE_HOME`` or
+    ``~/.cache``). Nothing is changed when either works or ``NUMBA_CACHE_DIR`` is set.
+    """
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return None
+    package = os.path.dirname(os.path.abspath(__file__))
+    if _writable(os.path.join(package, "__pycache__")):
+        return None
+    home = os.path.expanduser("~")
+    user_cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache")
+    if home != "~" and _writable(os.path.join(user_cache, "numba")):
+        return None
+    for base in (tempfile.gettempdir(), "/dev/shm"):
+        folder = os.path.join(base, f"urgym-numba-cache-{os.getuid()}")
+        if _writable(folder) and os.stat(folder).st_uid == os.getuid():  # never a folder another user made
+            os.environ["NUMBA_CACHE_DIR"] = folder
+            if "numba" in sys.modules:  # imported already: its config read the environment then
+                sys.modules["numba"].config.CACHE_DIR = folder
+            print(
+                f"note: urgym's folder and your cache folder are read-only; numba caches compiled code in {folder}",
+                file=sys.stderr,
+            )
+            return folder
+    return None
+
+
 begin()
+place_numba_cache()

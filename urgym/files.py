@@ -10,7 +10,11 @@ from outside (records, table headers, model cards) through :func:`loads_json`.
 
 from __future__ import annotations
 
+import atexit
+import fcntl
+import io
 import json
+import math
 import os
 import shutil
 import stat
@@ -31,10 +35,18 @@ __all__ = [
     "cache_dir",
     "check_distinct",
     "check_output",
+    "claim_folder",
+    "existing_file",
+    "hold_lock",
     "in_table_cache",
     "install_command",
     "loads_json",
+    "open_regular",
     "precious_kind",
+    "read_bounded",
+    "read_npz",
+    "release_claims",
+    "release_folder",
     "require_extra",
     "table_kind",
     "write_atomic",
@@ -53,6 +65,8 @@ TABLE_MAGICS = {b"URGYMTBL": "an urgym solved table", b"RGU\x00": "a RoyalUr tab
 def cache_dir() -> Path:
     """The folder of urgym's table cache: ``$URGYM_CACHE``, else ``$XDG_CACHE_HOME/urgym``, else ``~/.cache/urgym``.
 
+    Without a home folder (no ``HOME`` and no passwd entry), ``urgym-cache-UID`` in the temporary directory.
+
     Raises:
         ValueError: If ``$URGYM_CACHE`` names a file.
     """
@@ -61,7 +75,12 @@ def cache_dir() -> Path:
         if path.exists() and not path.is_dir():
             raise ValueError(f"URGYM_CACHE={path} is a file; it should name a directory for solved tables")
         return path
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base:
+        home = os.path.expanduser("~")
+        if home == "~":  # no HOME and no passwd entry for this uid: a private folder in the temporary directory
+            return Path(tempfile.gettempdir()) / f"urgym-cache-{os.getuid()}"
+        base = os.path.join(home, ".cache")
     return Path(base) / "urgym"
 
 
@@ -78,9 +97,9 @@ def in_table_cache(path: str | os.PathLike) -> Path | None:
 def table_kind(path: str | os.PathLike) -> str | None:
     """What table ``path`` holds, by its first bytes (:data:`TABLE_MAGICS`); None for anything else or no file."""
     try:
-        with open(os.path.realpath(os.fspath(path)), "rb") as f:
+        with open_regular(os.path.realpath(os.fspath(path)), "a table") as f:  # a FIFO never blocks the check
             head = f.read(8)
-    except OSError:
+    except (OSError, ValueError):
         return None
     return next((kind for magic, kind in TABLE_MAGICS.items() if head.startswith(magic)), None)
 
@@ -215,12 +234,78 @@ def check_output(
     return path
 
 
+def hold_lock(path: Path, busy: str) -> tuple[io.TextIOWrapper, Path]:
+    """Hold an exclusive lock on the file ``path`` (created if missing); raise ``ValueError(busy)`` if another holds it.
+
+    The lock is the kernel's (``flock``), so it ends with the process that holds it, however it ends: no stale lock
+    is ever left. Returns the open file (closing it releases the lock) and its path.
+    """
+    while True:
+        handle = open(path, "a")  # noqa: SIM115 - held until the work ends
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            raise ValueError(busy) from None
+        try:  # the holder may have removed it before we locked: hold the file that is on disk
+            if os.path.samestat(os.fstat(handle.fileno()), os.stat(path)):
+                return handle, path
+        except FileNotFoundError:
+            pass
+        handle.close()
+
+
+CLAIM_NAME = ".urgym-lock"
+"""The file in an output folder whose lock says that a run is writing there."""
+_CLAIMS: dict[Path, io.TextIOWrapper] = {}
+
+
+def claim_folder(folder: Path, what: str) -> None:
+    """Claim ``folder`` for this process's run until it exits: a second run that claims it is refused at once.
+
+    Two runs started together on one folder would both find it empty and then mix (and partly replace) each
+    other's files; the claim is taken before that check, so only one of them gets past it. Claiming a folder this
+    process holds already does nothing.
+    """
+    key = Path(os.path.realpath(folder))
+    if key in _CLAIMS:
+        return
+    handle, _ = hold_lock(
+        key / CLAIM_NAME,
+        f"another run is writing {what} to {folder} (it holds {CLAIM_NAME} there); wait for it to finish or give "
+        "another folder",
+    )
+    _CLAIMS[key] = handle
+    if len(_CLAIMS) == 1:
+        atexit.register(release_claims)
+
+
+def release_folder(folder: Path) -> None:
+    """End this process's claim on ``folder`` (:func:`claim_folder`), if it holds one."""
+    key = Path(os.path.realpath(folder))
+    handle = _CLAIMS.pop(key, None)
+    if handle is not None:
+        (key / CLAIM_NAME).unlink(missing_ok=True)  # while still locked, as the solver does
+        handle.close()
+
+
+def release_claims() -> None:
+    """End every claim this process holds (at exit, and when a command ends at once on Ctrl-C)."""
+    for folder in list(_CLAIMS):
+        release_folder(folder)
+
+
 def _special_kind(path: Path) -> str | None:
     """What ``path`` is if it exists and is not a regular file (None: missing or a regular file)."""
     try:
         mode = os.lstat(path).st_mode
     except OSError:
         return None
+    return _kind_of(mode)
+
+
+def _kind_of(mode: int) -> str | None:
+    """What a file of ``mode`` is when it is not a regular file (None: a regular file)."""
     for test, kind in (
         (stat.S_ISLNK, "a symbolic link"),
         (stat.S_ISDIR, "a directory"),
@@ -303,6 +388,64 @@ def loads_json(text: str | bytes, what: str = "JSON") -> Any:
         raise ValueError(f"{what} is not valid: {err}") from None
 
 
+def open_regular(path: str | os.PathLike, what: str) -> io.BufferedReader:
+    """Open a stranger's file for reading in binary, refusing anything but a regular file before reading.
+
+    It is opened without blocking, so a FIFO with no writer is refused at once instead of waiting for one; a symbolic
+    link is followed to what it names (a link to ``/dev/zero`` is a device).
+
+    Raises:
+        ValueError: If ``path`` is a directory, a FIFO, a device or a socket (naming it and ``what`` was expected).
+        OSError: If it cannot be opened (``FileNotFoundError`` where there is no such file).
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        kind = _kind_of(os.fstat(fd).st_mode)
+        if kind is not None:
+            raise ValueError(f"{path} is {kind}, not a regular file; {what} is read from a regular file")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def existing_file(path: str | os.PathLike, what: str) -> Path:
+    """``path`` if it names a regular file (a link to one counts); what ``what`` a library reads by its path.
+
+    Raises:
+        FileNotFoundError: If there is nothing at ``path`` ("no ``what`` at ``path``").
+        ValueError: If it is a directory, a FIFO, a device or a socket.
+    """
+    path = Path(path)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no {what} at {path}") from None
+    kind = _kind_of(mode)
+    if kind is not None:
+        raise ValueError(f"{path} is {kind}, not a regular file; {what} is read from a regular file")
+    return path
+
+
+def read_bounded(path: str | os.PathLike, limit: int, what: str) -> bytes:
+    """The bytes of a stranger's regular file of at most ``limit`` bytes, counted while reading.
+
+    Raises:
+        ValueError: If it is not a regular file (:func:`open_regular`) or holds more than ``limit`` bytes (naming
+            ``what`` and the bound).
+        OSError: If it cannot be read.
+    """
+    with open_regular(path, what) as f:
+        # A regular file's stated size refuses a big one before reading; the read itself bounds a file whose stated
+        # size is not its length (``/proc``).
+        too_big = os.fstat(f.fileno()).st_size > limit
+        data = b"" if too_big else f.read(limit + 1)
+        if too_big or len(data) > limit:
+            raise ValueError(f"{path} holds more than {limit:,} bytes, more than {what} can hold")
+    return data
+
+
 MAX_NPZ_ARRAYS = 64
 """Most arrays :func:`read_npz` reads from one file (urgym's models hold at most 17)."""
 
@@ -310,26 +453,49 @@ MAX_NPZ_ARRAYS = 64
 def read_npz(path: str | os.PathLike, limit: int, what: str) -> dict[str, np.ndarray]:
     """The arrays of a stranger's ``.npz`` file, without unpickling anything.
 
-    Refused before inflating past ``limit`` bytes or holding more than :data:`MAX_NPZ_ARRAYS` arrays (``what`` names the
-    kind of file in the message).
+    Refused before inflating past ``limit`` bytes: both the sizes the archive declares and the sizes its arrays'
+    headers declare are counted before an array is read, and an array whose data does not match its header or its
+    checksum is refused (``what`` names the kind of file in the messages).
 
     Raises:
-        ValueError: If the arrays would inflate past ``limit``, are too many, or the file is not an ``.npz``
-            archive.
+        ValueError: If it is not a regular file, the arrays would inflate past ``limit``, are more than
+            :data:`MAX_NPZ_ARRAYS`, hold Python objects, or the file is not an intact ``.npz`` archive.
         OSError: If it cannot be read.
     """
-    try:
-        with zipfile.ZipFile(path) as archive:  # what np.load would inflate, bounded before it does
-            members = archive.infolist()
-    except zipfile.BadZipFile as err:
-        raise ValueError(str(err)) from None
-    if len(members) > MAX_NPZ_ARRAYS:
-        raise ValueError(f"it holds {len(members):,} arrays, more than {what}'s {MAX_NPZ_ARRAYS}")
-    inflated = sum(info.file_size for info in members)
-    if inflated > limit:
-        raise ValueError(f"its arrays inflate to {inflated:,} bytes, more than {what}'s {limit:,}")
-    with np.load(path, allow_pickle=False) as data:
-        return {name: np.array(data[name]) for name in data.files}
+    with open_regular(path, what) as f:
+        try:
+            with zipfile.ZipFile(f) as archive:
+                members = archive.infolist()
+                if len(members) > MAX_NPZ_ARRAYS:
+                    raise ValueError(f"it holds {len(members):,} arrays, more than {what}'s {MAX_NPZ_ARRAYS}")
+                inflated = sum(info.file_size for info in members)
+                if inflated > limit:
+                    raise ValueError(f"its arrays inflate to {inflated:,} bytes, more than {what}'s {limit:,}")
+                declared = sum(_npy_bytes(archive, info) for info in members)
+                if declared > limit:
+                    raise ValueError(f"its arrays declare {declared:,} bytes, more than {what}'s {limit:,}")
+                arrays = {}
+                for info in members:
+                    with archive.open(info) as member:
+                        name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
+                        arrays[name] = np.lib.format.read_array(member, allow_pickle=False)
+                return arrays
+        except (zipfile.BadZipFile, EOFError, OSError) as err:  # bad CRC-32, a member shorter than it says
+            raise ValueError(f"it is not an intact .npz archive ({err})") from None
+
+
+def _npy_bytes(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> int:
+    """The bytes an ``.npy`` member's header declares, read from the header alone."""
+    with archive.open(info) as member:
+        try:
+            major, _ = np.lib.format.read_magic(member)
+            read_header = np.lib.format.read_array_header_1_0 if major == 1 else np.lib.format.read_array_header_2_0
+            shape, _, dtype = read_header(member)
+        except ValueError as err:
+            raise ValueError(f"its member {info.filename[:60]!r} is not an .npy array ({err})") from None
+    if dtype.hasobject:
+        raise ValueError(f"its member {info.filename[:60]!r} holds Python objects, which are never read")
+    return dtype.itemsize * math.prod(int(n) for n in shape)
 
 
 class MissingExtraError(ImportError):

@@ -46,7 +46,9 @@ def _step(a: str, b: str) -> int:
 
 
 def _chance(p: float) -> str:
-    return str(Fraction(p).limit_denominator(256))
+    """``p`` as a small fraction where it is one (3/8), else in digits (1e-09): never a rounding that reads 0."""
+    fraction = Fraction(p).limit_denominator(256)
+    return str(fraction) if fraction > 0 and abs(float(fraction) - p) <= 1e-12 else f"{p:.3g}"
 
 
 def _tiles(tiles: list[str]) -> str:
@@ -123,6 +125,8 @@ def _dice_text(rules: Rules) -> str:
 
 
 def _rosette_text(rules: Rules, rosettes: list[str]) -> str:
+    if not rosettes:  # the flags say nothing on a board without rosettes
+        return "This board has no rosettes: no tile gives another roll or keeps a piece safe."
     text = f"The rosettes are {_tiles(rosettes)}."
     if rules.rosette_extra_roll:
         text += " Landing on a rosette gives you another roll."

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from urgym.files import loads_json, write_atomic
+from urgym.files import loads_json, read_bounded, write_atomic
 from urgym.game import MAX_RECORD_STEPS, Game, GameStep, check_record_length, check_seed
 from urgym.notation import RGNGame, format_rgn, parse_rgn
 from urgym.position import SIDES, Position
@@ -42,6 +42,7 @@ __all__ = [
     "RECORD_VERSION",
     "GameRecord",
     "check_record_length",
+    "player_name",
 ]
 
 RECORD_FORMAT = "urgym-game-record"
@@ -195,14 +196,16 @@ class GameRecord:
         path = Path(path)
         if path.is_dir():
             raise ValueError(f"{path} is a directory, not a game record")
-        size = path.stat().st_size
-        if size > MAX_RECORD_BYTES:
-            raise ValueError(
-                f"{path}: not a game record: {size:,} bytes, more than any real game's record "
-                f"(at most {MAX_RECORD_BYTES:,})"
-            )
         try:
-            text = path.read_bytes().decode("utf-8")
+            data = read_bounded(path, MAX_RECORD_BYTES, "a game record")
+        except ValueError:
+            if path.is_file():  # regular but too long
+                raise ValueError(
+                    f"{path}: not a game record: more than {MAX_RECORD_BYTES:,} bytes, more than any real game's record"
+                ) from None
+            raise
+        try:
+            text = data.decode("utf-8")
             if path.suffix.lower() == ".rgn":
                 return cls.from_rgn(text, rules)
             try:
@@ -216,6 +219,17 @@ class GameRecord:
             raise ValueError(f"{path}: not a game record: it is not UTF-8 text") from None
         except ValueError as err:
             raise ValueError(f"{path}: {err}") from None
+
+
+def player_name(text: str) -> str:
+    """A valid player name for ``text`` (an agent spec, say).
+
+    What cannot be shown becomes ``?``, and a text longer than :data:`MAX_PLAYER_NAME` is cut with ``…``. A spec is
+    not a name: a spec with a long or odd model path still plays, and its games' records are saved under this form
+    of it, never lost when they are written.
+    """
+    name = _UNSHOWABLE.sub("?", text)
+    return name if len(name) <= MAX_PLAYER_NAME else name[: MAX_PLAYER_NAME - 1] + "…"
 
 
 def _players(players: object) -> dict[str, str]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from urgym import Rules, get_rules
-from urgym.files import loads_json, write_atomic
+from urgym.files import loads_json, read_bounded, write_atomic
 
 __all__ = [
     "DEFAULT_PPO_MODEL",
@@ -30,6 +30,8 @@ __all__ = [
 
 MODELS = Path(__file__).parent
 """The folder of the shipped models."""
+MAX_CARD_BYTES = 1 << 20
+"""The largest model card read (a card is a few kilobytes of JSON)."""
 DEFAULT_PPO_MODEL = MODELS / "ppo_finkel.zip"
 """The shipped MaskablePPO model (finkel), the ``ppo`` agent's default."""
 DEFAULT_TD_MODEL = MODELS / "td_finkel.npz"
@@ -48,9 +50,9 @@ def model_card(model_path: str | os.PathLike) -> dict[str, Any]:
         ValueError: If the card is not a JSON object (naming the file).
     """
     path = card_path(model_path)
-    if not path.is_file():
+    if not path.exists():
         return {}
-    data = loads_json(path.read_bytes(), str(path))
+    data = loads_json(read_bounded(path, MAX_CARD_BYTES, "a model card"), str(path))
     if not isinstance(data, dict):
         raise ValueError(f"{path} is not a model card (a JSON object)")
     return data

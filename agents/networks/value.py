@@ -24,7 +24,7 @@ from numba import njit
 from urgym import Position, Rules, core
 from urgym.core import geometry
 from urgym.features import FEATURE_SETS, feature_set_id, feature_size, write_value_features
-from urgym.files import loads_json, read_npz, write_atomic
+from urgym.files import existing_file, loads_json, read_npz, write_atomic
 
 __all__ = [
     "ACTIVATIONS",
@@ -73,10 +73,11 @@ class ValueNetwork:
     info: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.layers = [
-            (np.ascontiguousarray(w, dtype=np.float32), np.ascontiguousarray(b, dtype=np.float32))
-            for w, b in self.layers
-        ]
+        with np.errstate(over="ignore", invalid="ignore"):  # a weight beyond float32 is named by _check_layers
+            self.layers = [
+                (np.ascontiguousarray(w, dtype=np.float32), np.ascontiguousarray(b, dtype=np.float32))
+                for w, b in self.layers
+            ]
         _check_layers(self.rules, self.features, self.layers, self.activation)
 
     @property
@@ -126,11 +127,7 @@ class ValueNetwork:
             ValueError: If the file is not such a network, names unknown rules or features, inflates past
                 :data:`MAX_NETWORK_BYTES`, or holds layers that do not chain or weights that are not finite.
         """
-        path = Path(path)
-        if not path.exists():
-            raise FileNotFoundError(f"no value network at {path}")
-        if not path.is_file():
-            raise ValueError(f"{path} is not a urgym value network: not a regular file")
+        path = existing_file(path, "value network")
         try:
             data = read_npz(path, MAX_NETWORK_BYTES, "a network")
             meta = loads_json(str(data["meta"]), f"{path}'s header")
@@ -222,10 +219,33 @@ def _check_layers(rules: Rules, features: str, layers: list, activation: str) ->
                 "output"
             )
         if not (np.isfinite(w).all() and np.isfinite(b).all()):
-            raise ValueError(f"layer {k} holds weights that are not finite numbers")
+            raise ValueError(
+                f"layer {k} holds weights that are not finite float32 numbers (at most {np.finfo(np.float32).max:.3g} "
+                "in magnitude)"
+            )
         inputs = w.shape[1]
+    _check_no_overflow(layers, activation)
     if inputs != 1:
         raise ValueError(f"the last layer must have one output (the winning chance), has {inputs}")
+
+
+def _check_no_overflow(layers: list, activation: str) -> None:
+    """Refuse weights whose activations could overflow float32 while playing.
+
+    Features are 0 or 1, so a unit's sum is at most the sum of its weights' magnitudes times the largest input, plus
+    its bias: a bound that, below float32's largest number, guarantees that no inf (and no inf - inf) ever arises.
+    """
+    largest = 1.0
+    limit = float(np.finfo(np.float32).max)
+    for k, (w, b) in enumerate(layers):
+        bound = float((np.abs(w.astype(np.float64)).sum(axis=0) * largest + np.abs(b.astype(np.float64))).max())
+        if not bound < limit:
+            raise ValueError(
+                f"layer {k}'s activations can reach {bound:.3g}, beyond float32's {limit:.3g}: weights this large "
+                "overflow while playing"
+            )
+        last = k == len(layers) - 1
+        largest = bound if last or activation == "relu" else 1.0  # a sigmoid unit's output is at most 1
 
 
 class NetArrays(NamedTuple):

@@ -49,9 +49,19 @@ from urgym.agents.base import Agent, legal_moves_or_raise
 
 from urgym import SIDES, Position, Rules
 
-__all__ = ["DEFAULT_MOVE_TIME", "EngineAgent", "EngineError", "missing_program", "position_line", "stop_all_engines"]
+__all__ = [
+    "DEFAULT_MOVE_TIME",
+    "MAX_MOVE_TIME",
+    "EngineAgent",
+    "EngineError",
+    "missing_program",
+    "position_line",
+    "stop_all_engines",
+]
 
 DEFAULT_MOVE_TIME = 10.0
+MAX_MOVE_TIME = 86_400.0
+"""The longest move time (a day): beyond it a deadline would overflow the clock's arithmetic."""
 """Seconds an engine may think about one move (and take for the handshake)."""
 MAX_LINE = 65_536
 """Longest line urgym reads from an engine."""
@@ -152,8 +162,10 @@ class EngineAgent(Agent):
         self.argv = shlex.split(command) if isinstance(command, str) else list(command)
         if not self.argv:
             raise EngineError("an engine spec needs a command: engine:COMMAND")
-        if not move_time > 0:
-            raise ValueError(f"an engine's move time must be a positive number of seconds, got {move_time!r}")
+        if not 0 < move_time <= MAX_MOVE_TIME:
+            raise ValueError(
+                f"an engine's move time must be more than 0 and at most {MAX_MOVE_TIME:g} seconds, got {move_time!r}"
+            )
         self.move_time = float(move_time)
         self.spec = "engine:" + shlex.join(self.argv)
         self.argv[0] = beside_interpreter(self.argv[0])  # after the spec: records name the command as given

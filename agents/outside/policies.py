@@ -33,7 +33,7 @@ from urgym.agents.outside.weights import MAX_WEIGHTS_BYTES, read_state_dict
 from urgym import Position, Rules, core
 from urgym.batch import Decisions, check_choices
 from urgym.core import geometry, observation_size
-from urgym.files import loads_json, require_extra
+from urgym.files import existing_file, loads_json, open_regular, require_extra
 
 __all__ = [
     "OnnxAgent",
@@ -288,7 +288,7 @@ def load_sb3_network(path: str | os.PathLike) -> tuple[Callable[[np.ndarray], np
     """
     path = Path(path)
     try:
-        with zipfile.ZipFile(path) as archive:
+        with open_regular(path, "a stable-baselines3 model") as f, zipfile.ZipFile(f) as archive:
             data = loads_json(_member(archive, "data", MAX_SB3_DATA), "its data")
             weights = _member(archive, "policy.pth", MAX_WEIGHTS_BYTES + (1 << 20))
     except (zipfile.BadZipFile, KeyError) as err:
@@ -436,9 +436,7 @@ class SB3Agent(ScoringAgent):
 
     def __init__(self, model: Any, seed: int | None = None, spec: str | None = None, sample: bool = False) -> None:
         if isinstance(model, (str, os.PathLike)):
-            path = Path(model)
-            if not path.is_file():
-                raise FileNotFoundError(f"no stable-baselines3 model at {path}")
+            path = existing_file(model, "stable-baselines3 model")
             self.network, self.info = load_sb3_network(path)
             card = model_card(path)
             rules = Rules.from_dict(card["rules"]) if "rules" in card else None
@@ -483,9 +481,7 @@ class OnnxAgent(ScoringAgent):
     """
 
     def __init__(self, path: str | os.PathLike, seed: int | None = None, sample: bool = False) -> None:
-        path = Path(path)
-        if not path.is_file():
-            raise FileNotFoundError(f"no ONNX model at {path}")
+        path = existing_file(path, "ONNX model")
         ort = require_extra("onnxruntime", "onnx", "onnx: agents")
         try:
             options = ort.SessionOptions()
@@ -534,9 +530,7 @@ class TorchScriptAgent(ScoringAgent):
     """
 
     def __init__(self, path: str | os.PathLike, seed: int | None = None, sample: bool = False) -> None:
-        path = Path(path)
-        if not path.is_file():
-            raise FileNotFoundError(f"no TorchScript model at {path}")
+        path = existing_file(path, "TorchScript model")
         self._torch = require_extra("torch", "learn", "torchscript: agents")
         try:
             self._module = self._torch.jit.load(str(path), map_location="cpu").eval()

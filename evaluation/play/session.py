@@ -18,7 +18,9 @@ from urgym.agents.networks.neural import NetworkEstimate, shipped_estimate
 from urgym.solver import SolvedTable, is_cached, table_for
 
 from urgym import Game, GameRecord, Position, Rules
+from urgym._startup import interruptible
 from urgym.notation import move_text
+from urgym.records import player_name
 
 __all__ = ["Event", "GameSession", "Hint", "cached_table", "describe_move", "hint_source", "other_side"]
 
@@ -145,7 +147,7 @@ class GameSession:
         self._tell_passes()
         while not game.is_over and not self.awaiting:
             if game.turn != self.human:
-                self._play(self.agent.select_move(game.position, game.roll))
+                self._play(interruptible(self.agent.select_move, game.position, game.roll))
             else:
                 self._play(game.legal_moves[0], forced=True)
         return self.events[start:]
@@ -204,7 +206,9 @@ class GameSession:
 
     def record(self) -> GameRecord:
         """The game so far as a record (the person named ``human``, the agent by its spec)."""
-        return GameRecord.from_game(self.game, {self.human: "human", other_side(self.human): self.agent.spec})
+        return GameRecord.from_game(
+            self.game, {self.human: "human", other_side(self.human): player_name(self.agent.spec)}
+        )
 
     def _play(self, move: int, forced: bool = False) -> None:
         game = self.game

@@ -394,7 +394,8 @@ def create_app(game: WebGame, token: str, port_of: Any = None):
 
     @app.get("/api/state")
     def state():
-        return jsonify(game.state())
+        with game.lock:  # never half of one game and half of the next while /api/new switches them
+            return jsonify(game.state())
 
     def body() -> dict[str, Any]:
         try:  # strict JSON, with its nesting bounded
@@ -476,6 +477,45 @@ def create_app(game: WebGame, token: str, port_of: Any = None):
     return app
 
 
+MAX_CONNECTIONS = 32
+"""Connections the server serves at once; more are closed at once (a page needs a handful)."""
+IDLE_SECONDS = 15.0
+"""A connection that sends nothing for this long is closed (a browser's idle keep-alive reconnects)."""
+
+
+def game_server(app: Any, port: int = 0, connections: int = MAX_CONNECTIONS, idle: float = IDLE_SECONDS) -> Any:
+    """The page's HTTP server on 127.0.0.1, with its connections bounded.
+
+    One thread per connection, at most ``connections`` of them, each closed after ``idle`` seconds without a byte, so
+    idle or slow clients cannot hold threads and memory without bound.
+    """
+    from werkzeug.serving import ThreadedWSGIServer, WSGIRequestHandler
+
+    class Handler(WSGIRequestHandler):
+        timeout = idle  # socketserver sets it on every connection: a read that waits longer ends it
+
+    class BoundedServer(ThreadedWSGIServer):
+        daemon_threads = True
+
+        def __init__(self) -> None:
+            super().__init__("127.0.0.1", port, app, handler=Handler)
+            self.slots = threading.BoundedSemaphore(connections)
+
+        def process_request(self, request: Any, client_address: Any) -> None:
+            if not self.slots.acquire(blocking=False):  # full: close this one rather than start a thread
+                self.shutdown_request(request)
+                return
+            super().process_request(request, client_address)
+
+        def process_request_thread(self, request: Any, client_address: Any) -> None:
+            try:
+                super().process_request_thread(request, client_address)
+            finally:
+                self.slots.release()
+
+    return BoundedServer()
+
+
 def _download(Response, text: str, mimetype: str, name: str):
     return Response(text, mimetype=mimetype, headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
@@ -497,11 +537,10 @@ def serve(
     The first game has the human on ``side`` with the dice of ``seed``; the page starts the next ones.
     """
     require_extra("flask", "web", "ur-play --web")
-    from werkzeug.serving import make_server
 
     token = secrets.token_urlsafe(24)
     game = WebGame(rules, make_agent(agent), table, side, seed)
-    server = make_server("127.0.0.1", port, create_app(game, token), threaded=True)
+    server = game_server(create_app(game, token), port)
     url = f"http://127.0.0.1:{server.server_port}/?token={token}"
     write(
         f"Playing {game.agent.spec} on {rules.describe()} in the browser at\n  {url}\n"

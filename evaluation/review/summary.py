@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from urgym.evaluation.scoring.report import plain_text, write_json
 
 from urgym.files import PLOT_FORMATS, check_output, write_atomic
 
-__all__ = ["PlayerSummary", "player_names", "summarise_player"]
+__all__ = ["PlayerSummary", "player_names", "summarise_player", "the_player"]
 
 
 @dataclass(frozen=True)
@@ -190,28 +191,39 @@ def player_names(reviews: list[GameReview]) -> set[str]:
     return set.intersection(*names) if names else set()
 
 
-def summarise_player(reviews: list[tuple[str, GameReview]], player: str | None = None) -> PlayerSummary:
-    """The summary of ``player`` (by the name in the records) over ``reviews`` (``(record name, review)`` pairs).
-
-    Without ``player``, the one name that plays in every game is taken.
+def the_player(names: Iterable[set[str]]) -> str:
+    """The one name in every one of ``names`` (each game's players).
 
     Raises:
-        ValueError: If ``player`` is missing from a game, or no single name plays in every game.
+        ValueError: If no single name plays in every game (naming those that do, if several).
     """
-    if not reviews:
-        raise ValueError("no game records to summarise")
-    if player is None:
-        common = player_names([r for _, r in reviews])
-        if len(common) != 1:
-            raise ValueError(
-                "give the player to summarise (--player NAME): "
-                + (
-                    f"{' and '.join(sorted(repr(n) for n in common))} play in every game"
-                    if common
-                    else "no name plays in every game"
-                )
+    sets = list(names)
+    common = set.intersection(*sets) if sets else set()
+    if len(common) != 1:
+        raise ValueError(
+            "give the player to summarise (--player NAME): "
+            + (
+                f"{' and '.join(sorted(repr(n) for n in common))} play in every game"
+                if common
+                else "no name plays in every game"
             )
-        player = common.pop()
+        )
+    return common.pop()
+
+
+def summarise_player(reviews: Iterable[tuple[str, GameReview]], player: str | None = None) -> PlayerSummary:
+    """The summary of ``player`` (by the name in the records) over ``reviews`` (``(record name, review)`` pairs).
+
+    Without ``player``, the one name that plays in every game is taken (``reviews`` are then all held at once); with
+    it, ``reviews`` may be a generator: each review is read, reduced to the player's part and dropped, so the memory
+    does not grow with the number of games.
+
+    Raises:
+        ValueError: If ``player`` is missing from a game, no single name plays in every game, or there are none.
+    """
+    if player is None:
+        reviews = list(reviews)
+        player = the_player({p.player for p in r.players} for _, r in reviews)
     lines = []
     for name, review in reviews:
         mine = [p for p in review.players if p.player == player]
@@ -223,4 +235,6 @@ def summarise_player(reviews: list[tuple[str, GameReview]], player: str | None =
         side = mine[0]  # a name on both sides (self-play): light's side
         won = None if review.winner is None else review.winner == side.side
         lines.append(GameLine(name, side.side, side, won))
+    if not lines:
+        raise ValueError("no game records to summarise")
     return PlayerSummary(player, tuple(lines))

@@ -28,7 +28,8 @@ from urgym.solver.lookup import TableView
 from urgym import Game, GameRecord, Position, Rules, core
 from urgym.batch import check_choices, decisions_of, return_streams
 from urgym.core import geometry
-from urgym.files import check_output, precious_kind
+from urgym.files import check_output, claim_folder, precious_kind, release_folder
+from urgym.records import player_name
 
 __all__ = [
     "RECORD_NAME",
@@ -273,6 +274,15 @@ def play_match(
     if games < 1:
         raise ValueError(f"games must be at least 1, got {games}")
     directory = records_directory(run.save_games, run.replace_games) if run.save_games is not None else None
+    try:
+        return _play(agent, opponent, rules, games, seed, table, run, use_numba, directory)
+    finally:
+        if directory is not None:
+            release_folder(directory)
+
+
+def _play(agent, opponent, rules, games, seed, table, run, use_numba, directory):
+    """:func:`play_match` once its records' folder (if any) is claimed."""
     specs = (agent, opponent)
     built = [make_agent(s) for s in specs]  # validates both specs before any work starts
     for built_agent in built:
@@ -326,8 +336,10 @@ def records_directory(path: str | os.PathLike, replace: bool = False) -> Path:
     except OSError as err:
         raise ValueError(f"cannot save games to {directory}: {err.strerror}") from None
     check_output(directory / record_name(0))  # raises if the directory cannot be written to
+    claim_folder(directory, "game records")  # before the emptiness check: two runs cannot both pass it
     old = sorted(f for f in directory.iterdir() if RECORD_NAME.fullmatch(f.name) and not f.is_dir())
     if old and not replace:
+        release_folder(directory)
         raise ValueError(
             f"cannot save games to {directory}: it already holds {len(old)} game records ({old[0].name}"
             f"{', ...' if len(old) > 1 else ''}); give an empty or new folder, or --replace-games to "
@@ -349,7 +361,7 @@ def _save_records(directory: Path, chunks: list[GamesChunk], tasks: list[GamesTa
                 game.play(int(move))
             if not game.is_over:
                 raise RuntimeError(f"game {g}: its logged moves end before the game does (a bug; please report it)")
-            players = {"light": specs[light_agent], "dark": specs[1 - light_agent]}
+            players = {"light": player_name(specs[light_agent]), "dark": player_name(specs[1 - light_agent])}
             GameRecord.from_game(game, players).save(directory / record_name(g))
 
 

@@ -174,6 +174,29 @@ def _regret_lines(label: str, regret: RegretSummary) -> list[str]:
     ]
 
 
+def format_exact(result: Any) -> str:
+    """The terminal report of an exact result (:class:`~urgym.evaluation.scoring.exact.ExactResult`)."""
+    lines = [
+        f"{result.rules}",
+        f"{result.agent} against {result.opponent}, exact (every decision of the rule set, no dice sampled):",
+        f"  wins {result.win_rate:.3f}%   as light {result.win_rate_light:.3f}%   as dark {result.win_rate_dark:.3f}%",
+        f"  ({result.decisions:,} decisions asked, {result.seconds:.1f} s to evaluate)",
+    ]
+    if not result.deterministic:
+        lines.append("  note: an agent randomizes: these are the figures of one draw of its move per decision")
+    return "\n".join(lines)
+
+
+def format_exploitability(exploit: dict[str, Any]) -> str:
+    """The terminal report of :func:`~urgym.evaluation.scoring.exact.exploitability`."""
+    versus = exploit["vs_best_response"]
+    return (
+        f"against its best response (a perfect adversary that knows its moves): wins {versus['win_rate']:.3f}%; "
+        f"exploitability {exploit['exploitability_points']:.3f} win-% points (the best response wins "
+        f"{exploit['best_response_win_rate']:.3f}%, perfect play 50%)"
+    )
+
+
 def format_match(match: MatchResult, benchmarks: dict[str, PositionBenchmark]) -> str:
     """The terminal report of a match and the agents' position benchmarks."""
     a, b = match.agents

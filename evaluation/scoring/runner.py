@@ -25,6 +25,7 @@ from urgym.agents import Agent, builtin_name, make_agent
 from urgym.solver import SolvedTable
 
 from urgym import Position, Rules
+from urgym._startup import interruptible
 from urgym.files import require_extra
 from urgym.progress import progress_bar
 
@@ -73,6 +74,12 @@ class RunOptions:
             raise ValueError(f"unknown backend {self.backend!r}; backends: {', '.join(BACKENDS)}")
         if self.workers is not None and self.workers < 1:
             raise ValueError(f"workers must be at least 1, got {self.workers}")
+        cores = default_workers()
+        if self.backend == "process" and self.workers is not None and self.workers > cores:
+            # each worker holds its own tables and agents: more than the cores only costs memory
+            raise ValueError(
+                f"workers must be from 1 to {cores} (this machine's cores) with the process backend, got {self.workers}"
+            )
         if self.ray_address is not None and self.backend != "ray":
             raise ValueError("ray_address names a Ray cluster for backend='ray'")
         if self.replace_games and self.save_games is None:
@@ -186,7 +193,7 @@ def run_tasks(
         if workers <= 1 or len(tasks) <= 1:
             results = []
             for task, n in zip(tasks, units, strict=True):
-                results.append(function(task))
+                results.append(interruptible(function, task))
                 bar.update(n)
             return results
         return _run_pool(function, tasks, units, workers, bar)

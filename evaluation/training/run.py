@@ -37,15 +37,17 @@ from urgym.evaluation.scoring.runner import RunOptions
 from urgym.solver import SolvedTable
 
 from urgym import Position, Rules
-from urgym.files import write_atomic
+from urgym.files import check_output, claim_folder, release_folder, write_atomic
 from urgym.progress import progress_bar
 
 __all__ = [
     "ALGORITHMS",
+    "MODEL_SUFFIXES",
     "AgentLearner",
     "Learner",
     "RunPlan",
     "TrainingRun",
+    "check_run_folder",
     "learning_rate",
     "plot_curves",
     "regret_of",
@@ -53,6 +55,8 @@ __all__ = [
 
 ALGORITHMS = ("maskable-ppo", "td-lambda", "distill", "expected-td")
 """The algorithms of ``train``, a module each."""
+MODEL_SUFFIXES = {"maskable-ppo": ".zip", "td-lambda": ".npz", "distill": ".npz", "expected-td": ".npz"}
+"""The model file's suffix of each algorithm."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,38 @@ class RunPlan:
     minutes: float | None = None
     seed: int = 0
     progress: bool = True
+    replace: bool = False
+    """Overwrite a finished run in ``out`` (otherwise it is refused)."""
+
+
+def run_outputs(out: Path, suffix: str) -> list[Path]:
+    """Every file a run writes into ``out`` (TensorBoard's event files aside, inside ``out/logs``)."""
+    names = [f"{model}{ext}" for model in ("best_model", "model") for ext in (suffix, ".json")]
+    return [out / name for name in (*names, "curve.csv", "logs/progress.csv")]
+
+
+def check_run_folder(out: Path, suffix: str, replace: bool = False) -> None:
+    """Refuse, before any training, a folder the run could not write or would overwrite without being asked.
+
+    Every output is checked as a command's outputs are (not a table, not inside the cache, writable); ``logs`` must be
+    a real folder (a symbolic link would aim TensorBoard's files anywhere); a finished run's files are kept unless
+    ``replace``.
+
+    Raises:
+        ValueError: Naming the path and what is allowed.
+    """
+    logs = out / "logs"
+    if logs.is_symlink() or (logs.exists() and not logs.is_dir()):
+        raise ValueError(f"{logs} is not a folder (a symbolic link or a file); the run writes its logs into a folder")
+    outputs = run_outputs(out, suffix)
+    for path in outputs:
+        check_output(path)
+    finished = [path.name for path in outputs[:4] if path.exists()]
+    if finished and not replace:
+        raise ValueError(
+            f"{out} holds a finished training run ({', '.join(finished)}); give a new folder, or --replace "
+            "(replace=True) to overwrite it"
+        )
 
 
 class Learner(Protocol):
@@ -140,6 +176,9 @@ class TrainingRun:
         facts: dict[str, Any] | None = None,
         own_logs: bool = True,
     ) -> None:
+        plan.out.mkdir(parents=True, exist_ok=True)
+        claim_folder(plan.out, "a training run")  # first: of two runs started together, one gets past the check
+        check_run_folder(plan.out, learner.suffix, plan.replace)
         self.algo, self.rules, self.plan, self.learner = algo, rules, plan, learner
         self.facts = dict(facts or {})
         self.start = time.perf_counter()
@@ -147,7 +186,7 @@ class TrainingRun:
         self.best = math.inf
         self.log: list[dict[str, Any]] = []
         self.own_logs = own_logs
-        self.writer = _tensorboard(plan.out) if own_logs else None
+        self.writer = _tensorboard(plan.out) if own_logs else None  # logs/ checked: a real folder, not a link
         self.bar = progress_bar(plan.timesteps, algo, plan.progress, unit=unit)
 
     @property
@@ -197,6 +236,7 @@ class TrainingRun:
             _write_rows(self.plan.out / "logs" / "progress.csv", self.log)
         suffix = self.learner.suffix
         out = self.plan.out
+        release_folder(out)
         return {
             "model": str(out / f"model{suffix}"),
             "best_model": str(out / f"best_model{suffix}"),

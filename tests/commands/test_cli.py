@@ -150,7 +150,7 @@ def test_missing_table_is_solved_after_saying_so(capsys):
         (["--agent", "expectimax", "--breadth", "3"], "has no parameter 'breadth'"),
         (["--agent", "expectimax:3", "--depth", "4"], "not both"),
         (["--agent", "greedy", "--rules", "chess"], "unknown rule set 'chess'"),
-        (["--agent", "greedy", "--games", "0"], "--games must be at least 1"),
+        (["--agent", "greedy", "--games", "0"], "--games must be from 1 to 10,000,000"),
         ([], "give --agent SPEC"),
         (["--tournament", "greedy"], "at least two agents"),
         (["--agent", "perfect", "--rules", "murray"], "the perfect player needs a solved table"),

@@ -205,9 +205,10 @@ def test_an_unreadable_checkpoint_starts_afresh(tmp_path, monkeypatch, capsys):
 
 
 def test_a_second_solve_of_the_same_output_is_refused(tmp_path):
-    solve_module = __import__("sys").modules["urgym.solver.solve"]
+    from urgym.files import hold_lock
+
     out = tmp_path / "t.urtable"
-    held, path = solve_module._lock(out)
+    held, path = hold_lock(out.with_name(out.name + ".lock"), "held by the test")
     try:
         with pytest.raises(ValueError, match="another solve is writing"):
             solver.solve(get_rules("finkel", 1), progress=False, out=out)

@@ -1,6 +1,7 @@
 """How to play a rule set, in words made from its data."""
 
 import dataclasses
+import re
 
 import pytest
 
@@ -43,3 +44,17 @@ def test_custom_rules_are_explained_too():
     text = dict(how_to_play(rules))
     assert dice_count(rules) is None and "from 0 to 2, with chances 1: 1/2, 2: 1/2" in text["The dice"]
     assert "Each player has 2 pieces" in text["Goal"]
+
+
+def test_a_tiny_chance_is_never_shown_as_zero():
+    rules = dataclasses.replace(get_rules("finkel", 2), roll_probabilities=(0.0, 1e-9, 0.25, 0.75 - 1e-9), name="tiny")
+    dice = dict(how_to_play(rules))["The dice"]
+    assert "1: 1e-09" in dice and "2: 1/4" in dice and "3: 0.75" in dice
+    assert re.search(r": 0(?![.\d])", dice) is None  # no chance above zero reads 0
+
+
+def test_a_board_without_rosettes_says_so_and_promises_nothing_of_them():
+    rules = dataclasses.replace(get_rules("finkel", 2), rosettes=frozenset(), name="plain")
+    text = dict(how_to_play(rules))["Rosettes"]
+    assert "no rosettes" in text and "another roll" not in text.replace("no tile gives another roll", "")
+    assert "none" not in text

@@ -92,5 +92,7 @@ def test_records_longer_than_any_real_game_are_refused(tmp_path, monkeypatch):
     path = tmp_path / "big.json"
     path.write_text(json.dumps(data))
     monkeypatch.setattr(records_module, "MAX_RECORD_BYTES", 1000)
-    with pytest.raises(ValueError, match=r"big.json: not a game record: [\d,]+ bytes, more than any real game's"):
+    with pytest.raises(
+        ValueError, match=r"big.json: not a game record: more than [\d,]+ bytes, more than any real game's"
+    ):
         GameRecord.load(path)

@@ -200,3 +200,68 @@ def test_a_weights_bomb_is_refused(tmp_path):
 def test_observations_helper_matches_the_batch():
     decisions = Decisions.of_positions(some_decisions(count=5))
     assert observations(RULES, decisions).shape == (5, 36)
+
+
+def _value_network_with(w0_scale, rules=None):
+    from urgym.agents.networks.value import ValueNetwork
+
+    from urgym import get_rules
+    from urgym.features import feature_size
+
+    rules = rules or get_rules("finkel", 3)
+    n = feature_size(rules, "td-v1")
+    w0 = np.full((n, 8), w0_scale)
+    w0[::2] *= -1  # mixed signs into every unit: an overflow would become inf - inf
+    return ValueNetwork(rules, "td-v1", [(w0, np.zeros(8)), (np.ones((8, 1)), np.zeros(1))], "relu", {})
+
+
+def test_finite_weights_whose_activations_could_overflow_are_refused_when_loaded(tmp_path):
+    """Weights that are finite float32 numbers but whose sums can pass float32's largest are refused in one line."""
+    with pytest.raises(ValueError, match=r"layer 0's activations can reach .*beyond float32's"):
+        _value_network_with(3e37)
+    with pytest.raises(ValueError, match="not finite float32 numbers"):
+        _value_network_with(1e39)  # finite in float64, inf in float32: no overflow warning, one error
+    _value_network_with(1e30)  # large but bounded: accepted and plays a finite value everywhere
+    from urgym.agents.networks.value import network_values
+
+    from urgym.game import Game
+
+    game = Game("finkel", seed=0, pieces=3)
+    game.play(game.legal_moves[0])
+    assert np.isfinite(network_values(_value_network_with(1e30), np.array([game.position.code]))).all()
+
+
+def test_a_network_file_with_overflowing_weights_is_one_line_in_a_command(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from urgym.agents.networks.value import ValueNetwork
+
+    net = _value_network_with(1.0)
+    net.layers[0] = (
+        np.full_like(net.layers[0][0], 3e37) * np.where(np.arange(len(net.layers[0][0])) % 2, 1, -1)[:, None],
+        net.layers[0][1],
+    )
+    path = tmp_path / "overflow.npz"
+    ValueNetwork.save(net, path)  # save does not re-check; a stranger's file is checked when loaded
+    result = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "evaluate"),
+            "--agent",
+            f"neural:model={path}",
+            "--opponent",
+            "random",
+            "--pieces",
+            "3",
+            "--games",
+            "2",
+            "--no-table",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(lines) == 1 and "overflow while playing" in lines[0], result.stderr
+    assert "Warning" not in result.stderr

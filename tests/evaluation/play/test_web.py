@@ -18,7 +18,7 @@ import pytest
 pytest.importorskip("flask", reason="the web extra is not installed (pip install -e '.[web]')")
 
 from urgym.agents import make_agent
-from urgym.evaluation.play.web import TOKEN_HEADER, WebGame, create_app
+from urgym.evaluation.play.web import TOKEN_HEADER, WebGame, create_app, game_server
 from urgym.solver.cache import load_or_solve
 
 from urgym import GameRecord, get_rules
@@ -29,11 +29,9 @@ TOKEN = "test-token-123"
 
 @pytest.fixture
 def server(private_cache):
-    from werkzeug.serving import make_server
-
     table = load_or_solve(RULES, progress=False)
     game = WebGame(RULES, make_agent("random", seed=1), table, "light", 7)
-    httpd = make_server("127.0.0.1", 0, create_app(game, TOKEN), threaded=True)
+    httpd = game_server(create_app(game, TOKEN))  # the server ur-play --web runs
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_port}", game
@@ -483,10 +481,9 @@ def test_every_rung_of_the_ladder_is_an_agent_named_back_as_the_ladder_names_it(
 def test_in_chromium_a_hint_without_a_table_says_it_is_the_networks_estimate(private_cache):
     executable = _browser()
     from playwright.sync_api import sync_playwright
-    from werkzeug.serving import make_server
 
     game = WebGame(get_rules("blitz"), make_agent("greedy"), None, "light", 5)  # no blitz-5 table is cached
-    httpd = make_server("127.0.0.1", 0, create_app(game, TOKEN), threaded=True)
+    httpd = game_server(create_app(game, TOKEN))
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{httpd.server_port}"
     try:
@@ -505,5 +502,84 @@ def test_in_chromium_a_hint_without_a_table_says_it_is_the_networks_estimate(pri
             assert f"best: {game.hint()['best']}" in text
             assert problems == []
             browser.close()
+    finally:
+        httpd.shutdown()
+
+
+def test_idle_and_excess_connections_are_bounded_and_the_page_still_answers(private_cache):
+    """Hundreds of idle connections without the token hold at most the server's slots, and only for a while."""
+    import socket
+
+    game = WebGame(RULES, make_agent("random", seed=1), None, "light", 7)
+    httpd = game_server(create_app(game, TOKEN), connections=8, idle=1.0)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{httpd.server_port}"
+    threads_before = threading.active_count()
+    idle = []
+    try:
+        for _ in range(300):
+            sock = socket.create_connection(("127.0.0.1", httpd.server_port))
+            idle.append(sock)
+        time.sleep(0.3)
+        assert threading.active_count() - threads_before <= 8  # one thread per slot at most, not 300
+        time.sleep(1.5)  # the idle ones are closed after a second: the page answers again
+        status, _ = fetch(f"{base}/api/state?token={TOKEN}")
+        assert status == 200
+        assert threading.active_count() - threads_before <= 8
+    finally:
+        for sock in idle:
+            sock.close()
+        httpd.shutdown()
+
+
+def test_state_is_never_read_halfway_through_a_new_game(server):
+    """/api/state reads under the lock /api/new holds: a state always describes one game."""
+    base, _ = server
+    stop = threading.Event()
+    mixed = []
+
+    def read_states():
+        while not stop.is_set():
+            _, text = fetch(f"{base}/api/state?token={TOKEN}")
+            state, position = json.loads(text), json.loads(text)["position"]
+            counts = {len(position[s]) + position["home"][s] + position["scored"][s] for s in ("light", "dark")}
+            if counts != {state["pieces"]} or not state["describe"].startswith(f"{state['rules']}:"):
+                mixed.append(state)
+
+    readers = [threading.Thread(target=read_states) for _ in range(3)]
+    for reader in readers:
+        reader.start()
+    try:
+        for k in range(30):
+            rules, pieces = ("masters", 3) if k % 2 else ("finkel", 2)
+            status, _ = fetch(f"{base}/api/new?token={TOKEN}", {"rules": rules, "pieces": pieces})
+            assert status == 200
+    finally:
+        stop.set()
+        for reader in readers:
+            reader.join()
+    assert not mixed
+
+
+def test_a_long_or_odd_agent_spec_never_breaks_the_record_or_the_review(private_cache, tmp_path):
+    """An agent spec is not a player name: /record.json and /review answer with a valid form of it."""
+    import shutil
+
+    from urgym.agents.models import DEFAULT_TD_MODEL
+
+    folder = tmp_path / ("d" * 150) / "e\x1bf"
+    folder.mkdir(parents=True)
+    shutil.copy(DEFAULT_TD_MODEL, folder / "td.npz")
+    rules = get_rules("finkel")
+    game = WebGame(rules, make_agent(f"td:model={folder / 'td.npz'}"), None, "light", 3)
+    httpd = game_server(create_app(game, TOKEN))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{httpd.server_port}"
+    try:
+        status, text = fetch(f"{base}/record.json?token={TOKEN}")
+        assert status == 200, text
+        record = GameRecord.from_dict(json.loads(text))
+        assert record.players["dark"].endswith("…") and "\x1b" not in record.players["dark"]
+        assert fetch(f"{base}/review?token={TOKEN}")[0] in (200, 404)  # 404: no table for a review, never 500
     finally:
         httpd.shutdown()

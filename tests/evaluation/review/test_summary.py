@@ -122,3 +122,42 @@ def test_an_empty_folder_and_mixed_rules_are_refused(games, tmp_path, capsys):
     with pytest.raises(SystemExit):
         review_main([str(next(games.glob("game-*.json"))), str(tmp_path / "two.json"), "--player", "greedy"])
     assert "the games are of different rules" in capsys.readouterr().err
+
+
+def test_a_summary_holds_a_game_or_two_at_a_time(games, finkel3_table):
+    """Given the player, reviews stream: each is reduced to the player's part and dropped before the next is read."""
+    import gc
+    import weakref
+
+    alive: set[int] = set()
+    most = 0
+
+    def reviews():
+        nonlocal most
+        for path in sorted(games.glob("game-*.json")):
+            record = GameRecord.load(path)
+            review = review_game(record, finkel3_table)
+            weakref.finalize(record, alive.discard, id(record))
+            alive.add(id(record))
+            gc.collect()
+            most = max(most, len(alive))
+            yield path.name, review
+            del record, review
+
+    summary = summarise_player(reviews(), "heuristic")
+    assert len(summary.games) == 6 and most <= 2  # the one being read and the one just summarised: never all six
+
+
+def test_review_of_a_folder_reads_each_record_twice_at_most_and_keeps_none(games, monkeypatch, capsys):
+    """The command's two passes (check, then review) load each record once per pass, never all at once."""
+    loads = []
+    real = GameRecord.load
+
+    def counted(path, rules=None):
+        loads.append(str(path))
+        return real(path, rules)
+
+    monkeypatch.setattr(GameRecord, "load", staticmethod(counted))
+    assert review_main([str(games), "--player", "heuristic", "--no-progress"]) == 0
+    assert len(loads) == 12 and len(set(loads)) == 6
+    assert "heuristic" in capsys.readouterr().out
