@@ -1,0 +1,75 @@
+"""Exact evaluation: each agent's exact win rate against perfect play and its exploitability, with the time taken.
+
+Run: ``python -m benchmarks.bench_exact [--rules finkel] [--pieces 3] [--agents random,greedy,...]``
+
+For each agent: the decisions asked and the rate they were answered at (``select_moves`` in batches of 65,536), the
+seconds of the two policy evaluations (against perfect play and against the best response), and the figures. JIT
+warm-up is run first on 2 pieces and left out. One run per agent: the figures are exact, and the times of the
+slower agents are minutes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from urgym.evaluation.scoring.exact import agent_policy
+from urgym.solver import load_or_solve
+from urgym.solver.policy import evaluate_policies
+
+from benchmarks.common import machine
+from urgym import get_rules
+
+DEFAULT_AGENTS = "random,first,last,greedy,heuristic,expectimax:1,expectimax:2,expectimax:3,neural,td,perfect"
+
+
+def measure(spec: str, rules, perfect) -> dict:
+    """One agent's figures and times on ``rules`` (``perfect``: the perfect player's policy, asked once)."""
+    began = time.perf_counter()
+    policy, asked = agent_policy(spec, rules, progress=False)
+    asking = time.perf_counter() - began
+    versus = evaluate_policies(rules, policy, perfect, progress=False)
+    best = evaluate_policies(rules, policy, None, progress=False)
+    light, dark = versus.start()
+    best_light, best_dark = best.start()
+    return {
+        "agent": spec,
+        "win_rate": 50 * (light + dark),
+        "light": 100 * light,
+        "dark": 100 * dark,
+        "exploitability": 100 - 50 * (best_light + best_dark) - 50,
+        "asked": asked,
+        "asking_seconds": asking,
+        "evaluation_seconds": versus.seconds + best.seconds,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rules", default="finkel")
+    parser.add_argument("--pieces", type=int, default=3)
+    parser.add_argument("--agents", default=DEFAULT_AGENTS)
+    args = parser.parse_args()
+    rules = get_rules(args.rules, args.pieces)
+    load_or_solve(rules, progress=False)
+    warm = get_rules(args.rules, 2)
+    load_or_solve(warm, progress=False)
+    evaluate_policies(warm, agent_policy("greedy", warm, progress=False)[0], None, progress=False)  # JIT warm-up
+    perfect, _ = agent_policy("perfect", rules, progress=False)
+    print(f"{rules.describe()}; {machine()}")
+    print(
+        "| agent | exact win rate vs perfect | as light | as dark | exploitability (points) | decisions asked | "
+        "decisions/s | evaluation s |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for spec in args.agents.split(","):
+        r = measure(spec, rules, perfect)
+        print(
+            f"| {r['agent']} | {r['win_rate']:.3f}% | {r['light']:.3f}% | {r['dark']:.3f}% | {r['exploitability']:.3f} "
+            f"| {r['asked']:,} | {r['asked'] / r['asking_seconds']:,.0f} | {r['evaluation_seconds']:.2f} |",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
