@@ -20,8 +20,8 @@ from typing import Any
 from urgym.agents import builtin_name
 from urgym.evaluation.scoring.report import write_csv, write_json
 from urgym.evaluation.scoring.runner import RunOptions
-from urgym.solver import PositionIndex, SolvedTable, cached_table_path, is_cached, solve_command, table_for
-from urgym.solver.solve import estimate_solve
+from urgym.solver import SolvedTable, cached_table_path, is_cached, solve_command, table_for
+from urgym.solver.solve import SolveEstimate, estimate_solve
 
 from urgym import _startup
 from urgym.files import PLOT_FORMATS, STDOUT, MissingExtraError, check_distinct, check_output, release_claims
@@ -190,7 +190,7 @@ def table_or_solve(
     record that holds custom rules, for the ``solve`` command to suggest.
     """
     try:
-        PositionIndex(rules)  # rules the solver cannot index (murray, skiriuk) have no table
+        estimate = estimate_solve(rules)  # builds the index: rules the solver cannot index (murray, skiriuk) raise
     except ValueError as err:
         if any(builtin_name(s) == "perfect" for s in specs):
             parser.error(f"the perfect player needs a solved table: {err}")
@@ -199,7 +199,6 @@ def table_or_solve(
     path = cached_table_path(rules)
     if not is_cached(rules):
         command = solve_command(rules, record)
-        estimate = estimate_solve(rules)
         if args.no_solve:
             print(
                 f"No solved table for {rules.describe()} at {path}.\nCreate it with:  {command}\n"
@@ -211,7 +210,7 @@ def table_or_solve(
             check_output(path, table="cache")
         except ValueError as err:
             raise ValueError(f"cannot cache the solved table: {err}; set URGYM_CACHE to a writable folder") from None
-        check_solve_allowed(rules, getattr(args, "solve", False), record)
+        check_solve_allowed(rules, getattr(args, "solve", False), record, estimate)
         print(
             f"No solved table for {rules.name} ({rules.pieces} pieces) yet: solving it now ({estimate.describe()}) "
             f"and caching it at {path}. It is reused from then on; `{command}` does the same.",
@@ -231,7 +230,9 @@ def table_or_solve(
     return table
 
 
-def check_solve_allowed(rules: Rules, asked: bool, record: str | None = None) -> None:
+def check_solve_allowed(
+    rules: Rules, asked: bool, record: str | None = None, estimate: SolveEstimate | None = None
+) -> None:
     """Refuse a missing table's solve that a command would start on its own but that takes too long.
 
     A solve longer than :data:`AUTO_SOLVE_MINUTES` runs only when the user ``asked`` (``--solve``); the message gives
@@ -243,7 +244,7 @@ def check_solve_allowed(rules: Rules, asked: bool, record: str | None = None) ->
     """
     if is_cached(rules):
         return
-    estimate = estimate_solve(rules)
+    estimate = estimate or estimate_solve(rules)
     if estimate.minutes > AUTO_SOLVE_MINUTES and not asked:
         raise ValueError(
             f"{rules.name} ({rules.pieces} pieces) has no solved table yet, and solving it takes long "

@@ -32,7 +32,7 @@ from urgym.commands.common import (
     wrote,
 )
 from urgym.evaluation.scoring.card import CARD_RULE_SETS, agent_card, card_header, card_row
-from urgym.evaluation.scoring.exact import exact_match, exploitability
+from urgym.evaluation.scoring.exact import exact_results
 from urgym.evaluation.scoring.match import play_match, records_directory
 from urgym.evaluation.scoring.positions import benchmark_positions, score_positions
 from urgym.evaluation.scoring.report import (
@@ -240,13 +240,14 @@ def main(argv: list[str] | None = None) -> int:
 
 def _exact_main(args: argparse.Namespace, rules: Rules, specs: tuple[str, ...], out: Any) -> int:
     """``evaluate --exact``: the exact result of the agent against its opponent (and its best response)."""
-    result = exact_match(specs[0], specs[1], rules, args.seed, progress=not args.no_progress)
+    result, exploit = exact_results(
+        specs[0], specs[1], rules, args.seed, not args.no_progress, best_response=args.best_response
+    )
     print(format_exact(result), file=out)
     data = {"exact": {key: result.to_dict()[key] for key in ("win_rate", "win_rate_light", "win_rate_dark")}}
     data["exact"].update(agent=result.agent, opponent=result.opponent, rules=result.rules)
     data["exact"]["deterministic"] = result.deterministic
-    if args.best_response:
-        exploit = exploitability(specs[0], rules, args.seed, progress=not args.no_progress)
+    if exploit is not None:
         print(format_exploitability(exploit), file=out)
         data["exact"]["best_response_win_rate"] = exploit["best_response_win_rate"]
         data["exact"]["exploitability_points"] = exploit["exploitability_points"]

@@ -30,7 +30,7 @@ from urgym.solver._index import B_START, PositionIndex, unrank_in_block
 from urgym.solver.solve import MAX_SWEEPS, _PairGraph, _terminal_values, _work_items
 from urgym.solver.table import EXACT_TOL
 
-from urgym import Rules, core, get_rules
+from urgym import Position, Rules, core, get_rules
 from urgym.core import geometry
 from urgym.progress import progress_bar
 
@@ -49,14 +49,8 @@ class PolicyValues(NamedTuple):
 
     def start(self) -> tuple[float, float]:
         """A's winning chance from the start: as light (A moves first) and as dark (B moves first)."""
-        i = self.index.rank(_start(self.rules))
+        i = self.index.rank(Position.start(self.rules))
         return float(self.a[i]), float(1.0 - self.b[i])
-
-
-def _start(rules: Rules):
-    from urgym import Position
-
-    return Position.start(rules)
 
 
 @njit(cache=True, parallel=True)

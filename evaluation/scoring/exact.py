@@ -26,7 +26,7 @@ from urgym import Rules, core, get_rules
 from urgym.batch import Decisions, check_choices
 from urgym.progress import progress_bar
 
-__all__ = ["ExactResult", "agent_policy", "exact_match", "exploitability"]
+__all__ = ["ExactResult", "agent_policy", "exact_match", "exact_results", "exploitability"]
 
 BATCH = 65_536
 """Decisions asked of an agent at once."""
@@ -84,10 +84,11 @@ def agent_policy(
             states = decision_states(index, start, end)
             rolls, moves, counts = legal_move_lists(states, rules)
             rows = np.flatnonzero(counts > 1)
+            row_states = np.repeat(states, n_rolls)
             for lo in range(0, len(rows), BATCH):
                 chunk = rows[lo : lo + BATCH]
                 decisions = Decisions(
-                    np.repeat(states, n_rolls)[chunk],
+                    row_states[chunk],
                     rolls[chunk],
                     moves[chunk],
                     counts[chunk],
@@ -113,11 +114,7 @@ def exact_match(
     agent: str | Agent, opponent: str | Agent, rules: Rules | str, seed: int = 0, progress: bool = True
 ) -> ExactResult:
     """The exact result of ``agent`` against ``opponent`` (``"perfect"`` for perfect play), sides averaged."""
-    rules = get_rules(rules)
-    a, asked_a = agent_policy(agent, rules, seed, progress)
-    b, asked_b = agent_policy(opponent, rules, seed + 1, progress)
-    values = evaluate_policies(rules, a, b, progress=progress)
-    return _result(agent, opponent, rules, values, asked_a + asked_b)
+    return exact_results(agent, opponent, rules, seed, progress)[0]
 
 
 def exploitability(agent: str | Agent, rules: Rules | str, seed: int = 0, progress: bool = True) -> dict[str, Any]:
@@ -128,12 +125,36 @@ def exploitability(agent: str | Agent, rules: Rules | str, seed: int = 0, progre
     chance minus the game's value, 50% when the sides are averaged (``exploitability_points``). A perfect agent's is
     0; no agent's is below it.
     """
+    return exact_results(agent, None, rules, seed, progress, best_response=True)[1]
+
+
+def exact_results(
+    agent: str | Agent,
+    opponent: str | Agent | None,
+    rules: Rules | str,
+    seed: int = 0,
+    progress: bool = True,
+    best_response: bool = False,
+) -> tuple[ExactResult | None, dict[str, Any] | None]:
+    """:func:`exact_match` against ``opponent`` (None: none) and, with ``best_response``, :func:`exploitability`.
+
+    The agent is asked its moves once for both.
+    """
     rules = get_rules(rules)
     a, asked = agent_policy(agent, rules, seed, progress)
-    values = evaluate_policies(rules, a, None, progress=progress)
-    result = _result(agent, "best response", rules, values, asked)
-    best = 100.0 - result.win_rate
-    return {"vs_best_response": result.to_dict(), "best_response_win_rate": best, "exploitability_points": best - 50.0}
+    match = exploit = None
+    if opponent is not None:
+        b, asked_b = agent_policy(opponent, rules, seed + 1, progress)
+        match = _result(agent, opponent, rules, evaluate_policies(rules, a, b, progress=progress), asked + asked_b)
+    if best_response:
+        versus = _result(agent, "best response", rules, evaluate_policies(rules, a, None, progress=progress), asked)
+        best = 100.0 - versus.win_rate
+        exploit = {
+            "vs_best_response": versus.to_dict(),
+            "best_response_win_rate": best,
+            "exploitability_points": best - 50.0,
+        }
+    return match, exploit
 
 
 def _result(agent: Any, opponent: Any, rules: Rules, values: PolicyValues, decisions: int) -> ExactResult:
