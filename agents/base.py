@@ -9,7 +9,7 @@ import numpy as np
 from urgym import Position, Rules
 from urgym.batch import NO_STREAM, Decisions
 
-__all__ = ["Agent", "legal_moves_or_raise"]
+__all__ = ["Agent", "legal_moves_or_raise", "one_hot_choices", "slip_probabilities"]
 
 
 class Agent(ABC):
@@ -20,6 +20,8 @@ class Agent(ABC):
     """
 
     spec: str = "agent"
+    randomizes: bool = False
+    """True for an agent whose moves depend on its random stream (exact evaluation asks for its distribution)."""
 
     def __init__(self, seed: int | None = None) -> None:
         self.reseed(seed)
@@ -47,6 +49,32 @@ class Agent(ABC):
             [self.select_move(decisions.position(rules, i), int(decisions.rolls[i])) for i in range(len(decisions))],
             dtype=np.int64,
         )
+
+    def move_probabilities(self, rules: Rules, decisions: Decisions) -> np.ndarray:
+        """Every legal move's chance of being played, for an agent that randomizes: ``float64[k, MAX_MOVES]``.
+
+        Row i gives the chances of ``decisions.moves[i, :counts[i]]`` (0 beyond them). Exact evaluation
+        (:mod:`urgym.evaluation.scoring.exact`) uses it to evaluate the agent's real, randomized policy; an agent that
+        randomizes without overriding it is evaluated as the one draw of its seed, and the result says so.
+
+        Raises:
+            NotImplementedError: The default: the agent does not say.
+        """
+        raise NotImplementedError(f"{self.spec} does not give its move distribution")
+
+    def policy_table(self, rules: Rules, progress: bool = True) -> np.ndarray | None:
+        """The agent's move in every decision of ``rules`` at once, or None (the default) to be asked in batches.
+
+        An agent that can compute its whole policy faster than it answers decisions one batch at a time (a search,
+        by dynamic programming over the solver's graphs: :mod:`urgym.agents.whole`) returns it as
+        :class:`urgym.solver.policy.Policy` takes it: ``uint8[positions * rolls]``, each move's place among the legal
+        moves. Exact evaluation uses it; it must give the moves :meth:`select_moves` gives.
+        """
+        return None
+
+    def policy_table_seconds(self, rules: Rules, threads: int) -> float | None:
+        """About how long :meth:`policy_table` takes on ``threads`` cores; None where it gives no table."""
+        return None
 
     def select_one(self, position: Position, roll: int, rng: np.ndarray = NO_STREAM) -> int:
         """:meth:`select_move` of an agent that answers batches.
@@ -90,3 +118,20 @@ def legal_moves_or_raise(position: Position, roll: int) -> tuple[int, ...]:
         state = "the game is over" if position.is_over else f"roll {roll} has no legal move (the turn passes)"
         raise ValueError(f"no move to choose: {state} in {position!r}")
     return moves
+
+
+def one_hot_choices(decisions: Decisions, chosen: np.ndarray) -> np.ndarray:
+    """Move chances that put everything on the ``chosen`` move of each decision (``float64[k, MAX_MOVES]``)."""
+    out = np.zeros((len(decisions), decisions.moves.shape[1]))
+    out[np.arange(len(decisions)), (decisions.moves == np.asarray(chosen)[:, None]).argmax(axis=1)] = 1.0
+    return out
+
+
+def slip_probabilities(decisions: Decisions, best: np.ndarray, epsilon: float) -> np.ndarray:
+    """The chances of a player that aims at ``best`` and slips to a uniformly random other move with ``epsilon``."""
+    counts = decisions.counts[:, None]
+    legal = np.arange(decisions.moves.shape[1])[None, :] < counts
+    out = np.where(legal, epsilon / np.maximum(counts - 1, 1), 0.0)
+    aimed = (decisions.moves == np.asarray(best)[:, None]).argmax(axis=1)
+    out[np.arange(len(decisions)), aimed] = np.where(decisions.counts > 1, 1.0 - epsilon, 1.0)
+    return out

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from urgym.agents.base import Agent
+from urgym.agents.base import Agent, one_hot_choices
 
 from urgym import Position, Rules, core
 from urgym.batch import Decisions
@@ -28,6 +28,7 @@ class BaselineAgent(Agent):
         self.policy = policy
         self.spec = policy
         self._policy_id = core.BUILTIN_POLICIES[policy]
+        self.randomizes = policy == "random"
         self._rng_state = np.zeros(1, dtype=np.uint64)
         super().__init__(seed)
 
@@ -45,3 +46,10 @@ class BaselineAgent(Agent):
         out = np.empty(len(decisions), dtype=np.int64)
         core.policy_choices(self._policy_id, decisions, geometry(rules), out)
         return out
+
+    def move_probabilities(self, rules: Rules, decisions: Decisions) -> np.ndarray:
+        """Every legal move's chance: uniform for ``random``, all on the policy's move for the others."""
+        if self.randomizes:
+            legal = np.arange(core.MAX_MOVES)[None, :] < decisions.counts[:, None]
+            return legal / decisions.counts[:, None]
+        return one_hot_choices(decisions, self.select_moves(rules, decisions))

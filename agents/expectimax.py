@@ -8,6 +8,8 @@ from typing import NamedTuple
 import numpy as np
 from urgym.agents import search
 from urgym.agents.base import Agent, legal_moves_or_raise
+from urgym.agents.whole import search_policy, search_policy_seconds
+from urgym.solver import PositionIndex
 
 from urgym import Position, Rules, core
 from urgym.checks import integer
@@ -69,6 +71,16 @@ class ExpectimaxAgent(Agent):
         if len(moves) == 1:
             return moves[0]
         return self.search(position, roll).move
+
+    def policy_table(self, rules: Rules, progress: bool = True) -> np.ndarray:
+        """The searched move of every decision of ``rules`` at once (:func:`urgym.agents.whole.search_policy`)."""
+        context = search.search_context(geometry(rules), search.Heuristic(win_score(rules)), self.depth - 1)
+        return search_policy(rules, context, self.depth - 1, progress)
+
+    def policy_table_seconds(self, rules: Rules, threads: int) -> float:
+        """About how long :meth:`policy_table` takes (:func:`urgym.agents.whole.search_policy_seconds`)."""
+        context = search.search_context(geometry(rules), search.Heuristic(win_score(rules)), self.depth - 1)
+        return search_policy_seconds(rules, context, self.depth - 1, PositionIndex(rules).size, threads)
 
     def search(self, position: Position, roll: int, all_values: bool = False) -> SearchResult:
         """Search every legal move of ``roll`` (even a single one) and return the best.

@@ -24,13 +24,19 @@ out a grey piece on the shared tile just behind black's piece, and a captured pi
 
 from __future__ import annotations
 
+import os
 import string
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+import numpy as np
+from numba import njit
 from urgym.agents.base import Agent, legal_moves_or_raise
 
-from urgym import Position
+from urgym import Position, Rules, core
+from urgym.batch import Decisions
 from urgym.checks import integer
+from urgym.core import geometry
 
 __all__ = ["THREAT_MODELS", "GainAgent", "GainTable", "SequenceGain", "gain_table"]
 
@@ -220,6 +226,220 @@ class _GainEvaluator:
         return total
 
 
+# --- the same gain in numba, for batches ------------------------------------------------------------------------
+# The kernels below compute exactly the floats of the classes above, operation for operation (the same sums in the
+# same order), so the batched agent plays the same moves; the tests compare them decision by decision.
+
+
+@njit(cache=True, inline="always")
+def _can_play(state, roll, source, geom):
+    """Whether the mover's piece at ``source`` (0: a home piece) exists and may move ``roll`` (a legal move)."""
+    length = geom[0].length
+    if roll <= 0 or source > length:
+        return False
+    own = core.own_mask(state)
+    if source == 0:
+        if core.own_home(state) == 0:
+            return False
+    elif not (own >> (source - 1)) & 1:
+        return False
+    return core.can_move(own, core.opp_mask(state), source, source + roll, geom)
+
+
+@njit(cache=True)
+def _reach_kernel(state, source, target, max_moves, geom, rolls, probs):
+    """:meth:`_GainEvaluator._reach` from ``moves=1``: the chance the piece at ``source`` captures on ``target``.
+
+    The recursion is unrolled into frames (numba's cache cannot hold self-recursive functions safely), each frame
+    summing its own terms and adding its child's total where the recursive call would, so the floats are the same.
+    """
+    states = np.zeros(max_moves + 1, dtype=np.int64)
+    sources = np.zeros(max_moves + 1, dtype=np.int64)
+    chances = np.zeros(max_moves + 1)
+    next_roll = np.zeros(max_moves + 1, dtype=np.int64)
+    totals = np.zeros(max_moves + 1)
+    states[0], sources[0], chances[0] = state, source, 1.0
+    d = 0
+    while True:
+        if next_roll[d] == rolls.shape[0]:
+            if d == 0:
+                return totals[0]
+            d -= 1
+            totals[d] += totals[d + 1]
+            continue
+        t = next_roll[d]
+        next_roll[d] += 1
+        roll = rolls[t]
+        if roll == 0 or not _can_play(states[d], roll, sources[d], geom):
+            continue
+        nxt, flags = core.apply_move(states[d], roll, sources[d], geom)
+        victim = core.opp_mask(nxt) if flags & core.EXTRA_ROLL else core.own_mask(nxt)
+        if flags & core.CAPTURE and not (victim >> (target - 1)) & 1:
+            totals[d] += chances[d] * probs[t]
+        elif flags & core.EXTRA_ROLL and not flags & core.WIN and d + 1 < max_moves:
+            states[d + 1], sources[d + 1], chances[d + 1] = nxt, sources[d] + roll, chances[d] * probs[t]
+            next_roll[d + 1], totals[d + 1] = 0, 0.0
+            d += 1
+
+
+@njit(cache=True)
+def _threat_kernel(state, target, max_moves, attackers_allowed, geom, rolls, probs):
+    """:meth:`_GainEvaluator._threat`: the side to move's chance to capture the piece on ``target`` next turn."""
+    total = 0.0
+    if core.own_home(state) and attackers_allowed[0]:
+        total += _reach_kernel(state, 0, target, max_moves, geom, rolls, probs)
+    own = core.own_mask(state)
+    for p in range(1, geom[0].length + 1):
+        if (own >> (p - 1)) & 1 and attackers_allowed[p]:
+            total += _reach_kernel(state, p, target, max_moves, geom, rolls, probs)
+    return total
+
+
+@njit(cache=True)
+def _walk_kernel(state, pieces, order, first_roll, max_moves, ctx, sums, endings):
+    """:meth:`_GainEvaluator._walk` from the turn's start: adds to ``sums`` (walking, attack) and ``endings``.
+
+    ``endings`` rows are (move, tile, threat) after a count in ``endings[0, 0]``. The recursion is unrolled into
+    frames, visited in the recursion's order, so every sum is made in the same order.
+    """
+    geom, rolls, probs, capturable, attackers_allowed = ctx
+    depth = order.shape[0]
+    states = np.zeros(depth, dtype=np.int64)
+    squares = np.zeros((depth, pieces.shape[0]), dtype=np.int64)
+    chances = np.zeros(depth)
+    walked = np.zeros(depth, dtype=np.int64)
+    next_roll = np.zeros(depth, dtype=np.int64)
+    states[0], squares[0], chances[0] = state, pieces, 1.0
+    i = 0
+    while True:
+        if next_roll[i] == rolls.shape[0]:
+            if i == 0:
+                return
+            i -= 1
+            continue
+        t = next_roll[i]
+        next_roll[i] += 1
+        roll = rolls[t]
+        p = probs[t]
+        if i == 0:
+            if roll != first_roll:
+                continue
+            p = 1.0
+        if roll == 0:
+            sums[0] += chances[i] * p * walked[i]
+            continue
+        piece = order[i]
+        source = squares[i, piece]
+        if not _can_play(states[i], roll, source, geom):
+            continue
+        nxt, flags = core.apply_move(states[i], roll, source, geom)
+        path_prob = chances[i] * p
+        if flags & core.CAPTURE:
+            sums[1] += path_prob * core.captured_position(core.opp_mask(states[i]), source + roll, geom)
+        dest = source + roll
+        if flags & core.EXTRA_ROLL and not flags & core.WIN:
+            if i + 1 < depth:
+                squares[i + 1] = squares[i]
+                squares[i + 1, piece] = dest
+                states[i + 1], chances[i + 1], walked[i + 1], next_roll[i + 1] = nxt, path_prob, walked[i] + roll, 0
+                i += 1
+            continue
+        sums[0] += path_prob * (walked[i] + roll)
+        if capturable[dest]:
+            threat = _threat_kernel(nxt, dest, max_moves, attackers_allowed, geom, rolls, probs)
+            n = int(endings[0, 0])
+            found = False
+            for row in range(1, n + 1):
+                if endings[row, 0] == i and endings[row, 1] == dest:
+                    endings[row, 2] = max(endings[row, 2], threat)
+                    found = True
+            if not found:
+                endings[n + 1, 0] = i
+                endings[n + 1, 1] = dest
+                endings[n + 1, 2] = threat
+                endings[0, 0] = n + 1
+
+
+@njit(cache=True)
+def _sequences_kernel(n_pieces, home, length):
+    """:func:`_piece_sequences` in numba: the same sequences in the same (lexicographic) order."""
+    total = n_pieces**length
+    out = np.zeros((total, length), dtype=np.int64)
+    count = 0
+    seq = np.zeros(length, dtype=np.int64)
+    for code in range(total):
+        rest = code
+        for j in range(length - 1, -1, -1):
+            seq[j] = rest % n_pieces
+            rest //= n_pieces
+        valid = True
+        for j in range(length):
+            next_home = 0
+            for q in range(j):
+                if seq[q] < home:
+                    next_home = max(next_home, seq[q] + 1)
+            if seq[j] < home and seq[j] > next_home:
+                valid = False
+                break
+        if valid:
+            out[count] = seq
+            count += 1
+    return out[:count]
+
+
+@njit(cache=True, nogil=True)  # threads answer slices of a batch at once
+def gain_choices(decisions, max_moves, paper, geom, rolls, probs, capturable, shared, out, start, stop):
+    """The gain agent's move for decisions ``start:stop`` of a batch (``paper``: the paper's threat model)."""
+    length = geom[0].length
+    allowed = np.ones(length + 1, dtype=np.bool_)
+    for d in range(start, stop):
+        state = decisions.states[d]
+        if decisions.counts[d] == 1:
+            out[d] = decisions.moves[d, 0]
+            continue
+        if paper:
+            opp = core.opp_mask(state)
+            allowed[0] = core.opp_home(state) > 0
+            for p in range(1, length + 1):
+                allowed[p] = (opp >> (p - 1)) & 1 and not shared[p]
+        out[d] = _gain_choice(state, decisions.rolls[d], max_moves, (geom, rolls, probs, capturable, allowed))
+
+
+@njit(cache=True)
+def _gain_choice(state, roll, max_moves, ctx):
+    """The source of the first move of the best sequence (:meth:`GainTable.best`) for ``roll`` in ``state``."""
+    geom = ctx[0]
+    own = core.own_mask(state)
+    home = min(core.own_home(state), max_moves)
+    pieces = np.zeros(home + core.popcount(own), dtype=np.int64)
+    k = home
+    for p in range(1, geom[0].length + 1):
+        if (own >> (p - 1)) & 1:
+            pieces[k] = p
+            k += 1
+    table = _sequences_kernel(pieces.shape[0], home, max_moves)
+    best_total = -np.inf
+    best_source = -1
+    sums = np.zeros(2)
+    endings = np.zeros((64, 3))
+    for s in range(table.shape[0]):
+        order = table[s]
+        source = pieces[order[0]]
+        if not _can_play(state, roll, source, geom):
+            continue
+        sums[:] = 0.0
+        endings[0, 0] = 0
+        _walk_kernel(state, pieces, order, roll, max_moves, ctx, sums, endings)
+        capture = 0.0
+        for row in range(1, int(endings[0, 0]) + 1):
+            capture += endings[row, 1] * endings[row, 2]
+        total = sums[0] + sums[1] + -capture
+        if total > best_total or (total == best_total and source < best_source):
+            best_total = total
+            best_source = source
+    return best_source
+
+
 class GainAgent(Agent):
     """Plays the first move of the sequence with the highest gain (Raposo & Lamont 2023).
 
@@ -248,3 +468,34 @@ class GainAgent(Agent):
         if len(moves) == 1:
             return moves[0]
         return gain_table(position, roll, self.max_moves, self.threats).best().sources[0]
+
+    def select_moves(self, rules: Rules, decisions: Decisions) -> np.ndarray:
+        """The move with the best gain sequence for every decision, in numba (the same moves as :func:`gain_table`)."""
+        rolls, probs = core.chance_outcomes(rules)
+        keep = probs > 0
+        capturable = np.zeros(rules.length + 2, dtype=np.bool_)
+        shared = np.zeros(rules.length + 2, dtype=np.bool_)
+        for p in rules.shared_positions:
+            shared[p] = True
+            capturable[p] = not (rules.safe_rosettes and p in rules.rosette_positions)
+        out = np.empty(len(decisions), dtype=np.int64)
+        args = (
+            decisions,
+            self.max_moves,
+            self.threats == "paper",
+            geometry(rules),
+            np.ascontiguousarray(rolls[keep]).astype(np.int64),
+            np.ascontiguousarray(probs[keep]),
+            capturable,
+            shared,
+            out,
+        )
+        threads = min(os.cpu_count() or 1, max(1, len(decisions) // 256))
+        parts = np.linspace(0, len(decisions), threads + 1).astype(np.int64)
+        if threads == 1:
+            gain_choices(*args, 0, len(decisions))
+            return out
+        with ThreadPoolExecutor(threads) as pool:
+            for job in [pool.submit(gain_choices, *args, int(parts[t]), int(parts[t + 1])) for t in range(threads)]:
+                job.result()
+        return out

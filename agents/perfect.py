@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
-from urgym.agents.base import Agent
-from urgym.solver import SolvedTable, table_for
+from urgym.agents.base import Agent, slip_probabilities
+from urgym.agents.whole import PASS_RATE
+from urgym.solver import PositionIndex, SolvedTable, table_for
 from urgym.solver.lookup import best_of
+from urgym.solver.policy import best_moves
 
 from urgym import Position, Rules, core
 from urgym.batch import Decisions
@@ -84,6 +86,7 @@ class PerfectAgent(Agent):
         if not 0.0 <= epsilon <= 1.0:
             raise ValueError(f"epsilon must be a probability in [0, 1], got {epsilon!r}")
         self.epsilon = float(epsilon)
+        self.randomizes = self.epsilon > 0.0
         self.solve = solve
         self.spec = "perfect" + (f":epsilon={epsilon:g}" if epsilon else "") + ("" if solve else ":solve=false")
         if table is not None and not isinstance(table, SolvedTable):
@@ -143,6 +146,23 @@ class PerfectAgent(Agent):
         out = np.empty(len(decisions), dtype=np.int64)
         perfect_choices(decisions, geometry(rules), self.table(rules).view, self.epsilon, out)
         return out
+
+    def policy_table(self, rules: Rules, progress: bool = True) -> np.ndarray | None:
+        """The table's best move in every decision at once (:func:`urgym.solver.policy.best_moves`); None with slips."""
+        if self.randomizes:
+            return None
+        table = self.table(rules)
+        return best_moves(table.index, table.probabilities(), 0.0)
+
+    def policy_table_seconds(self, rules: Rules, threads: int) -> float | None:
+        """About how long :meth:`policy_table` takes: one pass over the rule set's graphs."""
+        return None if self.randomizes else PositionIndex(rules).size / (PASS_RATE * threads)
+
+    def move_probabilities(self, rules: Rules, decisions: Decisions) -> np.ndarray:
+        """The table's best move with chance 1 - ``epsilon``, every other legal move an equal share of the rest."""
+        best = np.empty(len(decisions), dtype=np.int64)
+        perfect_choices(decisions, geometry(rules), self.table(rules).view, 0.0, best)
+        return slip_probabilities(decisions, best, self.epsilon)
 
     def play_turns(
         self, rules: Rules, flows: np.ndarray, games: np.ndarray, sides: np.ndarray, policies: np.ndarray

@@ -5,29 +5,34 @@ Run: ``python -m benchmarks.bench_exact [--rules finkel] [--pieces 3] [--agents 
 For each agent: the decisions asked and the rate they were answered at (``select_moves`` in batches of 65,536), the
 seconds of the two policy evaluations (against perfect play and against the best response), and the figures. JIT
 warm-up is run first on 2 pieces and left out. One run per agent: the figures are exact, and the times of the
-slower agents are minutes.
+slower agents are minutes. Policies are asked afresh (not read from the cache), so the asking rate is measured.
 """
 
 from __future__ import annotations
 
 import argparse
+import resource
 import time
 
-from urgym.evaluation.scoring.exact import agent_policy
+from urgym.agents import Agent, make_agent
+from urgym.evaluation.scoring.policies import agent_policy
 from urgym.solver import load_or_solve
 from urgym.solver.policy import evaluate_policies
 
 from benchmarks.common import machine
 from urgym import get_rules
 
-DEFAULT_AGENTS = "random,first,last,greedy,heuristic,expectimax:1,expectimax:2,expectimax:3,neural,td,perfect"
+DEFAULT_AGENTS = (
+    "random,first,last,greedy,heuristic,expectimax:1,expectimax:2,expectimax:3,expectimax:5,expectimax:7,perfect"
+)
 
 
 def measure(spec: str, rules, perfect) -> dict:
     """One agent's figures and times on ``rules`` (``perfect``: the perfect player's policy, asked once)."""
     began = time.perf_counter()
-    policy, asked = agent_policy(spec, rules, progress=False)
+    asked_policy = agent_policy(spec, rules, progress=False, cache=False)
     asking = time.perf_counter() - began
+    policy, asked = asked_policy.policy, asked_policy.asked
     versus = evaluate_policies(rules, policy, perfect, progress=False)
     best = evaluate_policies(rules, policy, None, progress=False)
     light, dark = versus.start()
@@ -40,7 +45,10 @@ def measure(spec: str, rules, perfect) -> dict:
         "exploitability": 100 - 50 * (best_light + best_dark) - 50,
         "asked": asked,
         "asking_seconds": asking,
+        "whole_policy": asked_policy.seconds > 0 and type(make_agent(spec)).policy_table is not Agent.policy_table,
         "evaluation_seconds": versus.seconds + best.seconds,
+        "exact_policy": asked_policy.exact,
+        "peak_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6,
     }
 
 
@@ -54,19 +62,24 @@ def main() -> None:
     load_or_solve(rules, progress=False)
     warm = get_rules(args.rules, 2)
     load_or_solve(warm, progress=False)
-    evaluate_policies(warm, agent_policy("greedy", warm, progress=False)[0], None, progress=False)  # JIT warm-up
-    perfect, _ = agent_policy("perfect", rules, progress=False)
+    evaluate_policies(warm, agent_policy("greedy", warm, progress=False, cache=False).policy, None, progress=False)
+    began = time.perf_counter()
+    perfect = agent_policy("perfect", rules, progress=False, cache=False).policy
+    print(f"perfect's policy asked in {time.perf_counter() - began:.1f} s")
     print(f"{rules.describe()}; {machine()}")
     print(
         "| agent | exact win rate vs perfect | as light | as dark | exploitability (points) | decisions asked | "
-        "decisions/s | evaluation s |"
+        "asked in s | evaluation s (both) | peak memory so far |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for spec in args.agents.split(","):
         r = measure(spec, rules, perfect)
         print(
             f"| {r['agent']} | {r['win_rate']:.3f}% | {r['light']:.3f}% | {r['dark']:.3f}% | {r['exploitability']:.3f} "
-            f"| {r['asked']:,} | {r['asked'] / r['asking_seconds']:,.0f} | {r['evaluation_seconds']:.2f} |",
+            f"| {r['asked']:,} | {r['asking_seconds']:.1f}"
+            + (" (whole)" if r["whole_policy"] else "")
+            + f" | {r['evaluation_seconds']:.2f} "
+            f"| {r['peak_gb']:.2f} GB |" + ("" if r["exact_policy"] else " (one draw)"),
             flush=True,
         )
 

@@ -1,7 +1,9 @@
 """The leaderboard: every built-in agent and shipped model on finkel, blitz and masters, from their cards.
 
 Run: ``python -m benchmarks.leaderboard [--agents LIST] [--games 1000] [--slow-games 150] [--out cards.json]``;
-``--cards A.json B.json`` prints the tables of cards written before (several runs joined).
+``--cards A.json B.json`` prints the tables of cards written before (several runs joined). ``--exact`` adds each
+agent's exact win rate against perfect play and its exploitability (``evaluate --exact``), where they fit the time
+(with ``--pieces 3`` or ``4`` for every built-in agent that plays them).
 
 Each agent's card (:func:`urgym.evaluation.scoring.card.agent_card`: the mean regret on the 1,000 test positions, the
 result against perfect play, luck-adjusted, over ``--games`` games; ``--slow-games`` for the deep searches) on each
@@ -61,6 +63,8 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=1000)
     parser.add_argument("--slow-games", type=int, default=150)
     parser.add_argument("--out", default="leaderboard-cards.json")
+    parser.add_argument("--pieces", type=int, help="pieces per side on every rule set (default: each one's own)")
+    parser.add_argument("--exact", action="store_true", help="add the exact columns (evaluate --exact)")
     parser.add_argument(
         "--cards",
         nargs="+",
@@ -78,7 +82,8 @@ def main() -> None:
         for spec in args.agents.split(","):
             games = args.slow_games if spec in SLOW else args.games
             start = time.perf_counter()
-            cards.append(agent_card(spec, tuple(rule_sets), games=games, run=RunOptions(workers=1, progress=False)))
+            run = RunOptions(workers=1, progress=False)
+            cards.append(agent_card(spec, tuple(rule_sets), games, run=run, pieces=args.pieces, exact=args.exact))
             print(f"{spec}: {time.perf_counter() - start:.0f} s", flush=True)
             Path(args.out).write_text(json.dumps(cards, indent=1))
     for name in rule_sets:
@@ -94,18 +99,22 @@ def table(cards: list[dict], rule_set: str) -> list[str]:
         if "regret" not in entry:
             continue
         seconds = entry["regret_summary"]["seconds_per_move"]
+        exact = entry.get("exact")
+        exact_cells = f"{exact['win_rate']:.3f}% | {exact['exploitability_points']:.3f}" if exact else " | "
         rows.append(
             (
                 entry["regret"],
-                f"| `{card['agent']}` | {entry['regret']:.4f} | {_result(entry['vs_perfect'])} | "
+                f"| `{card['agent']}` | {entry['regret']:.4f} | {_result(entry['vs_perfect'])} | {exact_cells} | "
                 f"{card['games']:,} | {1 / seconds:,.0f} |",
             )
         )
-    rows += [(regret, f"| {label} (published) | {regret:.4f} | | | |") for label, regret in PUBLISHED.get(rule_set, [])]
+    published = PUBLISHED.get(rule_set, []) if not any(card.get("pieces") for card in cards) else []
+    rows += [(regret, f"| {label} (published) | {regret:.4f} | | | | | |") for label, regret in published]
     rows.sort(key=lambda row: row[0])
     return [
-        "| agent | regret (test set) | vs perfect (luck-adjusted) | games | decisions/s |",
-        "|---|---|---|---|---|",
+        "| agent | regret (test set) | vs perfect (luck-adjusted) | exact vs perfect | exploitability (points) | "
+        "games | decisions/s |",
+        "|---|---|---|---|---|---|---|",
         *(line for _, line in rows),
     ]
 

@@ -32,14 +32,17 @@ from urgym.commands.common import (
     wrote,
 )
 from urgym.evaluation.scoring.card import CARD_RULE_SETS, agent_card, card_header, card_row
-from urgym.evaluation.scoring.exact import exact_results
+from urgym.evaluation.scoring.exact import exact_results, exact_tournament, save_worst
 from urgym.evaluation.scoring.match import play_match, records_directory
+from urgym.evaluation.scoring.policies import EXACT_MAX_MINUTES, check_exact_fits, estimate_exact
 from urgym.evaluation.scoring.positions import benchmark_positions, score_positions
 from urgym.evaluation.scoring.report import (
     format_exact,
+    format_exact_tournament,
     format_exploitability,
     format_match,
     format_tournament,
+    format_worst,
     match_rows,
     plot_match,
     plot_tournament,
@@ -50,6 +53,9 @@ from urgym.evaluation.scoring.runner import BACKENDS, require_ray
 from urgym.evaluation.scoring.tournament import pair_folders, run_tournament, tournament_specs
 
 from urgym import RULE_SET_NAMES, Rules, get_rules
+
+MAX_WORST = 10_000
+"""The most worst decisions ``--worst`` lists (each is a few lines and, with --save-worst, a few records)."""
 
 __all__ = ["build_parser", "main"]
 
@@ -123,6 +129,30 @@ def build_parser() -> argparse.ArgumentParser:
         "its moves takes beyond the game's value",
     )
     parser.add_argument(
+        "--worst",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --exact: also the N positions where the agent loses most against --opponent, weighted by how "
+        "often its games reach them",
+    )
+    parser.add_argument(
+        "--save-worst",
+        metavar="DIR",
+        help="with --worst: write each of those decisions as a record `review` reads (game-worst-*.json)",
+    )
+    parser.add_argument(
+        "--max-minutes",
+        type=float,
+        default=EXACT_MAX_MINUTES,
+        help=f"with --exact: refuse work estimated to take longer (default {EXACT_MAX_MINUTES:g})",
+    )
+    parser.add_argument(
+        "--no-policy-cache",
+        action="store_true",
+        help="with --exact: ask the agents again rather than read their cached policies, and cache nothing",
+    )
+    parser.add_argument(
         "--backend",
         default="process",
         choices=BACKENDS,
@@ -150,11 +180,21 @@ def main(argv: list[str] | None = None) -> int:
         return _card_main(parser, args, extra)
     if args.tournament and args.agent:
         parser.error("give either --agent or --tournament, not both")
-    if args.best_response and not args.exact:
-        parser.error("--best-response goes with --exact")
+    for option, given in (
+        ("--best-response", args.best_response),
+        ("--worst", args.worst),
+        ("--no-policy-cache", args.no_policy_cache),
+        ("--max-minutes", args.max_minutes != EXACT_MAX_MINUTES),
+    ):
+        if given and not args.exact:
+            parser.error(f"{option} goes with --exact")
+    if args.save_worst is not None and not args.worst:
+        parser.error("--save-worst goes with --worst N")
+    check_count(parser, "worst", args.worst, 0, MAX_WORST)
     if args.exact:
+        if args.tournament and (args.best_response or args.worst):
+            parser.error("--best-response and --worst go with --agent, not --tournament")
         for option, given in (
-            ("--tournament", args.tournament),
             ("--no-table", args.no_table),
             ("--save-games", args.save_games),
             ("--csv", args.csv),
@@ -192,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
             folders = pair_folders(canonical, args.save_games) if args.save_games is not None else {}
         else:
             folders = {None: args.save_games} if args.save_games is not None else {}
+        if args.save_worst is not None:
+            folders = {"worst": args.save_worst}
         for folder in folders.values():  # before any game: a bad or used folder is refused now
             records_directory(folder, args.replace_games)
         check_outputs(args)
@@ -203,7 +245,8 @@ def main(argv: list[str] | None = None) -> int:
             "--no-table: the perfect player (the default opponent) needs the solved table; give other "
             "agents (--agent, --opponent)"
         )
-    table = None if args.no_table else table_or_solve(rules, args, parser, specs)
+    needs_table = not args.exact or args.worst or any(builtin_name(s) == "perfect" for s in specs)
+    table = None if args.no_table or not needs_table else table_or_solve(rules, args, parser, specs)
     if args.no_table:
         print(
             "note: --no-table: win rates only (regrets, luck-adjusted rates and the position benchmark need the "
@@ -211,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
     positions = []
-    if table is not None and args.positions:
+    if table is not None and args.positions and not args.exact:
         try:  # before any long work: a rule set with few choices may not offer enough positions
             positions = benchmark_positions(table, args.positions)
         except ValueError as err:
@@ -239,18 +282,42 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _exact_main(args: argparse.Namespace, rules: Rules, specs: tuple[str, ...], out: Any) -> int:
-    """``evaluate --exact``: the exact result of the agent against its opponent (and its best response)."""
-    result, exploit = exact_results(
-        specs[0], specs[1], rules, args.seed, not args.no_progress, best_response=args.best_response
-    )
+    """``evaluate --exact``: exact results from every decision of the rule set (see docs/evaluation.md)."""
+    progress, cache = not args.no_progress, not args.no_policy_cache
+    agents = list(dict.fromkeys(specs))
+    if args.tournament:
+        evaluations = len(specs) * (len(specs) - 1) // 2
+    else:
+        evaluations = 1 + bool(args.best_response) + bool(args.worst)
+    estimate = estimate_exact(agents, rules, evaluations, args.seed, cache)
+    print(f"exact evaluation: {estimate.describe()}", file=sys.stderr)
+    check_exact_fits(estimate, args.max_minutes)  # a ValueError: one line and status 2, before any work
+    if args.tournament:
+        result = exact_tournament(list(specs), rules, args.seed, progress, cache)
+        print(format_exact_tournament(result), file=out)
+        if args.json is not None:
+            wrote(write_json(args.json, {"exact_tournament": result.to_dict()}), out)
+        return 0
+    report = exact_results(specs[0], specs[1], rules, args.seed, progress, args.best_response, args.worst, cache)
+    result, exploit = report.match, report.exploitability
     print(format_exact(result), file=out)
     data = {"exact": {key: result.to_dict()[key] for key in ("win_rate", "win_rate_light", "win_rate_dark")}}
     data["exact"].update(agent=result.agent, opponent=result.opponent, rules=result.rules)
-    data["exact"]["deterministic"] = result.deterministic
+    data["exact"]["exact_policies"] = result.exact_policies
     if exploit is not None:
         print(format_exploitability(exploit), file=out)
         data["exact"]["best_response_win_rate"] = exploit["best_response_win_rate"]
         data["exact"]["exploitability_points"] = exploit["exploitability_points"]
+    if args.worst:
+        print(format_worst(report.worst, result), file=out)
+        data["exact"]["worst"] = [w.to_dict() for w in report.worst]
+        if args.save_worst is not None:
+            saved = save_worst(report.worst, result.agent, args.save_worst)
+            print(
+                f"saved {len(saved)} records of those decisions in {args.save_worst} (review them: "
+                f"`review {args.save_worst}`)",
+                file=out,
+            )
     if args.json is not None:
         wrote(write_json(args.json, data), out)
     return 0

@@ -2,20 +2,28 @@
 
 They are computed on the solver's own machinery: its index, its successor graphs, its layering by scored pieces.
 
-A *policy* fixes the move of every decision: ``choices[i * R + k]`` is the position in :func:`urgym.core.legal_moves`
-order of the move played in position ``i`` of the :class:`~urgym.solver.PositionIndex` (mover's view) with the k-th
-roll of the rules' dice (0 where there is no choice). Two policies A and B playing each other give, for each
-position i, two values: ``a[i]``, A's winning chance when A is to move in i, and ``b[i]``, B's when B is to move.
-With ``P(r)`` the roll probabilities, ``s'`` the position after the move (seen by the side to move next) and
-``m_A(s, r)`` A's move,
+A :class:`Policy` gives the move of every decision: ``choices[i * R + k]`` is the position in
+:func:`urgym.core.legal_moves` order of the move aimed at in position ``i`` of the
+:class:`~urgym.solver.PositionIndex` (mover's view) with the k-th roll of the rules' dice (0 where there is no
+choice). A policy that randomizes plays that move with probability ``keep[n]`` among ``n`` legal moves and each other
+with ``(1 - keep[n]) / (n - 1)`` (uniform play: ``keep[n] = 1 / n``; a slip of chance e: ``keep[n] = 1 - e``), or,
+where no such form fits, gives every probability in ``dense``. Two policies A and B playing each other give, for
+each position i, two values: ``a[i]``, A's winning chance when A is to move in i, and ``b[i]``, B's when B is to
+move. With ``P(r)`` the roll probabilities, ``s'`` the position after a move (seen by the side to move next) and
+``p_A(m | s, r)`` A's chance of playing m,
 
-    a(s) = sum_r P(r) * W_A(s, r, m_A(s, r)),    W_A = a(s')       after an extra roll,
-                                                 W_A = 1 - b(s')   when the turn passes to B,
+    a(s) = sum_r P(r) * sum_m p_A(m | s, r) * W_A(s, r, m),    W_A = a(s')       after an extra roll,
+                                                               W_A = 1 - b(s')   when the turn passes to B,
 
 and the same for ``b`` with the sides exchanged; a roll without a legal move passes. With B's policy left out,
-``b`` takes the best of B's moves instead of a fixed one: B is the *best response* to A, the perfect adversary
-that knows A's policy, and ``b`` is the value of that Markov decision process (the solver's equation with A's
-moves fixed). Both are solved by Gauss-Seidel sweeps over each layer pair, in the solver's order, to ``tol``.
+``b`` takes the best of B's moves instead: B is the *best response* to A, the perfect adversary that knows A's
+policy, and ``b`` is the value of that Markov decision process (the solver's equation with A's moves fixed). Both
+are solved by Gauss-Seidel sweeps over each layer pair, in the solver's order, to ``tol``, with the solver's
+extrapolation of the slow mode.
+
+:func:`policy_losses` runs the game forwards: how often each position is reached when A plays B from the start,
+and what A's moves there give away against perfect play. Against a perfect B these losses add up exactly to the
+perfect-play value minus A's exact result (the performance-difference identity), which the tests check.
 """
 
 from __future__ import annotations
@@ -26,15 +34,72 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 from urgym.solver import _kernels as SK
-from urgym.solver._index import B_START, PositionIndex, unrank_in_block
-from urgym.solver.solve import MAX_SWEEPS, _PairGraph, _terminal_values, _work_items
+from urgym.solver._index import B_END, B_START, PositionIndex, unrank_in_block
+from urgym.solver.solve import EXTRAPOLATE, MAX_SWEEPS, _PairGraph, _steady, _terminal_values, _work_items
 from urgym.solver.table import EXACT_TOL
 
 from urgym import Position, Rules, core, get_rules
 from urgym.core import geometry
 from urgym.progress import progress_bar
 
-__all__ = ["PolicyValues", "decision_states", "evaluate_policies"]
+__all__ = [
+    "ITEM_END",
+    "ITEM_START",
+    "PairGraph",
+    "Policy",
+    "PolicyLosses",
+    "PolicyValues",
+    "best_moves",
+    "block_chunks",
+    "count_decisions",
+    "decision_states",
+    "evaluate_policies",
+    "legal_move_lists",
+    "pair_graph",
+    "policy_losses",
+]
+
+REACH_TOL = 1e-14
+"""Run the game forwards over a layer pair until the probability mass still moving there is below this."""
+
+
+class Policy(NamedTuple):
+    """A policy over every decision of a rule set (see the module docstring)."""
+
+    choices: np.ndarray  # uint8[positions * rolls]: the move aimed at, by its place among the legal moves
+    keep: np.ndarray  # float64[MAX_MOVES + 1]: the chance of playing it among n legal moves
+    dense: np.ndarray  # float64[positions * rolls, MAX_MOVES] every move's chance, or no rows: the form above
+
+    @classmethod
+    def fixed(cls, choices: np.ndarray) -> Policy:
+        """The deterministic policy that always plays ``choices``."""
+        return cls(choices, np.ones(core.MAX_MOVES + 1), _NO_DENSE)
+
+    @property
+    def deterministic(self) -> bool:
+        """True when the policy never randomizes."""
+        return len(self.dense) == 0 and bool(np.all(self.keep == 1.0))
+
+    def check(self, rows: int, name: str = "policy") -> None:
+        """Raise ``ValueError`` unless the policy has one entry per position and roll and its chances are chances."""
+        if self.choices.shape != (rows,) or self.choices.dtype != np.uint8:
+            raise ValueError(
+                f"{name} must choose with uint8[{rows}] (a move per position and roll), got "
+                f"{self.choices.dtype}{list(self.choices.shape)}"
+            )
+        if self.keep.shape != (core.MAX_MOVES + 1,) or not np.all((self.keep >= 0) & (self.keep <= 1)):
+            raise ValueError(f"{name}'s keep must be {core.MAX_MOVES + 1} chances in [0, 1]")
+        if len(self.dense) and self.dense.shape != (rows, core.MAX_MOVES):
+            raise ValueError(f"{name}'s dense chances must be float64[{rows}, {core.MAX_MOVES}]")
+
+
+_NO_DENSE = np.zeros((0, core.MAX_MOVES))
+
+
+def as_policy(policy: Policy | np.ndarray) -> Policy:
+    """A :class:`Policy`, or a plain array of choices taken as the deterministic policy that plays them."""
+    policy = policy if isinstance(policy, Policy) else Policy.fixed(policy)
+    return Policy(*(np.ascontiguousarray(part) for part in policy))  # one numba type for every policy
 
 
 class PolicyValues(NamedTuple):
@@ -64,6 +129,21 @@ def _states_of(work, index, out):
             out[i - work.start] = unrank_in_block(i - first, b, index)
 
 
+def block_chunks(index: PositionIndex, start: int, end: int, size: int) -> list[tuple[int, int]]:
+    """The layer pair ``start:end`` cut at block boundaries into ranges of about ``size`` positions.
+
+    Each range holds at least one block; for work whose memory grows with the positions it holds at once.
+    """
+    blocks = index.blocks
+    inside = blocks[(blocks[:, B_START] >= start) & (blocks[:, B_END] <= end)]
+    chunks, lo = [], start
+    for block_end in np.sort(inside[:, B_END]):
+        if block_end - lo >= size or block_end == end:
+            chunks.append((lo, int(block_end)))
+            lo = int(block_end)
+    return chunks
+
+
 def decision_states(index: PositionIndex, start: int, end: int) -> np.ndarray:
     """The packed states of positions ``start:end`` of a layer pair (for asking a policy its moves)."""
     out = np.zeros(end - start, dtype=np.int64)
@@ -71,17 +151,49 @@ def decision_states(index: PositionIndex, start: int, end: int) -> np.ndarray:
     return out
 
 
+@njit(cache=True, inline="always")
+def _outcome(x, own, other):
+    """The mover's winning chance after edge ``x``: its own value after an extra roll, else 1 - the other's."""
+    return own[x >> 1] if (x & 1) == 0 else 1.0 - other[x >> 1]
+
+
+@njit(cache=True, inline="always")
+def _played(policy, row, edges, edge, n, own, other):
+    """The mover's expected winning chance over the moves ``policy`` plays in decision ``row``."""
+    if n > 1 and policy.dense.shape[0] > 0:  # (dense rows hold nothing where there is no choice)
+        v = 0.0
+        for j in range(n):
+            v += policy.dense[row, j] * _outcome(edges[edge + j], own, other)
+        return v
+    chosen = _outcome(edges[edge + policy.choices[row]], own, other)
+    keep = policy.keep[n]
+    if n == 1 or keep == 1.0:
+        return chosen
+    total = 0.0
+    for j in range(n):
+        total += _outcome(edges[edge + j], own, other)
+    return keep * chosen + (1.0 - keep) * (total - chosen) / (n - 1)
+
+
 @njit(cache=True, parallel=True)
-def _policy_sweep(graph, a, b, choice_a, choice_b, best_b, item_delta):
-    """One in-place sweep of both values over a pair, in reverse index order; returns the largest change."""
+def _policy_sweep(graph, a, b, policy_a, policy_b, best_b, buffers):
+    """One in-place sweep of both values over a pair, in reverse index order; returns the largest change.
+
+    ``buffers.change`` keeps each position's change of ``a`` (first half) and ``b`` (second half) for the
+    extrapolation, and ``item_dot``/``item_norm`` their products with the last sweep's (as the solver's sweep does).
+    """
     items, start = graph.work.items, graph.work.start
     counts, edges, probs, item_edge_end = graph.counts, graph.edges, graph.probabilities, graph.item_edge_end
+    change, item_delta, item_dot, item_norm = buffers.change, buffers.item_delta, buffers.item_dot, buffers.item_norm
+    half = change.shape[0] // 2
     n_rolls = probs.shape[0]
     n_items = items.shape[0]
     for t in prange(n_items):
         it = n_items - 1 - t
         e = item_edge_end[it]
         delta = 0.0
+        dot = 0.0
+        norm = 0.0
         for i in range(items[it, SK.I_END] - 1, items[it, SK.I_START] - 1, -1):
             c0 = (i - start) * n_rolls
             for k in range(n_rolls):
@@ -91,60 +203,60 @@ def _policy_sweep(graph, a, b, choice_a, choice_b, best_b, item_delta):
             vb = 0.0
             for k in range(n_rolls):
                 n = counts[c0 + k]
-                x = edges[edge + choice_a[i * n_rolls + k]]
-                wa = a[x >> 1] if (x & 1) == 0 else 1.0 - b[x >> 1]
+                row = i * n_rolls + k
+                va += probs[k] * _played(policy_a, row, edges, edge, n, a, b)
                 if best_b:
                     wb = 0.0
                     for j in range(n):
-                        y = edges[edge + j]
-                        w = b[y >> 1] if (y & 1) == 0 else 1.0 - a[y >> 1]
-                        if w > wb:
-                            wb = w
+                        wb = max(wb, _outcome(edges[edge + j], b, a))
+                    vb += probs[k] * wb
                 else:
-                    y = edges[edge + choice_b[i * n_rolls + k]]
-                    wb = b[y >> 1] if (y & 1) == 0 else 1.0 - a[y >> 1]
-                va += probs[k] * wa
-                vb += probs[k] * wb
+                    vb += probs[k] * _played(policy_b, row, edges, edge, n, b, a)
                 edge += n
-            d = max(abs(va - a[i]), abs(vb - b[i]))
-            if d > delta:
-                delta = d
+            da = va - a[i]
+            db = vb - b[i]
+            delta = max(delta, abs(da), abs(db))
+            old_a = change[i - start]
+            old_b = change[half + i - start]
+            dot += da * old_a + db * old_b
+            norm += old_a * old_a + old_b * old_b
+            change[i - start] = da
+            change[half + i - start] = db
             a[i] = va
             b[i] = vb
         item_delta[it] = delta
+        item_dot[it] = dot
+        item_norm[it] = norm
     return item_delta.max()
 
 
 def evaluate_policies(
     rules: Rules | str,
-    choices_a: np.ndarray,
-    choices_b: np.ndarray | None = None,
+    policy_a: Policy | np.ndarray,
+    policy_b: Policy | np.ndarray | None = None,
     tol: float = EXACT_TOL,
     progress: bool = True,
 ) -> PolicyValues:
-    """The exact values of policy A against policy B, or against its best response when ``choices_b`` is None.
+    """The exact values of policy A against policy B, or against its best response when ``policy_b`` is None.
 
     Args:
         rules: A rule set the solver indexes (finkel, blitz, masters, aseb and custom single-visit rules).
-        choices_a: A's moves, ``uint8[positions * rolls]`` (see the module docstring).
-        choices_b: B's moves in the same form, or None for B the best response to A.
+        policy_a: A's :class:`Policy`, or its moves as ``uint8[positions * rolls]`` (see the module docstring).
+        policy_b: B's in the same form, or None for B the best response to A.
         tol: Sweep a layer pair until no value changes by more than this.
         progress: Show a progress bar.
 
     Raises:
-        ValueError: If a policy's array does not have one entry per position and roll.
+        ValueError: If a policy does not have one entry per position and roll.
     """
     rules = get_rules(rules)
     index = PositionIndex(rules)
-    n_rolls = int(geometry(rules)[0]["n_rolls"])
-    for name, choices in (("A", choices_a), ("B", choices_b)):
-        if choices is not None and (choices.shape != (index.size * n_rolls,) or choices.dtype != np.uint8):
-            raise ValueError(
-                f"policy {name} must be uint8[{index.size * n_rolls}] (a move per position and roll), got "
-                f"{choices.dtype}{list(choices.shape)}"
-            )
-    best_b = choices_b is None
-    unused = np.zeros(1, dtype=np.uint8)
+    rows = index.size * int(geometry(rules)[0]["n_rolls"])
+    policy_a = as_policy(policy_a)
+    policy_a.check(rows, "policy A")
+    best_b = policy_b is None
+    policy_b = policy_a if best_b else as_policy(policy_b)
+    policy_b.check(rows, "policy B")
     a = np.zeros(index.size, dtype=np.float64)
     b = np.zeros(index.size, dtype=np.float64)
     began, sweeps = time.perf_counter(), 0
@@ -155,19 +267,224 @@ def evaluate_policies(
                 _terminal_values(index, a, pair, start)
                 _terminal_values(index, b, pair, start)
             else:
-                graph = _PairGraph(index, start, end).graph
-                delta = np.zeros(len(graph.work.items))
-                for _ in range(MAX_SWEEPS):
-                    sweeps += 1
-                    change = _policy_sweep(graph, a, b, choices_a, unused if best_b else choices_b, best_b, delta)
-                    if change < tol:
-                        break
-                else:
-                    raise RuntimeError(f"layer pair {pair} did not converge to {tol} in {MAX_SWEEPS} sweeps")
+                sweeps += _sweep_pair(index, start, end, a, b, policy_a, policy_b, best_b, tol, pair)
             bar.update(end - start)
     finally:
         bar.close()
     return PolicyValues(rules, a, b, index, sweeps, time.perf_counter() - began)
+
+
+def _sweep_pair(index, start, end, a, b, policy_a, policy_b, best_b, tol, pair) -> int:
+    """Sweep one layer pair to ``tol``, extrapolating the slow mode as the solver does; return the sweeps."""
+    graph = _PairGraph(index, start, end).graph
+    n_items = len(graph.work.items)
+    buffers = SK.SweepBuffers(*(np.zeros(n_items) for _ in range(3)), np.zeros(2 * (end - start), dtype=np.float32))
+    ratios: list[float] = []
+    for sweep in range(1, MAX_SWEEPS + 1):
+        if _policy_sweep(graph, a, b, policy_a, policy_b, best_b, buffers) < tol:
+            return sweep
+        norm = float(buffers.item_norm.sum())
+        ratios.append(float(buffers.item_dot.sum()) / norm if norm > 0 else 0.0)
+        if EXTRAPOLATE and _steady(ratios):
+            factor = ratios[-1] / (1.0 - ratios[-1])
+            half = end - start
+            SK.extrapolate(a, start, buffers.change[:half], factor)
+            SK.extrapolate(b, start, buffers.change[half:], factor)
+            ratios.clear()
+    raise RuntimeError(f"layer pair {pair} did not converge to {tol} in {MAX_SWEEPS} sweeps")
+
+
+@njit(cache=True, inline="always")
+def _move_chance(policy, row, j, n):
+    """The chance that ``policy`` plays the j-th of the n legal moves of decision ``row``."""
+    if n == 1:
+        return 1.0
+    if policy.dense.shape[0] > 0:
+        return policy.dense[row, j]
+    keep = policy.keep[n]
+    return keep if j == policy.choices[row] else (1.0 - keep) / (n - 1)
+
+
+@njit(cache=True)
+def _push_pair(graph, end, reach, mass, policies, tol):
+    """Run the game forwards over a pair: move the probability ``mass`` waiting at its positions on, to below ``tol``.
+
+    ``reach[s, i]`` sums what passed through position i with side s (0: A, 1: B) to move; ``mass`` collects what
+    moves on into later pairs. Sweeps in index order, so most mass moves on within a sweep.
+    """
+    items, start = graph.work.items, graph.work.start
+    counts, edges, probs, item_edge_end = graph.counts, graph.edges, graph.probabilities, graph.item_edge_end
+    n_rolls = probs.shape[0]
+    for _ in range(1_000_000):
+        for it in range(items.shape[0]):
+            e = item_edge_end[it - 1] if it > 0 else 0
+            for i in range(items[it, SK.I_START], items[it, SK.I_END]):
+                c0 = (i - start) * n_rolls
+                for side in range(2):
+                    m = mass[side, i]
+                    if m == 0.0:
+                        continue
+                    mass[side, i] = 0.0
+                    reach[side, i] += m
+                    edge = e
+                    for k in range(n_rolls):
+                        n = counts[c0 + k]
+                        for j in range(n):
+                            x = edges[edge + j]
+                            to = side if (x & 1) == 0 else 1 - side
+                            mass[to, x >> 1] += m * probs[k] * _move_chance(policies[side], i * n_rolls + k, j, n)
+                        edge += n
+                for k in range(n_rolls):
+                    e += counts[c0 + k]
+        left = 0.0
+        for side in range(2):
+            for i in range(start, end):
+                left += mass[side, i]
+        if left < tol:
+            for side in range(2):
+                for i in range(start, end):
+                    reach[side, i] += mass[side, i]
+                    mass[side, i] = 0.0
+            return
+
+
+@njit(cache=True, parallel=True)
+def _pair_losses(graph, reach, policy, best, loss):
+    """``loss[i]``: what A's moves in position i give away against ``best`` (the perfect values), times its reach.
+
+    That is reach * sum_r P(r) * (max_m Q(m) - sum_m p_A(m) Q(m)), with Q the outcome under perfect play.
+    """
+    items, start = graph.work.items, graph.work.start
+    counts, edges, probs, item_edge_end = graph.counts, graph.edges, graph.probabilities, graph.item_edge_end
+    n_rolls = probs.shape[0]
+    for it in prange(items.shape[0]):
+        e = item_edge_end[it - 1] if it > 0 else 0
+        for i in range(items[it, SK.I_START], items[it, SK.I_END]):
+            c0 = (i - start) * n_rolls
+            total = 0.0
+            for k in range(n_rolls):
+                n = counts[c0 + k]
+                if n > 1 and reach[0, i] > 0.0:
+                    top = 0.0
+                    played = 0.0
+                    for j in range(n):
+                        q = _outcome(edges[e + j], best, best)
+                        top = max(top, q)
+                        played += _move_chance(policy, i * n_rolls + k, j, n) * q
+                    total += probs[k] * (top - played)
+                e += n
+            loss[i] = reach[0, i] * total
+
+
+class PolicyLosses(NamedTuple):
+    """How often each position is reached when A plays B from the start, and A's losses there."""
+
+    reach: np.ndarray  # float64[2, positions]: expected visits with A (row 0) or B (row 1) to move
+    loss: np.ndarray  # float64[positions]: A's expected loss against perfect play in the position, times its reach
+    index: PositionIndex
+
+
+def policy_losses(
+    rules: Rules | str,
+    policy_a: Policy | np.ndarray,
+    policy_b: Policy | np.ndarray,
+    best: np.ndarray,
+    progress: bool = True,
+    tol: float = REACH_TOL,
+) -> PolicyLosses:
+    """Where A loses, as A plays B from the start, half the games as light and half as dark.
+
+    ``best`` holds the perfect-play values (a solved table's), against which A's moves are measured. Against a
+    perfect B the losses add up to the perfect-play value minus A's exact result (the performance-difference
+    identity: B's perfect moves give nothing away, so every point A lacks was lost by A's own moves).
+    """
+    rules = get_rules(rules)
+    index = PositionIndex(rules)
+    rows = index.size * int(geometry(rules)[0]["n_rolls"])
+    policies = (as_policy(policy_a), as_policy(policy_b))
+    for name, policy in zip("AB", policies, strict=True):
+        policy.check(rows, f"policy {name}")
+    reach = np.zeros((2, index.size))
+    mass = np.zeros((2, index.size))
+    loss = np.zeros(index.size)
+    start = index.rank(Position.start(rules))
+    mass[0, start] = mass[1, start] = 0.5  # A moves first as light; B does with A dark
+    bar = progress_bar(index.size, f"losses of A on {rules.name}", progress, unit="pos", unit_scale=True)
+    try:
+        for pair, (lo, hi) in reversed(list(zip(index.pairs, index.pair_ranges, strict=True))):
+            if index.pieces in pair:  # the game is over: the mass stays
+                reach[:, lo:hi] += mass[:, lo:hi]
+            else:
+                graph = _PairGraph(index, lo, hi).graph
+                _push_pair(graph, hi, reach, mass, policies, tol)
+                _pair_losses(graph, reach, policies[0], best, loss)
+            bar.update(hi - lo)
+    finally:
+        bar.close()
+    return PolicyLosses(reach, loss, index)
+
+
+ITEM_START, ITEM_END = SK.I_START, SK.I_END
+"""Columns of a :class:`PairGraph`'s work items: (first position, end, block)."""
+PairGraph = SK.PairGraph
+
+
+def pair_graph(index: PositionIndex, start: int, end: int) -> PairGraph:
+    """The solver's successor graph of the layer pair ``start:end`` (its edges: see :mod:`urgym.solver._kernels`)."""
+    return _PairGraph(index, start, end).graph
+
+
+@njit(cache=True, parallel=True)
+def _best_moves(graph, values, tie, choices):
+    items, start = graph.work.items, graph.work.start
+    counts, edges, probs, item_edge_end = graph.counts, graph.edges, graph.probabilities, graph.item_edge_end
+    n_rolls = probs.shape[0]
+    for it in prange(items.shape[0]):
+        e = item_edge_end[it - 1] if it > 0 else 0
+        for i in range(items[it, SK.I_START], items[it, SK.I_END]):
+            c0 = (i - start) * n_rolls
+            for k in range(n_rolls):
+                n = counts[c0 + k]
+                best = 0
+                if n > 1:
+                    top = -1.0
+                    for j in range(n):
+                        top = max(top, _outcome(edges[e + j], values, values))
+                    for j in range(n):
+                        if _outcome(edges[e + j], values, values) >= top - tie:
+                            best = j
+                            break
+                choices[i * n_rolls + k] = best
+                e += n
+
+
+def best_moves(index: PositionIndex, values: np.ndarray, tie: float = 0.0) -> np.ndarray:
+    """The move of every decision that is best by ``values`` (each position's value for its mover).
+
+    A move is worth the value after it (an extra roll) or one minus it (the turn passes); ties within ``tie`` go to
+    the lowest source, the first legal move. With a solved table's values these are perfect play's moves. Returns
+    ``uint8[positions * rolls]`` as :class:`Policy` takes it.
+    """
+    choices = np.zeros(index.size * int(geometry(index.rules)[0]["n_rolls"]), dtype=np.uint8)
+    for pair, (start, end) in zip(index.pairs, index.pair_ranges, strict=True):
+        if index.pieces not in pair:
+            _best_moves(_PairGraph(index, start, end).graph, values, tie, choices)
+    return choices
+
+
+def count_decisions(index: PositionIndex) -> int:
+    """How many (position, roll) pairs of the index have a choice of moves (more than one legal move)."""
+    geom = geometry(index.rules)
+    n_rolls = int(geom[0]["n_rolls"])
+    total = 0
+    for pair, (start, end) in zip(index.pairs, index.pair_ranges, strict=True):
+        if index.pieces in pair:
+            continue
+        work = SK.PairWork(_work_items(index, start, end), start)
+        counts = np.empty((end - start) * n_rolls, dtype=np.uint8)
+        SK.count_edges(work, index.tables, geom, counts, np.zeros(len(work.items), dtype=np.int64))
+        total += int(np.count_nonzero(counts > 1))
+    return total
 
 
 def legal_move_lists(states: np.ndarray, rules: Rules) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

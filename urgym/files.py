@@ -42,6 +42,7 @@ __all__ = [
     "install_command",
     "loads_json",
     "open_regular",
+    "policy_cache_dir",
     "precious_kind",
     "read_bounded",
     "read_npz",
@@ -82,6 +83,18 @@ def cache_dir() -> Path:
             return Path(tempfile.gettempdir()) / f"urgym-cache-{os.getuid()}"
         base = os.path.join(home, ".cache")
     return Path(base) / "urgym"
+
+
+def policy_cache_dir() -> Path:
+    """The folder of cached agent policies (exact evaluation): ``$URGYM_POLICY_CACHE``, else beside the table cache.
+
+    Beside it, not inside: the table cache holds solved tables only. With the table cache at ``~/.cache/urgym``
+    the policies lie in ``~/.cache/urgym-policies``.
+    """
+    if os.environ.get("URGYM_POLICY_CACHE"):
+        return Path(os.environ["URGYM_POLICY_CACHE"])
+    tables = cache_dir()
+    return tables.with_name(tables.name + "-policies")
 
 
 def in_table_cache(path: str | os.PathLike) -> Path | None:

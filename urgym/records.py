@@ -54,18 +54,23 @@ MAX_PLAYER_NAME = 200
 _UNSHOWABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 """Characters a player name may not hold: control characters (terminal escapes, newlines), bidirectional
 overrides (text that reads differently from how it is stored) and lone surrogates (not encodable)."""
-_FIELDS = ("format", "version", "rules", "players", "seed", "game", "steps", "winner")
+_FIELDS = ("format", "version", "rules", "players", "seed", "game", "start", "steps", "winner")
 
 
 @dataclass(frozen=True)
 class GameRecord:
-    """A whole game: rules, players, dice seed and every roll with the move played (None: a pass)."""
+    """A whole game: rules, players, dice seed and every roll with the move played (None: a pass).
+
+    A record may begin at another position than the start (``start``, a position's :attr:`~urgym.Position.code`):
+    a study of one position, such as the decisions where exact evaluation found an agent loses most.
+    """
 
     rules: Rules
     steps: tuple[GameStep, ...]
     players: dict[str, str] = field(default_factory=lambda: {"light": "", "dark": ""})
     seed: int | None = None
     game: int | None = None
+    start: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.rules, Rules):
@@ -77,6 +82,17 @@ class GameRecord:
                 check_seed(value, f"the record's {name}", bits)
         if not isinstance(self.steps, tuple) or not all(isinstance(s, GameStep) for s in self.steps):
             raise ValueError("a record's steps must be a tuple of GameStep")
+        if self.start is not None:
+            if not _is_int(self.start):
+                raise ValueError(f"a record's start must be a position code (an integer), got {self.start!r}")
+            try:
+                Position.from_code(self.rules, self.start)
+            except (ValueError, OverflowError) as err:
+                raise ValueError(f"the record's start {self.start!r} is not a position of its rules: {err}") from None
+
+    def first_position(self) -> Position:
+        """The position the record begins at: the start of the game, or its ``start``."""
+        return Position.start(self.rules) if self.start is None else Position.from_code(self.rules, self.start)
 
     @classmethod
     def from_game(cls, game: Game, players: dict[str, str] | None = None) -> GameRecord:
@@ -91,7 +107,7 @@ class GameRecord:
             ValueError: Naming the first entry that is not legal where it stands (wrong side to roll, an
                 impossible roll, an illegal move, a pass with a legal move, a step after the end).
         """
-        position = Position.start(self.rules)
+        position = self.first_position()
         out = [position]
         for i, step in enumerate(self.steps):
             if position.is_over:
@@ -124,6 +140,7 @@ class GameRecord:
             "players": dict(self.players),
             "seed": self.seed,
             "game": self.game,
+            **({"start": self.start} if self.start is not None else {}),
             "steps": [{"side": s.side, "roll": s.roll, "move": s.move} for s in self.steps],
             "winner": self.winner,
         }
@@ -162,7 +179,14 @@ class GameRecord:
         claimed = data.get("winner")
         if claimed is not None and claimed not in SIDES:
             raise ValueError(f"the record's winner must be 'light', 'dark' or null, got {claimed!r}")
-        record = cls(Rules.from_dict(data["rules"]), tuple(steps), data["players"], data.get("seed"), data.get("game"))
+        record = cls(
+            Rules.from_dict(data["rules"]),
+            tuple(steps),
+            data["players"],
+            data.get("seed"),
+            data.get("game"),
+            data.get("start"),
+        )
         winner = record.winner  # replays, naming the first bad step
         if claimed is not None and claimed != winner:
             raise ValueError(f"the record says {claimed} won, but its moves end with {winner or 'no winner yet'}")
@@ -170,7 +194,13 @@ class GameRecord:
 
     # --- RGN --------------------------------------------------------------------------------------
     def to_rgn(self) -> str:
-        """The game in RoyalUr's RGN notation (see :mod:`urgym.notation`)."""
+        """The game in RoyalUr's RGN notation (see :mod:`urgym.notation`).
+
+        Raises:
+            ValueError: For a record that begins elsewhere than the start (RGN has no way to say where).
+        """
+        if self.start is not None:
+            raise ValueError("RGN records begin at the start; this record begins at another position (keep it as JSON)")
         self.positions()  # a bad step is named as the record names it
         return format_rgn(RGNGame(self.rules, self.steps, self.players, self.seed, self.game))
 

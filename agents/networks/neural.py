@@ -22,6 +22,8 @@ from urgym.agents.base import Agent
 from urgym.agents.models import shipped_model
 from urgym.agents.networks.value import ACTIVATIONS, MAX_NETWORK_BYTES, NetArrays, ValueNetwork, network_values
 from urgym.agents.search import SearchContext
+from urgym.agents.whole import search_policy, search_policy_seconds
+from urgym.solver import PositionIndex
 
 from urgym import Position, Rules, core
 from urgym.batch import Decisions
@@ -224,6 +226,19 @@ class NeuralAgent(Agent):
             for job in jobs:
                 job.result()
         return out
+
+    def policy_table(self, rules: Rules, progress: bool = True) -> np.ndarray:
+        """The network's move (after the search) in every decision of ``rules`` at once.
+
+        Each position is evaluated once per depth (:func:`urgym.agents.whole.search_policy`), not once per search
+        that meets it.
+        """
+        return search_policy(rules, self._contexts(rules)[0], self.depth, progress)
+
+    def policy_table_seconds(self, rules: Rules, threads: int) -> float:
+        """About how long :meth:`policy_table` takes (:func:`urgym.agents.whole.search_policy_seconds`)."""
+        positions = PositionIndex(rules).size
+        return search_policy_seconds(rules, self._contexts(rules)[0], self.depth, positions, threads)
 
     def search_stats(self, rules: Rules) -> SearchStats:
         """The counters of every search so far on ``rules`` (all threads), for benchmarks."""

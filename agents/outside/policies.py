@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 from numba import njit
-from urgym.agents.base import Agent
+from urgym.agents.base import Agent, one_hot_choices
 from urgym.agents.models import card_path, model_card
 from urgym.agents.outside.weights import MAX_WEIGHTS_BYTES, read_state_dict
 
@@ -117,6 +117,7 @@ class ScoringAgent(Agent):
         self.spec = spec + (":sample=true" if sample else "")
         self.rules = rules
         self.sample = sample
+        self.randomizes = sample
         self.cardless: Path | None = None
         """A model file with no card beside it (set by the loaders): the rules it learned are unknown."""
         self._actions, self._observation = actions, observation
@@ -160,6 +161,26 @@ class ScoringAgent(Agent):
         self.check_rules(rules)
         if len(decisions) == 0:
             return np.zeros(0, dtype=np.int64)
+        scores, masks = self._legal_scores(rules, decisions)
+        if self.sample:
+            chosen = np.empty(len(decisions), dtype=np.int64)
+            sample_legal(scores, masks, decisions.rngs, chosen)
+            return chosen
+        return np.where(masks, scores, -np.inf).argmax(axis=1).astype(np.int64)
+
+    def move_probabilities(self, rules: Rules, decisions: Decisions) -> np.ndarray:
+        """Every legal move's chance: the softmax of the scores over the legal moves (``sample=true``), else one-hot."""
+        if not self.sample:
+            return one_hot_choices(decisions, self.select_moves(rules, decisions))
+        scores = self._legal_scores(rules, decisions)[0]
+        legal = np.arange(decisions.moves.shape[1])[None, :] < decisions.counts[:, None]
+        logits = np.where(legal, np.take_along_axis(scores, np.where(legal, decisions.moves, 0), axis=1), -np.inf)
+        weights = np.exp(logits - logits.max(axis=1, keepdims=True))
+        return weights / weights.sum(axis=1, keepdims=True)
+
+    def _legal_scores(self, rules: Rules, decisions: Decisions) -> tuple[np.ndarray, np.ndarray]:
+        """The network's scores of a batch (float64[k, actions]) and the legal actions' masks, both checked."""
+        self.check_rules(rules)
         expected = (len(decisions), rules.length + 1)
         inputs = observations(rules, decisions)
         try:
@@ -182,11 +203,7 @@ class ScoringAgent(Agent):
                 f"{int(decisions.rolls[first])} in {decisions.position(rules, first)!r}; a network must "
                 "give finite scores to the legal moves"
             )
-        if self.sample:
-            chosen = np.empty(len(decisions), dtype=np.int64)
-            sample_legal(scores, masks, decisions.rngs, chosen)
-            return chosen
-        return np.where(masks, scores, -np.inf).argmax(axis=1).astype(np.int64)
+        return scores, masks
 
     def select_move(self, position: Position, roll: int) -> int:
         """The model's move (see :meth:`select_moves`)."""

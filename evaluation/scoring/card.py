@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 from urgym.agents import Agent, make_agent
+from urgym.evaluation.scoring.exact import exact_results
 from urgym.evaluation.scoring.match import play_match
 from urgym.evaluation.scoring.positions import DEFAULT_POSITIONS, benchmark_positions, score_positions
 from urgym.evaluation.scoring.runner import RunOptions
@@ -44,10 +45,13 @@ def agent_card(
     run: RunOptions = RunOptions(),
     solve: bool = True,
     pieces: int | None = None,
+    exact: bool = False,
 ) -> dict[str, Any]:
     """The card of ``agent`` (see the module docstring) as a dict, ready for JSON.
 
-    ``pieces`` plays every rule set with that many pieces (default: each one's own). A rule set the agent cannot
+    ``pieces`` plays every rule set with that many pieces (default: each one's own). ``exact`` adds each rule set's
+    exact figures (:mod:`urgym.evaluation.scoring.exact`): the exact win rate against perfect play and the
+    exploitability, beside the sampled ones. A rule set the agent cannot
     play, or whose table is not cached when ``solve`` is False, is listed with the reason instead of figures.
     """
     built = make_agent(agent)
@@ -91,6 +95,13 @@ def agent_card(
                 "raw_is_narrower": side.wins.width <= side.luck_adjusted.width,
             },
         }
+        if exact:
+            report = exact_results(agent, "perfect", rules, seed, run.progress, best_response=True)
+            card["rule_sets"][name]["exact"] = {
+                "win_rate": report.match.win_rate,
+                "exploitability_points": report.exploitability["exploitability_points"],
+                "exact_policies": report.match.exact_policies,
+            }
     return card
 
 

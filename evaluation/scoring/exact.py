@@ -1,36 +1,44 @@
 """Exact evaluation: an agent's exact result against perfect play or another agent, and its exploitability.
 
 Ur is solved, so a match between agents whose moves can be asked for every position need not be sampled: it is a
-policy evaluation over the solved rule set (:mod:`urgym.solver.policy`). :func:`agent_policy` asks an agent its move
-in every decision of a rule set, in large batches through ``select_moves``; :func:`exact_match` gives the two agents'
-exact winning chances; :func:`exploitability` the winning chance of the agent's best response (the perfect adversary
-that knows its policy) and how many win-% points that takes beyond the game's value.
+policy evaluation over the solved rule set (:mod:`urgym.solver.policy`). The agents' policies come from
+:mod:`urgym.evaluation.scoring.policies` (asked in batches, cached, resumable); :func:`exact_match` gives two
+agents' exact winning chances; :func:`exploitability` the winning chance of an agent's best response (the perfect
+adversary that knows its policy) and how many win-% points that takes beyond the game's value; :func:`worst_decisions`
+where an agent loses most, weighted by how often its games reach there, as records ``review`` reads.
 
-An agent that randomizes is asked once per decision, with a random stream fixed by the decision and ``seed``: its
-exact figures are those of that one deterministic policy (the result says so with ``deterministic: False``).
-
-Win rates are in percent, averaged over the two sides (and given for each); exploitability is in win-% points.
+Win rates are in percent, averaged over the two sides (and given for each); exploitability and losses are in
+win-% points.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, NamedTuple
 
 import numpy as np
-from urgym.agents import Agent, make_agent
-from urgym.solver import PositionIndex
-from urgym.solver.policy import PolicyValues, decision_states, evaluate_policies, legal_move_lists
+from urgym.agents import Agent
+from urgym.evaluation.scoring.policies import AgentPolicy, agent_policy
+from urgym.solver import table_for
+from urgym.solver.policy import PolicyValues, evaluate_policies, policy_losses
 
-from urgym import Rules, core, get_rules
-from urgym.batch import Decisions, check_choices
-from urgym.progress import progress_bar
+from urgym import Position, Rules, core, get_rules
+from urgym.records import GameRecord, GameStep
 
-__all__ = ["ExactResult", "agent_policy", "exact_match", "exact_results", "exploitability"]
-
-BATCH = 65_536
-"""Decisions asked of an agent at once."""
-_RANDOM_AGENTS = ("random",)
+__all__ = [
+    "ExactReport",
+    "ExactResult",
+    "ExactTournament",
+    "WorstDecision",
+    "exact_match",
+    "exact_results",
+    "exact_tournament",
+    "exploitability",
+    "save_worst",
+    "worst_decisions",
+]
 
 
 @dataclass(frozen=True)
@@ -45,76 +53,57 @@ class ExactResult:
     win_rate_light: float
     win_rate_dark: float
     decisions: int
-    """Decisions with a choice asked of the agents."""
-    deterministic: bool
-    """False where an agent randomizes: the figures are those of one draw of its moves per decision."""
+    """Decisions with a choice asked of the agents (0 for a policy read from the cache)."""
+    exact_policies: bool
+    """False where an agent randomizes without giving its distribution: its figures are those of one draw of its
+    move per decision."""
     seconds: float
+    """Seconds of the policy evaluation (asking the agents not included)."""
 
     def to_dict(self) -> dict[str, Any]:
         """The result as plain JSON."""
         return asdict(self)
 
 
-def agent_policy(
-    agent: str | Agent, rules: Rules | str, seed: int = 0, progress: bool = True
-) -> tuple[np.ndarray, int]:
-    """The move ``agent`` plays in every decision of ``rules``, and how many decisions had a choice (those asked).
+@dataclass(frozen=True)
+class WorstDecision:
+    """A position where the agent loses much, weighted by how often its games reach it."""
 
-    The moves come as :func:`urgym.solver.policy.evaluate_policies` takes them: ``uint8[positions * rolls]``, each
-    the move's place among the legal moves.
+    position: Position
+    reach: float
+    """Expected visits with the agent to move, per game (half played as light, half as dark)."""
+    loss: float
+    """Win-% points per game the agent's moves here give away: reach times the roll-averaged regret."""
+    rolls: tuple[tuple[int, float, int, int, float], ...]
+    """Per roll where it errs: (roll, chance of the roll, the agent's most likely move, the best move, its regret
+    in win-% points)."""
 
-    Raises:
-        ValueError: If the agent cannot play the rules or answers an illegal move (naming the decision).
-    """
-    rules = get_rules(rules)
-    built = make_agent(agent, seed=seed)
-    built.check_rules(rules)
-    if hasattr(built, "prepare"):
-        built.prepare(rules)
-    index = PositionIndex(rules)
-    n_rolls = int(core.geometry(rules)[0]["n_rolls"])
-    choices = np.zeros(index.size * n_rolls, dtype=np.uint8)
-    asked = 0
-    bar = progress_bar(index.size, f"policy of {built.spec}", progress, unit="pos", unit_scale=True)
-    try:
-        for pair, (start, end) in zip(index.pairs, index.pair_ranges, strict=True):
-            if index.pieces in pair:  # the game is over there: no decision
-                bar.update(end - start)
-                continue
-            states = decision_states(index, start, end)
-            rolls, moves, counts = legal_move_lists(states, rules)
-            rows = np.flatnonzero(counts > 1)
-            row_states = np.repeat(states, n_rolls)
-            for lo in range(0, len(rows), BATCH):
-                chunk = rows[lo : lo + BATCH]
-                decisions = Decisions(
-                    row_states[chunk],
-                    rolls[chunk],
-                    moves[chunk],
-                    counts[chunk],
-                    _streams(seed, start * n_rolls + chunk),
-                )
-                chosen = check_choices(decisions, built.select_moves(rules, decisions), built.spec, rules)
-                choices[start * n_rolls + chunk] = (moves[chunk] == chosen[:, None]).argmax(axis=1)
-                asked += len(chunk)
-            bar.update(end - start)
-    finally:
-        bar.close()
-    return choices, asked
+    def to_dict(self) -> dict[str, Any]:
+        """As plain JSON (the position by its code and in words)."""
+        return {
+            "position": self.position.code,
+            "board": str(self.position),
+            "reach": self.reach,
+            "loss_points": self.loss,
+            "rolls": [
+                {"roll": r, "chance": p, "move": m, "best": b, "regret_points": g} for r, p, m, b, g in self.rolls
+            ],
+        }
 
 
-def _streams(seed: int, rows: np.ndarray) -> np.ndarray:
-    """A random stream per decision, fixed by ``seed`` and the decision (splitmix64 of both)."""
-    z = (rows.astype(np.uint64) + np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15)) * np.uint64(0xBF58476D1CE4E5B9)
-    z ^= z >> np.uint64(31)
-    return np.ascontiguousarray(z.reshape(-1, 1))
+class ExactReport(NamedTuple):
+    """Everything ``evaluate --exact`` computes."""
+
+    match: ExactResult | None
+    exploitability: dict[str, Any] | None
+    worst: tuple[WorstDecision, ...]
 
 
 def exact_match(
     agent: str | Agent, opponent: str | Agent, rules: Rules | str, seed: int = 0, progress: bool = True
 ) -> ExactResult:
     """The exact result of ``agent`` against ``opponent`` (``"perfect"`` for perfect play), sides averaged."""
-    return exact_results(agent, opponent, rules, seed, progress)[0]
+    return exact_results(agent, opponent, rules, seed, progress).match
 
 
 def exploitability(agent: str | Agent, rules: Rules | str, seed: int = 0, progress: bool = True) -> dict[str, Any]:
@@ -125,7 +114,7 @@ def exploitability(agent: str | Agent, rules: Rules | str, seed: int = 0, progre
     chance minus the game's value, 50% when the sides are averaged (``exploitability_points``). A perfect agent's is
     0; no agent's is below it.
     """
-    return exact_results(agent, None, rules, seed, progress, best_response=True)[1]
+    return exact_results(agent, None, rules, seed, progress, best_response=True).exploitability
 
 
 def exact_results(
@@ -135,39 +124,158 @@ def exact_results(
     seed: int = 0,
     progress: bool = True,
     best_response: bool = False,
-) -> tuple[ExactResult | None, dict[str, Any] | None]:
-    """:func:`exact_match` against ``opponent`` (None: none) and, with ``best_response``, :func:`exploitability`.
+    worst: int = 0,
+    cache: bool = True,
+) -> ExactReport:
+    """Everything ``evaluate --exact`` computes, each agent asked its moves once.
 
-    The agent is asked its moves once for both.
+    :func:`exact_match` against ``opponent`` (None: none), :func:`exploitability` with ``best_response``, and the
+    ``worst`` decisions of :func:`worst_decisions` against the opponent.
+
+    ``cache`` reads and writes the agents' policies in urgym's cache (see :mod:`~urgym.evaluation.scoring.policies`).
     """
     rules = get_rules(rules)
-    a, asked = agent_policy(agent, rules, seed, progress)
+    a = agent_policy(agent, rules, seed, progress, cache)
+    b = agent_policy(opponent, rules, seed + 1, progress, cache) if opponent is not None else None
     match = exploit = None
-    if opponent is not None:
-        b, asked_b = agent_policy(opponent, rules, seed + 1, progress)
-        match = _result(agent, opponent, rules, evaluate_policies(rules, a, b, progress=progress), asked + asked_b)
+    found: tuple[WorstDecision, ...] = ()
+    if b is not None:
+        match = _result(a, b, evaluate_policies(rules, a.policy, b.policy, progress=progress))
+        if worst:
+            found = worst_decisions(a, b, worst, progress)
     if best_response:
-        versus = _result(agent, "best response", rules, evaluate_policies(rules, a, None, progress=progress), asked)
+        versus = _result(a, None, evaluate_policies(rules, a.policy, None, progress=progress))
         best = 100.0 - versus.win_rate
         exploit = {
             "vs_best_response": versus.to_dict(),
             "best_response_win_rate": best,
             "exploitability_points": best - 50.0,
         }
-    return match, exploit
+    return ExactReport(match, exploit, found)
 
 
-def _result(agent: Any, opponent: Any, rules: Rules, values: PolicyValues, decisions: int) -> ExactResult:
+def _result(a: AgentPolicy, b: AgentPolicy | None, values: PolicyValues) -> ExactResult:
     light, dark = values.start()
-    names = [a.spec if isinstance(a, Agent) else str(a) for a in (agent, opponent)]
     return ExactResult(
-        names[0],
-        names[1],
-        rules.describe(),
+        a.spec,
+        b.spec if b is not None else "best response",
+        a.rules.describe(),
         100.0 * (light + dark) / 2,
         100.0 * light,
         100.0 * dark,
-        decisions,
-        not any(n.split(":")[0] in _RANDOM_AGENTS for n in names),
+        a.asked + (b.asked if b is not None else 0),
+        a.exact and (b is None or b.exact),
         values.seconds,
+    )
+
+
+def worst_decisions(a: AgentPolicy, b: AgentPolicy, count: int, progress: bool = True) -> tuple[WorstDecision, ...]:
+    """The ``count`` positions where A's moves give away the most winning chance as A plays B, weighted by reach.
+
+    The regrets are measured against perfect play (the solved table, solved first if missing); against a perfect B
+    the losses of every position add up to 50% minus A's exact win rate.
+    """
+    table = table_for(a.rules, progress=progress)
+    losses = policy_losses(a.rules, a.policy, b.policy, table.probabilities(), progress)
+    order = np.argsort(-losses.loss, kind="stable")[:count]
+    return tuple(_worst(losses.index.unrank(int(i)), losses, int(i), a, table) for i in order if losses.loss[i] > 0)
+
+
+def _worst(position: Position, losses: Any, i: int, a: AgentPolicy, table: Any) -> WorstDecision:
+    dice, probabilities = core.chance_outcomes(position.rules)  # the policy's rows: one per roll of these
+    rolls = []
+    for k, (roll, chance) in enumerate(zip(dice.tolist(), probabilities.tolist(), strict=True)):
+        legal = position.legal_moves(roll)
+        if len(legal) < 2:
+            continue
+        values = table.move_values(position, roll)
+        row = i * len(dice) + k
+        chances = _chances(a, row, len(legal))
+        played = sum(c * values[m] for c, m in zip(chances, legal, strict=True))
+        regret = 100.0 * (max(values.values()) - played)
+        if regret > 1e-12:
+            best = max(values, key=lambda m: (values[m], -m))
+            rolls.append((roll, chance, legal[int(np.argmax(chances))], best, float(regret)))
+    return WorstDecision(position, float(losses.reach[0, i]), 100.0 * float(losses.loss[i]), tuple(rolls))
+
+
+def _chances(a: AgentPolicy, row: int, n: int) -> np.ndarray:
+    """The chance of each of the n legal moves of decision ``row`` under A's policy."""
+    policy = a.policy
+    if len(policy.dense):
+        return policy.dense[row, :n]
+    keep = policy.keep[n]
+    out = np.full(n, (1.0 - keep) / (n - 1))
+    out[policy.choices[row]] = keep
+    return out
+
+
+def save_worst(worst: tuple[WorstDecision, ...], agent: str, folder: str | os.PathLike) -> list[Path]:
+    """Write each worst decision's rolls as records ``review`` reads: one record per roll where the agent errs.
+
+    Each record (``game-000001.json``, ...) begins at the position (its ``start``), holds the roll and the agent's
+    most likely move, numbers the decision's rank as its ``game``, and names the agent on the side to move and
+    ``perfect`` on the other. Returns the files written.
+    """
+    folder = Path(folder)
+    written: list[Path] = []
+    for rank, decision in enumerate(worst, 1):
+        position = decision.position
+        for roll, _, move, _, _ in decision.rolls:
+            other = "dark" if position.turn == "light" else "light"
+            record = GameRecord(
+                position.rules,
+                (GameStep(position.turn, roll, move),),
+                {position.turn: agent, other: "perfect"},
+                game=rank,
+                start=position.code,
+            )
+            written.append(record.save(folder / f"game-{len(written) + 1:06d}.json"))
+    return written
+
+
+@dataclass(frozen=True)
+class ExactTournament:
+    """Every pair of agents' exact head-to-head result.
+
+    ``win_rate[i][j]`` is agent i's against agent j (percent, sides averaged; the diagonal is 50).
+    """
+
+    agents: tuple[str, ...]
+    rules: str
+    win_rate: tuple[tuple[float, ...], ...]
+    exact_policies: bool
+    seconds: float
+
+    def mean(self, i: int) -> float:
+        """Agent i's mean win rate against the others."""
+        others = [w for j, w in enumerate(self.win_rate[i]) if j != i]
+        return sum(others) / len(others)
+
+    def to_dict(self) -> dict[str, Any]:
+        """As plain JSON."""
+        return {**asdict(self), "mean_win_rate": [self.mean(i) for i in range(len(self.agents))]}
+
+
+def exact_tournament(
+    agents: list[str | Agent], rules: Rules | str, seed: int = 0, progress: bool = True, cache: bool = True
+) -> ExactTournament:
+    """Every pair of ``agents`` evaluated exactly (each agent asked its policy once): no games, no dice noise."""
+    rules = get_rules(rules)
+    policies = [agent_policy(agent, rules, seed + k, progress, cache) for k, agent in enumerate(agents)]
+    n = len(policies)
+    table = [[50.0] * n for _ in range(n)]
+    seconds = 0.0
+    for i in range(n):
+        for j in range(i + 1, n):
+            values = evaluate_policies(rules, policies[i].policy, policies[j].policy, progress=progress)
+            result = _result(policies[i], policies[j], values)
+            table[i][j], table[j][i] = result.win_rate, 100.0 - result.win_rate
+            seconds += result.seconds
+    return ExactTournament(
+        tuple(p.spec for p in policies),
+        rules.describe(),
+        tuple(tuple(row) for row in table),
+        all(p.exact for p in policies),
+        seconds,
     )

@@ -17,6 +17,7 @@ from urgym.evaluation.scoring.stats import RegretSummary
 from urgym.evaluation.scoring.tournament import TournamentResult
 
 from urgym.files import write_atomic
+from urgym.notation import move_text
 
 __all__ = [
     "csv_cell",
@@ -182,8 +183,52 @@ def format_exact(result: Any) -> str:
         f"  wins {result.win_rate:.3f}%   as light {result.win_rate_light:.3f}%   as dark {result.win_rate_dark:.3f}%",
         f"  ({result.decisions:,} decisions asked, {result.seconds:.1f} s to evaluate)",
     ]
-    if not result.deterministic:
-        lines.append("  note: an agent randomizes: these are the figures of one draw of its move per decision")
+    if not result.exact_policies:
+        lines.append(ONE_DRAW_NOTE)
+    return "\n".join(lines)
+
+
+ONE_DRAW_NOTE = (
+    "  note: an agent randomizes without saying how (no move_probabilities): these are the figures of one draw of "
+    "its move per decision"
+)
+
+
+def format_worst(worst: Any, result: Any) -> str:
+    """The terminal report of :func:`~urgym.evaluation.scoring.exact.worst_decisions`."""
+    lines = [f"where {result.agent} loses most against {result.opponent} (win-% points per game, weighted by reach):"]
+    for rank, decision in enumerate(worst, 1):
+        position = decision.position
+        lines.append(
+            f"{rank:3d}. loses {decision.loss:.4f} points per game here; reached {decision.reach:.4f} times per game "
+            f"with {position.turn} to move"
+        )
+        lines.extend("     " + line for line in str(position).splitlines())
+        for roll, chance, move, best, regret in decision.rolls:
+            lines.append(
+                f"     roll {roll} (chance {chance:.4f}): plays {move_text(position, roll, move)}, "
+                f"best {move_text(position, roll, best)}, "
+                f"regret {regret:.3f} points"
+            )
+    if not worst:
+        lines.append("  none: the agent's moves lose nothing against perfect play")
+    return "\n".join(lines)
+
+
+def format_exact_tournament(result: Any) -> str:
+    """The terminal report of :func:`~urgym.evaluation.scoring.exact.exact_tournament`: a win-rate table."""
+    names = result.agents
+    width = max(len(n) for n in names)
+    lines = [
+        result.rules,
+        "exact head-to-head win rates, row against column, percent (sides averaged; every decision, no dice sampled):",
+        " " * (width + 2) + "  ".join(f"{n[:10]:>10}" for n in names) + "        mean",
+    ]
+    for i, name in enumerate(names):
+        cells = "  ".join(f"{'-':>10}" if i == j else f"{w:10.3f}" for j, w in enumerate(result.win_rate[i]))
+        lines.append(f"{name:<{width}}  {cells}  {result.mean(i):10.3f}")
+    if not result.exact_policies:
+        lines.append(ONE_DRAW_NOTE)
     return "\n".join(lines)
 
 

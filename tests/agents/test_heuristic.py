@@ -120,3 +120,20 @@ def test_bad_arguments():
         GainAgent(max_moves=0)
     with pytest.raises(KeyError, match="no sequence 'CC'"):
         gain_table(figure_8())["CC"]
+
+
+@pytest.mark.parametrize("rules_name", ["finkel", "blitz", "masters", "aseb"])
+@pytest.mark.parametrize(("max_moves", "threats"), [(2, "all"), (2, "paper"), (1, "all"), (3, "all")])
+def test_the_batched_gain_plays_the_gain_tables_moves(rules_name, max_moves, threats):
+    """The numba kernels compute the classes' floats in the same order: the same move in every decision."""
+    from urgym.agents.base import Agent
+
+    from urgym.batch import Decisions
+
+    agent = GainAgent(max_moves=max_moves, threats=threats)
+    found = decision_positions(rules_name, 300, seed=max_moves)
+    rules = found[0][0].rules
+    decisions = Decisions.of_positions(found)
+    batched = agent.select_moves(rules, decisions)
+    one_by_one = Agent.select_moves(agent, rules, decisions)  # gain_table's best sequence, decision by decision
+    assert batched.tolist() == one_by_one.tolist()

@@ -13,14 +13,16 @@ import numpy as np
 import pytest
 import scipy.sparse
 import scipy.sparse.linalg
-from urgym.agents import make_agent
-from urgym.evaluation.scoring.exact import agent_policy, exact_match, exploitability
+from urgym.agents import Agent, make_agent
+from urgym.evaluation.scoring.exact import exact_match, exact_results, exploitability
 from urgym.evaluation.scoring.match import play_match
+from urgym.evaluation.scoring.policies import agent_policy
 from urgym.evaluation.scoring.runner import RunOptions
 from urgym.solver import PositionIndex, load_or_solve
-from urgym.solver.policy import evaluate_policies
+from urgym.solver.policy import evaluate_policies, policy_losses
 
-from urgym import get_rules
+from urgym import Position, core, get_rules
+from urgym.records import GameRecord
 
 RULES = get_rules("finkel", 2)
 
@@ -73,21 +75,32 @@ class PlainGame:
                 if position.is_over:  # seen by the side to move: it has won only if it scored everything
                     rhs[row] = 1.0 if position.winner == position.turn else 0.0
                     continue
-                for roll, p in position.chance_outcomes():
+                for roll, chance in position.chance_outcomes():
                     options = self.outcomes[i, roll]
-                    move = moves.get((i, roll), options[0][0])
-                    _, j, kind = next(o for o in options if o[0] == move)
-                    if kind == "won":
-                        rhs[row] += p
-                    elif kind == "again":
-                        rows.append(row), cols.append(side * n + j), data.append(-p)
-                    else:  # the other side moves next: W = 1 - its value
-                        rhs[row] += p
-                        rows.append(row), cols.append((1 - side) * n + j), data.append(p)
+                    played = moves.get((i, roll), options[0][0])
+                    for move, weight in played.items() if isinstance(played, dict) else [(played, 1.0)]:
+                        _, j, kind = next(o for o in options if o[0] == move)
+                        p = chance * weight
+                        if kind == "won":
+                            rhs[row] += p
+                        elif kind == "again":
+                            rows.append(row), cols.append(side * n + j), data.append(-p)
+                        else:  # the other side moves next: W = 1 - its value
+                            rhs[row] += p
+                            rows.append(row), cols.append((1 - side) * n + j), data.append(p)
         matrix = scipy.sparse.csr_matrix((data, (rows, cols)), shape=(2 * n, 2 * n))
         values, failed = scipy.sparse.linalg.bicgstab(matrix, rhs, rtol=1e-15, atol=0.0, maxiter=100_000)
         assert failed == 0 and np.abs(matrix @ values - rhs).max() < 1e-12  # solved, checked by substitution
         return values[:n], values[n:]
+
+    def distribution_of(self, chances):
+        """A randomizing policy: ``chances(position, roll, legal)`` gives each legal move's chance, per decision."""
+        return {
+            (i, roll): dict(zip(legal, chances(self.positions[i], roll, legal), strict=True))
+            for (i, roll), rows in self.outcomes.items()
+            if len(rows) > 1
+            for legal in [[m for m, _, _ in rows]]
+        }
 
     def best_response(self, moves_a, moves_b):
         """Policy iteration: B's moves improved against A until none gains; the values at the end."""
@@ -166,10 +179,11 @@ def test_a_long_sampled_match_agrees_with_the_exact_figure():
 
 
 def test_a_policy_is_one_legal_move_per_decision():
-    choices, asked = agent_policy("greedy", RULES, progress=False)
-    index = PositionIndex(RULES)
-    assert choices.shape == (index.size * 5,) and choices.dtype == np.uint8 and 0 < asked < len(choices)
-    with pytest.raises(ValueError, match=r"policy A must be uint8\[65560\]"):
+    policy = agent_policy("greedy", RULES, progress=False, cache=False)
+    choices, index = policy.policy.choices, PositionIndex(RULES)
+    assert choices.shape == (index.size * 5,) and choices.dtype == np.uint8 and 0 < policy.asked < len(choices)
+    assert policy.exact and policy.policy.deterministic
+    with pytest.raises(ValueError, match=r"policy A must choose with uint8\[65560\]"):
         evaluate_policies(RULES, choices[:-1], None, progress=False)
 
 
@@ -206,3 +220,256 @@ def test_evaluate_exact_refuses_what_it_cannot_do(extra, message, capsys):
     with pytest.raises(SystemExit):
         evaluate_main(["--agent", "greedy", "--pieces", "2", *extra])
     assert message in capsys.readouterr().err
+
+
+class Proportional(Agent):
+    """Randomizes in no compact form: the j-th legal move with chance proportional to j * roll + 1."""
+
+    spec = "proportional"
+    randomizes = True
+
+    def select_move(self, position, roll):
+        raise AssertionError("exact evaluation asks its distribution, never a move")
+
+    def move_probabilities(self, rules, decisions):
+        legal = np.arange(core.MAX_MOVES)[None, :] < decisions.counts[:, None]
+        weights = np.where(legal, np.arange(core.MAX_MOVES)[None, :] * decisions.rolls[:, None] + 1.0, 0.0)
+        return weights / weights.sum(axis=1, keepdims=True)
+
+
+def proportional(position, roll, legal):
+    weights = [j * roll + 1.0 for j in range(len(legal))]
+    return [w / sum(weights) for w in weights]
+
+
+class Unsaid(Agent):
+    """Randomizes without saying how: evaluated as one draw of its moves per decision."""
+
+    spec = "unsaid"
+    randomizes = True
+
+    def select_move(self, position, roll):
+        return self.select_one(position, roll)
+
+    def select_moves(self, rules, decisions):
+        return decisions.moves[np.arange(len(decisions)), decisions.rngs[:, 0] % decisions.counts.astype(np.uint64)]
+
+
+def _slip(plain, epsilon):
+    table = load_or_solve(RULES, progress=False)
+
+    def chances(position, roll, legal):
+        best = table.best_move(position, roll)
+        return [1 - epsilon if m == best else epsilon / (len(legal) - 1) for m in legal]
+
+    return chances
+
+
+@pytest.mark.parametrize(
+    ("agent", "chances"),
+    [
+        ("random", lambda plain: lambda position, roll, legal: [1 / len(legal)] * len(legal)),
+        ("perfect:epsilon=0.3", lambda plain: _slip(plain, 0.3)),
+        ("perfect:epsilon=0.9", lambda plain: _slip(plain, 0.9)),
+        (Proportional(), lambda plain: proportional),
+    ],
+    ids=["random", "slip-0.3", "slip-0.9", "dense"],
+)
+def test_randomizing_agents_are_evaluated_by_their_distribution(plain, agent, chances):
+    """The randomized policy itself, not one draw of it: the linear solve over the same chances agrees."""
+    ours = exact_match(agent, "perfect", RULES, progress=False)
+    a, b = plain.solve(plain.distribution_of(chances(plain)), plain.perfect)
+    light, dark = start_rates(plain.index, a, b)
+    assert ours.exact_policies
+    assert ours.win_rate_light == pytest.approx(100 * light, abs=1e-8)
+    assert ours.win_rate_dark == pytest.approx(100 * dark, abs=1e-8)
+
+
+def test_a_compact_distribution_is_kept_compactly():
+    random = agent_policy("random", RULES, progress=False, cache=False).policy
+    slip = agent_policy("perfect:epsilon=0.9", RULES, progress=False, cache=False).policy
+    dense = agent_policy(Proportional(), RULES, progress=False, cache=False).policy
+    assert len(random.dense) == 0 and random.keep[2] == 0.5  # with two pieces at most two moves: 1/2 each
+    assert len(slip.dense) == 0 and not slip.deterministic
+    assert dense.dense.shape == (PositionIndex(RULES).size * 5, core.MAX_MOVES)
+
+
+def test_an_agent_that_does_not_say_how_it_randomizes_is_one_draw(capsys):
+    result = exact_match(Unsaid(seed=3), "perfect", RULES, seed=3, progress=False)
+    assert not result.exact_policies
+    draw = agent_policy(Unsaid(), RULES, seed=3, progress=False, cache=False)
+    assert not draw.exact
+    other = agent_policy(Unsaid(), RULES, seed=4, progress=False, cache=False)
+    assert not np.array_equal(draw.policy.choices, other.policy.choices)  # the draw is the seed's
+    from urgym.evaluation.scoring.report import format_exact
+
+    assert "one draw" in format_exact(result)
+
+
+@pytest.mark.parametrize("pieces", [2, 3])
+@pytest.mark.parametrize("agent", ["greedy", "random", "perfect:epsilon=0.3"])
+def test_losses_add_up_to_what_the_agent_lacks_against_perfect_play(agent, pieces):
+    """The performance-difference identity: a second, forward computation agrees with the exact value."""
+    rules = get_rules("finkel", pieces)
+    table = load_or_solve(rules, progress=False)
+    a = agent_policy(agent, rules, progress=False, cache=False)
+    b = agent_policy("perfect", rules, 1, progress=False, cache=False)
+    light, dark = evaluate_policies(rules, a.policy, b.policy, progress=False).start()
+    losses = policy_losses(rules, a.policy, b.policy, table.probabilities(), progress=False)
+    assert losses.loss.sum() == pytest.approx(0.5 - (light + dark) / 2, abs=1e-10)
+    start = losses.index.rank(Position.start(rules))
+    assert losses.reach[0, start] >= 0.5 and losses.reach[1, start] >= 0.5 and np.all(losses.reach >= 0)
+
+
+def test_worst_decisions_are_records_that_review_reads(tmp_path):
+    from urgym.evaluation.review.grades import review_game
+    from urgym.evaluation.scoring.exact import save_worst
+
+    report = exact_results("greedy", "perfect", RULES, progress=False, worst=3, cache=False)
+    worst = report.worst
+    assert len(worst) == 3 and worst[0].loss >= worst[1].loss >= worst[2].loss > 0
+    assert sum(w.loss for w in worst) <= 50 - report.match.win_rate + 1e-9
+    files = save_worst(worst, "greedy", tmp_path)
+    assert len(files) == sum(len(w.rolls) for w in worst)
+    table = load_or_solve(RULES, progress=False)
+    record = GameRecord.load(files[0])
+    assert record.first_position() == worst[0].position
+    review = review_game(record, table)
+    assert review.moves[0].regret * 100 == pytest.approx(worst[0].rolls[0][4], abs=1e-9)
+    with pytest.raises(ValueError, match="RGN records begin at the start"):
+        record.to_rgn()
+
+
+def test_a_record_refuses_a_start_that_is_no_position():
+    data = GameRecord(RULES, (), start=Position.start(RULES).code).to_dict()
+    assert GameRecord.from_dict(data).start == Position.start(RULES).code
+    assert "start" not in GameRecord(RULES, ()).to_dict()  # records from the start are written as before
+    for bad in (-1, 2**70, "12", 1.5):
+        with pytest.raises(ValueError, match="start"):
+            GameRecord.from_dict({**data, "start": bad})
+
+
+def test_policies_are_cached_and_a_bad_cache_is_asked_again(tmp_path):
+    first = agent_policy("greedy", RULES, progress=False, directory=tmp_path)
+    assert first.cached is not None and first.cached.exists() and first.seconds > 0
+    again = agent_policy("greedy", RULES, progress=False, directory=tmp_path)
+    assert again.seconds == 0 and np.array_equal(again.policy.choices, first.policy.choices)
+    first.cached.write_bytes(first.cached.read_bytes()[:1000])  # a damaged file
+    with pytest.warns(UserWarning, match="not an intact policy"):
+        mended = agent_policy("greedy", RULES, progress=False, directory=tmp_path)
+    assert mended.seconds > 0 and np.array_equal(mended.policy.choices, first.policy.choices)
+    other = agent_policy("last", RULES, progress=False, directory=tmp_path)  # another agent: another file
+    assert other.cached != first.cached
+    assert agent_policy(Unsaid(), RULES, progress=False, directory=tmp_path).cached is None  # no spec pins it down
+
+
+def test_an_interrupted_policy_resumes_from_its_checkpoint(tmp_path, monkeypatch, capsys):
+    from urgym.evaluation.scoring import policies
+
+    whole = agent_policy("greedy", RULES, progress=False, cache=False)
+    monkeypatch.setattr(policies, "CHECKPOINT_SECONDS", -1.0)  # a checkpoint after every pair
+    calls = {"n": 0}
+    real = policies._ask_pair
+
+    def interrupted(*args):
+        calls["n"] += 1
+        if calls["n"] == 3:  # finkel 2 has three pairs to ask
+            raise KeyboardInterrupt
+        return real(*args)
+
+    monkeypatch.setattr(policies, "_ask_pair", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        agent_policy("greedy", RULES, progress=False, directory=tmp_path)
+    assert list(tmp_path.glob("*.partial.npz")) and not list(tmp_path.glob("*p-*[0-9a-f].npz"))
+    monkeypatch.setattr(policies, "_ask_pair", real)
+    resumed = agent_policy("greedy", RULES, progress=False, directory=tmp_path)
+    assert "resuming from" in capsys.readouterr().err
+    assert np.array_equal(resumed.policy.choices, whole.policy.choices) and resumed.asked == whole.asked
+    assert not list(tmp_path.glob("*.partial.npz"))
+
+
+def test_the_estimate_counts_the_decisions_and_refuses_what_does_not_fit():
+    from urgym.evaluation.scoring.policies import check_exact_fits, estimate_exact
+
+    rules = get_rules("finkel", 3)
+    estimate = estimate_exact(["greedy"], rules, 1, cache=False)
+    asked = agent_policy("greedy", rules, progress=False, cache=False).asked
+    assert abs(estimate.decisions - asked) < 0.1 * asked
+    assert estimate.positions == PositionIndex(rules).size and "greedy" in estimate.ask_seconds
+    with pytest.raises(ValueError, match="more than --max-minutes"):
+        check_exact_fits(estimate, max_minutes=1e-9)
+    with pytest.raises(ValueError, match="of memory"):
+        check_exact_fits(
+            estimate._replace(memory=1 << 60)
+            if hasattr(estimate, "_replace")
+            else __import__("dataclasses").replace(estimate, memory=1 << 60)
+        )
+
+
+def test_an_exact_tournament_is_every_pair_exactly():
+    from urgym.evaluation.scoring.exact import exact_tournament
+
+    result = exact_tournament(["greedy", "random", "perfect"], RULES, progress=False, cache=False)
+    table = np.array(result.win_rate)
+    assert np.allclose(table + table.T, 100.0)
+    pair = exact_match("greedy", "random", RULES, progress=False)
+    assert table[0, 1] == pytest.approx(pair.win_rate, abs=1e-9)
+    assert result.mean(2) == max(result.mean(i) for i in range(3))  # perfect play beats both
+
+
+def test_the_estimate_of_a_whole_policy_is_its_passes_not_its_searches():
+    from urgym.evaluation.scoring.policies import estimate_exact
+
+    class Sleepy(Agent):
+        """Answers one decision at a time, a tenth of a millisecond each."""
+
+        spec = "sleepy"
+
+        def select_move(self, position, roll):
+            __import__("time").sleep(1e-4)
+            return position.legal_moves(roll)[0]
+
+    rules = get_rules("finkel", 4)
+    estimate = estimate_exact(["expectimax:7", Sleepy()], rules, 1, cache=False)
+    assert estimate.ask_seconds["expectimax:depth=7"] < 120  # eight passes over 2.6 million positions
+    assert estimate.ask_seconds["sleepy"] > 900  # 9.2 million decisions asked one by one
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--worst", "3"], "--worst goes with --exact"),
+        (["--exact", "--save-worst", "d"], "--save-worst goes with --worst N"),
+        (["--exact", "--worst", "-1"], "--worst"),
+        (["--no-policy-cache"], "--no-policy-cache goes with --exact"),
+        (["--max-minutes", "5"], "--max-minutes goes with --exact"),
+    ],
+)
+def test_evaluate_refuses_exact_options_out_of_place(argv, message, capsys):
+    from urgym.commands.evaluate import main as evaluate_main
+
+    with pytest.raises(SystemExit):
+        evaluate_main(["--agent", "greedy", "--pieces", "2", *argv])
+    assert message in capsys.readouterr().err
+
+
+def test_evaluate_exact_tournament_and_worst_from_the_command_line(tmp_path, capsys):
+    import json
+
+    from urgym.commands.evaluate import main as evaluate_main
+
+    out = tmp_path / "t.json"
+    argv = ["--tournament", "greedy,random,expectimax:2", "--exact", "--pieces", "2", "--no-progress"]
+    assert evaluate_main([*argv, "--json", str(out)]) == 0
+    data = json.loads(out.read_text())["exact_tournament"]
+    assert data["agents"] == ["greedy", "random", "expectimax:depth=2"] and len(data["mean_win_rate"]) == 3
+    assert "exact head-to-head" in capsys.readouterr().out
+    folder = tmp_path / "worst"
+    argv = ["--agent", "greedy", "--exact", "--pieces", "2", "--worst", "2", "--save-worst", str(folder)]
+    assert evaluate_main([*argv, "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "loses most" in printed and "review" in printed
+    assert sorted(p.name for p in folder.iterdir() if not p.name.startswith("."))[0] == "game-000001.json"
+    # too long for the limit given: refused before any work, with the estimate
+    assert evaluate_main(["--agent", "greedy", "--exact", "--pieces", "3", "--max-minutes", "0.00001"]) == 2
+    assert "more than --max-minutes" in capsys.readouterr().err

@@ -1,0 +1,560 @@
+"""An agent's policy over a whole rule set: asked in large batches, kept compact, cached and resumable.
+
+:func:`agent_policy` asks an agent its move in every decision (position and roll with a choice) of a rule set, pair
+of layers by pair of layers, in batches of :data:`BATCH` through ``select_moves``, and returns it as a
+:class:`urgym.solver.policy.Policy`. An agent that randomizes and can say how (``Agent.move_probabilities``) gives
+its move distribution, kept as the move it favours and the chance of keeping it among n legal moves (every built-in
+one fits that form exactly) or, for other distributions, every move's chance; one that cannot say is asked once per
+decision with a random stream fixed by the decision and the seed, and its figures are those of that one draw.
+
+Policies of the registered agents are cached (:func:`urgym.files.policy_cache_dir`, beside the table cache) under a
+key of the agent's spec, the seed where it matters, the model files it names (by content), the rules and the urgym
+version. An agent that computes its whole policy at once (``Agent.policy_table``: the searches) gives it so. While
+asking, a checkpoint is written atomically at most every :data:`CHECKPOINT_SECONDS`, so an interrupted run resumes
+where it stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import sys
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numba
+import numpy as np
+from urgym.agents import Agent, make_agent
+from urgym.agents.registry import builtin_name, parse_spec
+from urgym.solver import PositionIndex
+from urgym.solver.policy import Policy, block_chunks, count_decisions, decision_states, legal_move_lists
+from urgym.solver.solve import _size, available_memory
+
+import urgym
+from urgym import Rules, core, get_rules
+from urgym.batch import Decisions, check_choices
+from urgym.files import hold_lock, policy_cache_dir, read_npz, write_atomic
+from urgym.progress import progress_bar
+
+__all__ = [
+    "AgentPolicy",
+    "ExactEstimate",
+    "PolicyCacheError",
+    "agent_policy",
+    "estimate_exact",
+    "policy_cache_path",
+]
+
+BATCH = 65_536
+"""Decisions asked of an agent at once."""
+CHUNK = 131_072
+"""Positions whose legal moves are listed at once (about 140 MB)."""
+CHECKPOINT_SECONDS = 60.0
+"""The longest stretch of asking an interrupt can lose."""
+POLICY_FORMAT = "urgym-policy"
+POLICY_VERSION = 1
+UNCACHED = ("engine",)
+"""Registered agents whose moves come from a program that may change between runs: never cached."""
+TOL = 1e-12
+"""How closely a distribution must fit the compact form (a favoured move and an equal share for the others)."""
+
+
+class PolicyCacheError(ValueError):
+    """A cached policy or checkpoint that does not belong to the agent and rules asked for, or is damaged."""
+
+
+@dataclass(frozen=True)
+class AgentPolicy:
+    """An agent's policy over a rule set and how it was had."""
+
+    spec: str
+    rules: Rules
+    policy: Policy
+    asked: int
+    """Decisions with a choice (those the agent was asked)."""
+    exact: bool
+    """True unless the agent randomizes without giving its distribution: then the policy is one draw per decision."""
+    seconds: float
+    """Seconds spent asking in this call (0 when it came from the cache)."""
+    cached: Path | None
+    """The cache file it was read from or written to, None when not cached."""
+
+
+def _file_digest(path: str) -> str | None:
+    """The sha256 of a model file named in a spec, None if the value names no file."""
+    try:
+        if not os.path.isfile(path):
+            return None
+        digest = hashlib.sha256()
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+        return digest.hexdigest()
+    except OSError:
+        return None
+
+
+def _cache_key(agent: Agent, spec: str | Agent, rules: Rules, seed: int) -> str | None:
+    """The key of an agent's policy in the cache, None for an agent whose moves the spec does not pin down."""
+    name = builtin_name(spec if isinstance(spec, str) else agent.spec)
+    if name is None or name in UNCACHED:
+        return None
+    params = parse_spec(agent.spec)[1]
+    identity = {
+        "spec": agent.spec,
+        "seed": seed if agent.randomizes else None,
+        "files": {key: _file_digest(value) for key, value in sorted(params.items())},
+        "rules": rules.to_dict(),
+        "urgym": urgym.__version__,
+    }
+    return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def policy_cache_path(rules: Rules, key: str, directory: str | os.PathLike | None = None) -> Path:
+    """Where the policy of cache key ``key`` lies (a fixed pattern: the rules' short name, pieces and the key)."""
+    folder = Path(directory) if directory is not None else policy_cache_dir()
+    return folder / f"{rules.name}-{rules.pieces}p-{key}.npz"
+
+
+class _Asking:
+    """The policy being asked: its arrays, how far it got, and its checkpoint."""
+
+    def __init__(self, rows: int, dense: bool) -> None:
+        self.choices = np.zeros(rows, dtype=np.uint8)
+        self.keep = np.full(core.MAX_MOVES + 1, np.nan)
+        self.keep[:2] = 1.0
+        self.dense = np.zeros((rows, core.MAX_MOVES)) if dense else np.zeros((0, core.MAX_MOVES))
+        self.pairs_done = 0
+        self.asked = 0
+
+    def policy(self) -> Policy:
+        keep = np.where(np.isnan(self.keep), 1.0, self.keep)
+        return Policy(self.choices, keep, self.dense)
+
+    def arrays(self, key: str, exact: bool) -> dict[str, np.ndarray]:
+        return {
+            "header": np.frombuffer(
+                json.dumps({"format": POLICY_FORMAT, "version": POLICY_VERSION, "key": key, "exact": exact}).encode(),
+                dtype=np.uint8,
+            ),
+            "choices": self.choices,
+            "keep": self.keep,
+            "dense": self.dense,
+            "progress": np.array([self.pairs_done, self.asked], dtype=np.int64),
+        }
+
+    @classmethod
+    def load(cls, path: Path, key: str, rows: int) -> tuple[_Asking, bool]:
+        """A checkpoint or cached policy of ``key`` with ``rows`` decisions, and whether it is exact."""
+        limit = rows * (1 + 8 * core.MAX_MOVES) + (1 << 16)
+        try:
+            arrays = read_npz(path, limit, "a cached policy")
+            header = json.loads(bytes(arrays["header"]).decode())
+            choices, keep, dense, progress = (arrays[k] for k in ("choices", "keep", "dense", "progress"))
+        except (ValueError, KeyError, UnicodeDecodeError) as err:
+            raise PolicyCacheError(f"{path} is not an intact policy ({err})") from None
+        if header.get("format") != POLICY_FORMAT or header.get("version") != POLICY_VERSION:
+            raise PolicyCacheError(f"{path} is not a version {POLICY_VERSION} urgym policy")
+        if header.get("key") != key:
+            raise PolicyCacheError(f"{path} holds another agent's or rule set's policy (key {header.get('key')!r})")
+        if (
+            choices.shape != (rows,)
+            or choices.dtype != np.uint8
+            or keep.shape != (core.MAX_MOVES + 1,)
+            or keep.dtype != np.float64
+            or dense.dtype != np.float64
+            or dense.shape not in ((0, core.MAX_MOVES), (rows, core.MAX_MOVES))
+            or progress.shape != (2,)
+        ):
+            raise PolicyCacheError(f"{path}: its arrays do not fit a policy of {rows:,} decisions")
+        asking = cls(0, False)
+        asking.choices, asking.keep, asking.dense = choices, keep, dense
+        asking.pairs_done, asking.asked = int(progress[0]), int(progress[1])
+        return asking, bool(header.get("exact"))
+
+
+def _save(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    def write(tmp: Path) -> None:
+        with open(tmp, "wb") as f:
+            np.savez(f, **arrays)
+
+    write_atomic(path, write)
+
+
+class _NotCompactError(Exception):
+    """The agent's distribution does not fit the compact form: ask again keeping every move's chance."""
+
+
+def _fit(asking: _Asking, rows: np.ndarray, probabilities: np.ndarray, counts: np.ndarray, spec: str) -> None:
+    """Keep a batch of move distributions (``probabilities[i, :counts[i]]``) in ``asking``'s form."""
+    width = np.arange(core.MAX_MOVES)[None, :]
+    legal = width < counts[:, None]
+    if (
+        probabilities.shape != (len(rows), core.MAX_MOVES)
+        or not np.all(np.isfinite(probabilities))
+        or np.any(probabilities < 0)
+        or np.any(probabilities[~legal] != 0)
+        or np.any(np.abs(probabilities.sum(axis=1) - 1.0) > 1e-9)
+    ):
+        raise ValueError(
+            f"agent {spec}: move_probabilities must give float[{len(rows)}, {core.MAX_MOVES}] chances over each "
+            "decision's legal moves (non-negative, summing to 1, 0 beyond the legal moves)"
+        )
+    if len(asking.dense):
+        asking.dense[rows] = probabilities
+        asking.choices[rows] = probabilities.argmax(axis=1)
+        return
+    chosen, fits = _odd_one_out(probabilities, legal, counts, probabilities.argmax(axis=1))
+    low_chosen, low_fits = _odd_one_out(probabilities, legal, counts, np.where(legal, probabilities, 2).argmin(axis=1))
+    chosen = np.where(fits, chosen, low_chosen)  # the favoured move may be the one played least (a large slip)
+    if not np.all(fits | low_fits):
+        raise _NotCompactError
+    kept = probabilities[np.arange(len(rows)), chosen]
+    for n in np.unique(counts):
+        values = kept[counts == n]
+        known = asking.keep[n]
+        reference = values[0] if np.isnan(known) else known
+        if np.any(np.abs(values - reference) > TOL):
+            raise _NotCompactError
+        asking.keep[n] = reference
+    asking.choices[rows] = chosen
+
+
+def _odd_one_out(probabilities, legal, counts, chosen) -> tuple[np.ndarray, np.ndarray]:
+    """``chosen`` and, per row, whether every other legal move has the same chance (the compact form)."""
+    kept = probabilities[np.arange(len(chosen)), chosen]
+    share = (1.0 - kept) / np.maximum(counts - 1, 1)
+    others = legal & (np.arange(core.MAX_MOVES)[None, :] != chosen[:, None])
+    return chosen, ~np.any(others & (np.abs(probabilities - share[:, None]) > TOL), axis=1)
+
+
+def _streams(seed: int, rows: np.ndarray) -> np.ndarray:
+    """A random stream per decision, fixed by ``seed`` and the decision (splitmix64 of both)."""
+    with np.errstate(over="ignore"):  # arithmetic modulo 2^64 is the point
+        z = (rows.astype(np.uint64) + np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15)) * np.uint64(0xBF58476D1CE4E5B9)
+    z ^= z >> np.uint64(31)
+    return np.ascontiguousarray(z.reshape(-1, 1))
+
+
+def _ask(
+    agent: Agent,
+    rules: Rules,
+    index: PositionIndex,
+    asking: _Asking,
+    seed: int,
+    distribution: bool,
+    checkpoint: Any,
+    progress: bool,
+) -> None:
+    """Ask ``agent`` every decision of the pairs ``asking`` has not done, checkpointing as it goes."""
+    n_rolls = int(core.geometry(rules)[0]["n_rolls"])
+    done = sum(end - start for start, end in index.pair_ranges[: asking.pairs_done])
+    bar = progress_bar(index.size, f"policy of {agent.spec}", progress, unit="pos", unit_scale=True, initial=done)
+    saved = time.monotonic()
+    try:
+        for p in range(asking.pairs_done, len(index.pairs)):
+            start, end = index.pair_ranges[p]
+            if index.pieces not in index.pairs[p]:  # else the game is over there: no decision
+                _ask_pair(agent, rules, index, asking, seed, distribution, start, end, n_rolls)
+            asking.pairs_done = p + 1
+            bar.update(end - start)
+            if checkpoint is not None and time.monotonic() - saved > CHECKPOINT_SECONDS:
+                checkpoint()
+                saved = time.monotonic()
+    finally:
+        bar.close()
+
+
+def _ask_pair(agent, rules, index, asking, seed, distribution, start, end, n_rolls) -> None:
+    """Ask every decision of the layer pair ``start:end``, a chunk of blocks at a time.
+
+    (The legal moves of a chunk, held at once, take about 1 KB per position.)
+    """
+    for lo, hi in block_chunks(index, start, end, CHUNK):
+        states = decision_states(index, lo, hi)
+        rolls, moves, counts = legal_move_lists(states, rules)
+        rows = np.flatnonzero(counts > 1)
+        row_states = np.repeat(states, n_rolls)
+        for first in range(0, len(rows), BATCH):
+            chunk = rows[first : first + BATCH]
+            decisions = Decisions(
+                row_states[chunk], rolls[chunk], moves[chunk], counts[chunk], _streams(seed, lo * n_rolls + chunk)
+            )
+            if distribution:
+                probabilities = np.asarray(agent.move_probabilities(rules, decisions), dtype=np.float64)
+                _fit(asking, lo * n_rolls + chunk, probabilities, counts[chunk], agent.spec)
+            else:
+                chosen = check_choices(decisions, agent.select_moves(rules, decisions), agent.spec, rules)
+                asking.choices[lo * n_rolls + chunk] = (moves[chunk] == chosen[:, None]).argmax(axis=1)
+            asking.asked += len(chunk)
+
+
+def agent_policy(
+    agent: str | Agent,
+    rules: Rules | str,
+    seed: int = 0,
+    progress: bool = True,
+    cache: bool = True,
+    directory: str | os.PathLike | None = None,
+) -> AgentPolicy:
+    """The policy ``agent`` plays over every decision of ``rules`` (see the module docstring).
+
+    Args:
+        agent: The agent or its spec.
+        rules: The rule set (one the solver indexes).
+        seed: The agent's seed (and the decisions' random streams).
+        progress: Show a progress bar.
+        cache: Read the policy from the cache, or write it there (and checkpoint while asking).
+        directory: The cache folder of policies (default: ``policies`` in urgym's cache folder).
+
+    Raises:
+        ValueError: If the agent cannot play the rules or answers an illegal move or a bad distribution.
+    """
+    rules = get_rules(rules)
+    built = make_agent(agent, seed=seed)
+    built.check_rules(rules)
+    index = PositionIndex(rules)
+    rows = index.size * int(core.geometry(rules)[0]["n_rolls"])
+    key = _cache_key(built, agent, rules, seed) if cache else None
+    path = policy_cache_path(rules, key, directory) if key else None
+    if path is not None and path.exists():
+        try:
+            asking, exact = _Asking.load(path, key, rows)
+            if asking.pairs_done == len(index.pairs):
+                return AgentPolicy(built.spec, rules, asking.policy(), asking.asked, exact, 0.0, path)
+        except PolicyCacheError as err:
+            warnings.warn(f"{err}; asking the agent again", stacklevel=2)
+    built.prepare(rules)
+    distribution = built.randomizes and _gives_probabilities(built)
+    began = time.perf_counter()
+    lock = None
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock = _wait_for_lock(path.with_name(path.name + ".lock"), built.spec)
+        if path.exists():  # another run asked it while this one waited
+            try:
+                asking, exact = _Asking.load(path, key, rows)
+                if asking.pairs_done == len(index.pairs):
+                    lock.close()
+                    return AgentPolicy(built.spec, rules, asking.policy(), asking.asked, exact, 0.0, path)
+            except PolicyCacheError:
+                pass
+    try:
+        asking, exact = _ask_all(built, rules, index, rows, seed, distribution, path, key, progress)
+    finally:
+        if lock is not None:
+            lock.close()
+    return AgentPolicy(built.spec, rules, asking.policy(), asking.asked, exact, time.perf_counter() - began, path)
+
+
+def _wait_for_lock(path: Path, spec: str) -> Any:
+    """Hold the lock of a policy's cache file, waiting (and saying so) while another run asks the same policy."""
+    said = False
+    while True:
+        try:
+            return hold_lock(path, "busy")[0]
+        except ValueError:
+            if not said:
+                print(f"waiting for another run that is asking {spec} its policy ({path})", file=sys.stderr)
+                said = True
+            time.sleep(1.0)
+
+
+def _gives_probabilities(agent: Agent) -> bool:
+    """Whether the agent says how it randomizes (it overrides :meth:`Agent.move_probabilities`)."""
+    return type(agent).move_probabilities is not Agent.move_probabilities
+
+
+def _ask_all(agent, rules, index, rows, seed, distribution, path, key, progress) -> tuple[_Asking, bool]:
+    """Ask every pair, resuming the checkpoint beside ``path`` (None: no cache); cache the result there.
+
+    Tried in turn: the compact form of the distribution, every move's chance (where it fits in memory), one draw per
+    decision. Returns the policy and whether it is the agent's exact one.
+    """
+    partial = path.with_name(path.name + ".partial.npz") if path is not None else None
+    modes = [(True, False), (True, True), (False, False)] if distribution else [(False, False)]
+    table = None if agent.randomizes else agent.policy_table(rules, progress)
+    if table is not None:  # the agent's whole policy at once (a search by dynamic programming)
+        modes = []
+        asking = _Asking(0, False)
+        asking.choices, asking.pairs_done, asking.asked = table, len(index.pairs), count_decisions(index)
+        asking.policy().check(rows, f"the policy table of {agent.spec}")
+        exact = True
+    for asks_distribution, dense in modes:
+        exact = asks_distribution or not agent.randomizes
+        if dense and not _dense_fits(rows, agent.spec):
+            continue
+        asking = _resume(partial, key, rows, dense) or _Asking(rows, dense)
+        checkpoint = None
+        if partial is not None:
+            checkpoint = lambda a=asking, e=exact: _save(partial, a.arrays(key, e))  # noqa: E731
+        try:
+            _ask(agent, rules, index, asking, seed, asks_distribution, checkpoint, progress)
+            break
+        except _NotCompactError:
+            if partial is not None:
+                partial.unlink(missing_ok=True)
+    if path is not None:
+        try:
+            _save(path, asking.arrays(key, exact))
+        except OSError as err:  # a full disk costs the cache, not the result
+            warnings.warn(f"could not cache the policy in {path} ({err})", stacklevel=3)
+        partial.unlink(missing_ok=True)
+    return asking, exact
+
+
+def _resume(partial: Path | None, key: str | None, rows: int, dense: bool) -> _Asking | None:
+    """The checkpoint of an interrupted run of the same policy, None if there is none (or a damaged one)."""
+    if partial is None or not partial.exists():
+        return None
+    try:
+        asking, _ = _Asking.load(partial, key, rows)
+    except PolicyCacheError as err:
+        warnings.warn(f"{err}; starting again", stacklevel=4)
+        return None
+    if bool(len(asking.dense)) != dense:
+        return None
+    print(f"resuming from {partial} ({asking.pairs_done} layer pairs already asked)", file=sys.stderr)
+    return asking
+
+
+def _dense_fits(rows: int, spec: str) -> bool:
+    """Whether every move's chance of every decision fits in half the free memory (else: one draw per decision)."""
+    needed = rows * core.MAX_MOVES * 8
+    if needed <= available_memory() // 2:
+        return True
+    warnings.warn(
+        f"agent {spec}: its move distribution fits no compact form, and keeping every move's chance of {rows:,} "
+        f"decisions needs {_size(needed)} of memory; it is evaluated as one draw of its moves per decision",
+        stacklevel=4,
+    )
+    return False
+
+
+# --- what it costs ----------------------------------------------------------------------------------------
+EVALUATE_RATE = 300_000
+"""Positions a core evaluates per second, one evaluation of two policies (measured: finkel 5 pieces, 14.7 M
+positions in 24 s on 2 cores)."""
+BYTES_PER_POSITION = 36
+"""Peak memory of an evaluation per position: two values, the sweep's changes and the largest pair's graph."""
+SAMPLE = 2048
+"""Positions drawn to count the decisions and time each agent."""
+
+
+@dataclass(frozen=True)
+class ExactEstimate:
+    """What an exact evaluation takes on this machine, before it starts."""
+
+    positions: int
+    decisions: int
+    """Decisions with a choice, estimated from a sample of positions."""
+    ask_seconds: dict[str, float]
+    """Per agent to be asked (those not cached): seconds at its measured decisions per second."""
+    evaluate_seconds: float
+    memory: int
+    disk: int
+
+    @property
+    def minutes(self) -> float:
+        """The whole estimate in minutes."""
+        return (sum(self.ask_seconds.values()) + self.evaluate_seconds) / 60
+
+    def describe(self) -> str:
+        """In words, for the line printed before the work starts."""
+        asking = ", ".join(f"{spec} {seconds / 60:.1f} min" for spec, seconds in self.ask_seconds.items())
+        return (
+            f"{self.positions:,} positions, about {self.decisions:,} decisions to ask"
+            + (f" ({asking})" if asking else " (every policy cached)")
+            + f", {self.evaluate_seconds / 60:.1f} min to evaluate; about {self.minutes:.1f} min in all, "
+            f"{_size(self.memory)} of memory, {_size(self.disk)} of cache on disk"
+        )
+
+
+def estimate_exact(
+    agents: list[str | Agent], rules: Rules | str, evaluations: int, seed: int = 0, cache: bool = True
+) -> ExactEstimate:
+    """The cost of asking ``agents`` their policies (those not cached) and running ``evaluations`` evaluations.
+
+    Each agent is timed on the decisions of :data:`SAMPLE` random positions, after a warm-up batch, so the
+    figure holds at its batched speed on this machine.
+    """
+    rules = get_rules(rules)
+    index = PositionIndex(rules)
+    n_rolls = int(core.geometry(rules)[0]["n_rolls"])
+    rng = np.random.default_rng(0)
+    picks = rng.integers(0, index.size, size=min(SAMPLE, index.size))
+    states = np.array([_code(index, int(i)) for i in picks], dtype=np.int64)
+    states = states[states >= 0]
+    rolls, moves, counts = legal_move_lists(states, rules)
+    choice = counts > 1
+    share = choice.sum() / (len(picks) * n_rolls)  # finished and impossible positions count, with no decision
+    decisions = round(float(share) * index.size * n_rolls)
+    rows = np.flatnonzero(choice)
+    sample = Decisions(np.repeat(states, n_rolls)[rows], rolls[rows], moves[rows], counts[rows], _streams(seed, rows))
+    ask_seconds = {}
+    threads = numba.config.NUMBA_NUM_THREADS
+    for agent in agents:
+        built = make_agent(agent, seed=seed)
+        key = _cache_key(built, agent, rules, seed) if cache else None
+        if key and policy_cache_path(rules, key).exists():
+            continue
+        built.prepare(rules)
+        whole = None if built.randomizes else built.policy_table_seconds(rules, threads)
+        if whole is not None:
+            ask_seconds[built.spec] = whole
+            continue
+        rate = _rate(built, rules, sample)
+        ask_seconds[built.spec] = decisions / rate if rate > 0 else math.inf
+    evaluate_seconds = evaluations * index.size / (EVALUATE_RATE * threads)
+    memory = (512 << 20) + index.size * (BYTES_PER_POSITION + 8 + 2 * n_rolls)
+    disk = len(ask_seconds) * index.size * n_rolls if cache else 0
+    return ExactEstimate(index.size, decisions, ask_seconds, evaluate_seconds, memory, disk)
+
+
+def _code(index: PositionIndex, i: int) -> int:
+    try:
+        position = index.unrank(i)
+    except ValueError:  # an impossible position of the dense index (both sides have scored everything)
+        return -1
+    return -1 if position.is_over else position.code  # a finished game has no decision
+
+
+def _rate(agent: Agent, rules: Rules, sample: Decisions) -> float:
+    """Decisions per second the agent answers ``sample`` at (after a warm-up batch)."""
+    if len(sample) == 0:
+        return math.inf
+    agent.select_moves(rules, Decisions(*(field[:8] for field in sample)))
+    began = time.perf_counter()
+    agent.select_moves(rules, sample)
+    return len(sample) / max(time.perf_counter() - began, 1e-9)
+
+
+EXACT_MAX_MINUTES = 120.0
+"""The longest exact evaluation a command starts without being told more (``--max-minutes``)."""
+
+
+def check_exact_fits(estimate: ExactEstimate, max_minutes: float = EXACT_MAX_MINUTES) -> None:
+    """Refuse, before any work, an exact evaluation that does not fit this machine's memory or ``max_minutes``.
+
+    Raises:
+        ValueError: Naming the estimate and what was over.
+    """
+    free = available_memory()
+    if estimate.memory > free:
+        raise ValueError(
+            f"exact evaluation needs about {_size(estimate.memory)} of memory and {_size(free)} is free "
+            f"({estimate.describe()}); evaluate a smaller rule set (--pieces)"
+        )
+    if estimate.minutes > max_minutes:
+        slowest = max(estimate.ask_seconds, key=estimate.ask_seconds.get, default=None)
+        raise ValueError(
+            f"exact evaluation would take about {estimate.minutes:,.0f} min, more than --max-minutes "
+            f"{max_minutes:g} ({estimate.describe()})"
+            + (f"; the slowest to ask is {slowest}" if slowest else "")
+            + ": raise --max-minutes, or evaluate a smaller rule set (--pieces)"
+        )
