@@ -527,6 +527,74 @@ def _corrupt_read_only_cache(work: Path, Outcome) -> list:
         cache_module.os.replace = real
 
 
+# --- exact evaluation (issue 39) ------------------------------------------------------------------------------
+def _exact_cases(work: Path, Outcome) -> list:
+    """Crafted policy files in the cache, records that begin at impossible positions, outputs aimed at inputs."""
+    from urgym.evaluation.scoring.policies import agent_policy, policy_cache_path
+
+    from urgym import get_rules
+    from urgym.records import GameRecord
+
+    outcomes = []
+    rules = get_rules("finkel", 2)
+    folder = work / "policies"
+    made = agent_policy("greedy", rules, progress=False, directory=folder)
+    good = made.policy.choices.copy()
+    crafted = {
+        "truncated": made.cached.read_bytes()[:500],
+        "another agent's": policy_cache_path(rules, "0" * 16, folder),
+        "a zip bomb": None,
+    }
+    for name, content in crafted.items():
+        path = made.cached
+        if name == "another agent's":  # a valid file of another key copied over this one
+            agent_policy("last", rules, progress=False, directory=folder)
+            other = next(p for p in folder.glob("*.npz") if p != made.cached)
+            content = other.read_bytes()
+        elif name == "a zip bomb":
+            import io
+            import zipfile
+
+            buffer = io.BytesIO()
+            with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+                archive.writestr("choices.npy", b"\0" * (64 << 20))
+            content = buffer.getvalue()
+        path.write_bytes(content)
+        try:
+            import warnings
+
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                again = agent_policy("greedy", rules, progress=False, directory=folder)
+            same = np.array_equal(again.policy.choices, good)
+            said = any("policy" in str(w.message) for w in caught)
+            verdict = "clear" if same and said else "silent-wrong" if not same else "unclear"
+            outcomes.append(Outcome(f"a {name} policy file in the cache", verdict, "asked again" if same else "used"))
+        except Exception as err:
+            outcomes.append(Outcome(f"a {name} policy file in the cache", "traceback", str(err)[:160]))
+    record = GameRecord(rules, ()).to_dict()
+    for start in (-5, 2**62 + 12345, "7", True):
+        outcomes.append(
+            _library(
+                f"a record that starts at {start!r}",
+                lambda s=start: GameRecord.from_dict({**record, "start": s}),
+                "start",
+                Outcome,
+            )
+        )
+    held = work / "held"
+    held.mkdir()
+    (held / "game-000001.json").write_text(json.dumps(GameRecord(rules, ()).to_dict()))
+    for argv, words in (
+        (["evaluate", "--agent", "greedy", "--exact", *SMALL, "--worst", "2", "--save-worst", "held"], "records"),
+        (["evaluate", "--agent", "greedy", "--exact", *SMALL, "--worst", "100000000"], "10,000"),
+        (["evaluate", "--agent", "greedy", "--exact", "--max-minutes", "0.000001"], "--max-minutes"),
+        (["evaluate", "--agent", "greedy", "--exact", "--rules", "murray", *SMALL], "murray"),
+    ):
+        outcomes.append(_judge(_run(argv, work, timeout=120), words, Outcome, " ".join(argv)))
+    return outcomes
+
+
 def run_all(folder: Path, Outcome) -> list:
     """Every case of the fourth round, in a work folder of ``folder`` (a private table cache included)."""
     work = folder / "round4"
@@ -546,6 +614,7 @@ def run_all(folder: Path, Outcome) -> list:
         _read_only_cases,
         _network_cases,
         _corrupt_read_only_cache,
+        _exact_cases,
     ):
         outcomes.extend(part(work, Outcome))
         print(f"\r{part.__name__[1:]}: {len(outcomes)} cases", end="", file=sys.stderr, flush=True)

@@ -51,6 +51,8 @@ from urgym.evaluation.scoring.report import (
 )
 from urgym.evaluation.scoring.runner import BACKENDS, require_ray
 from urgym.evaluation.scoring.tournament import pair_folders, run_tournament, tournament_specs
+from urgym.solver import is_cached
+from urgym.solver.solve import estimate_solve
 
 from urgym import RULE_SET_NAMES, Rules, get_rules
 
@@ -246,6 +248,8 @@ def main(argv: list[str] | None = None) -> int:
             "agents (--agent, --opponent)"
         )
     needs_table = not args.exact or args.worst or any(builtin_name(s) == "perfect" for s in specs)
+    if args.exact:  # the whole cost (a table's solve included) said, and refused past what fits, before any work
+        _check_exact_cost(args, rules, specs, bool(needs_table))
     table = None if args.no_table or not needs_table else table_or_solve(rules, args, parser, specs)
     if args.no_table:
         print(
@@ -284,14 +288,6 @@ def main(argv: list[str] | None = None) -> int:
 def _exact_main(args: argparse.Namespace, rules: Rules, specs: tuple[str, ...], out: Any) -> int:
     """``evaluate --exact``: exact results from every decision of the rule set (see docs/evaluation.md)."""
     progress, cache = not args.no_progress, not args.no_policy_cache
-    agents = list(dict.fromkeys(specs))
-    if args.tournament:
-        evaluations = len(specs) * (len(specs) - 1) // 2
-    else:
-        evaluations = 1 + bool(args.best_response) + bool(args.worst)
-    estimate = estimate_exact(agents, rules, evaluations, args.seed, cache)
-    print(f"exact evaluation: {estimate.describe()}", file=sys.stderr)
-    check_exact_fits(estimate, args.max_minutes)  # a ValueError: one line and status 2, before any work
     if args.tournament:
         result = exact_tournament(list(specs), rules, args.seed, progress, cache)
         print(format_exact_tournament(result), file=out)
@@ -321,6 +317,19 @@ def _exact_main(args: argparse.Namespace, rules: Rules, specs: tuple[str, ...], 
     if args.json is not None:
         wrote(write_json(args.json, data), out)
     return 0
+
+
+def _check_exact_cost(args: argparse.Namespace, rules: Rules, specs: tuple[str, ...], needs_table: bool) -> None:
+    """Print the estimate of ``evaluate --exact`` and refuse it past the free memory or ``--max-minutes``."""
+    if args.tournament:
+        evaluations = len(specs) * (len(specs) - 1) // 2
+    else:
+        evaluations = 1 + bool(args.best_response) + bool(args.worst)
+    estimate = estimate_exact(list(dict.fromkeys(specs)), rules, evaluations, args.seed, not args.no_policy_cache)
+    if needs_table and not is_cached(rules):
+        estimate = replace(estimate, solve_minutes=estimate_solve(rules).minutes)
+    print(f"exact evaluation: {estimate.describe()}", file=sys.stderr)
+    check_exact_fits(estimate, args.max_minutes)  # a ValueError: one line and status 2, before any work
 
 
 def _card_main(parser: argparse.ArgumentParser, args: argparse.Namespace, extra: list[str]) -> int:
@@ -368,8 +377,8 @@ def _check_modes(args: argparse.Namespace) -> None:
     """Refuse options that the chosen mode would ignore."""
     if args.ray_address is not None and args.backend != "ray":
         raise ValueError("--ray-address names a Ray cluster for --backend ray; add --backend ray or leave it out")
-    if args.replace_games and args.save_games is None:
-        raise ValueError("--replace-games goes with --save-games DIR")
+    if args.replace_games and args.save_games is None and getattr(args, "save_worst", None) is None:
+        raise ValueError("--replace-games goes with --save-games DIR or --save-worst DIR")
     if args.no_table and args.no_solve:
         raise ValueError("--no-solve does nothing with --no-table (no table is used)")
     if args.backend == "ray":
