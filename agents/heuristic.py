@@ -247,18 +247,15 @@ def _can_play(state, roll, source, geom):
 
 
 @njit(cache=True)
-def _reach_kernel(state, source, target, max_moves, geom, rolls, probs):
+def _reach_kernel(state, source, target, max_moves, geom, rolls, probs, frames):
     """:meth:`_GainEvaluator._reach` from ``moves=1``: the chance the piece at ``source`` captures on ``target``.
 
     The recursion is unrolled into frames (numba's cache cannot hold self-recursive functions safely), each frame
     summing its own terms and adding its child's total where the recursive call would, so the floats are the same.
+    ``frames`` (from :func:`_workspace`) is reused from call to call: a decision makes thousands of calls.
     """
-    states = np.zeros(max_moves + 1, dtype=np.int64)
-    sources = np.zeros(max_moves + 1, dtype=np.int64)
-    chances = np.zeros(max_moves + 1)
-    next_roll = np.zeros(max_moves + 1, dtype=np.int64)
-    totals = np.zeros(max_moves + 1)
-    states[0], sources[0], chances[0] = state, source, 1.0
+    states, sources, next_roll, chances, totals = frames
+    states[0], sources[0], chances[0], next_roll[0], totals[0] = state, source, 1.0, 0, 0.0
     d = 0
     while True:
         if next_roll[d] == rolls.shape[0]:
@@ -283,33 +280,32 @@ def _reach_kernel(state, source, target, max_moves, geom, rolls, probs):
 
 
 @njit(cache=True)
-def _threat_kernel(state, target, max_moves, attackers_allowed, geom, rolls, probs):
+def _threat_kernel(state, target, max_moves, attackers_allowed, geom, rolls, probs, frames):
     """:meth:`_GainEvaluator._threat`: the side to move's chance to capture the piece on ``target`` next turn."""
     total = 0.0
     if core.own_home(state) and attackers_allowed[0]:
-        total += _reach_kernel(state, 0, target, max_moves, geom, rolls, probs)
+        total += _reach_kernel(state, 0, target, max_moves, geom, rolls, probs, frames)
     own = core.own_mask(state)
     for p in range(1, geom[0].length + 1):
         if (own >> (p - 1)) & 1 and attackers_allowed[p]:
-            total += _reach_kernel(state, p, target, max_moves, geom, rolls, probs)
+            total += _reach_kernel(state, p, target, max_moves, geom, rolls, probs, frames)
     return total
 
 
 @njit(cache=True)
-def _walk_kernel(state, pieces, order, first_roll, max_moves, ctx, sums, endings):
+def _walk_kernel(state, pieces, order, first_roll, max_moves, ctx, work):
     """:meth:`_GainEvaluator._walk` from the turn's start: adds to ``sums`` (walking, attack) and ``endings``.
 
     ``endings`` rows are (move, tile, threat) after a count in ``endings[0, 0]``. The recursion is unrolled into
-    frames, visited in the recursion's order, so every sum is made in the same order.
+    frames, visited in the recursion's order, so every sum is made in the same order. ``work``: see
+    :func:`_workspace`.
     """
     geom, rolls, probs, capturable, attackers_allowed = ctx
+    sums, endings, reach_frames, (states, walked, next_roll, chances, squares) = work
     depth = order.shape[0]
-    states = np.zeros(depth, dtype=np.int64)
-    squares = np.zeros((depth, pieces.shape[0]), dtype=np.int64)
-    chances = np.zeros(depth)
-    walked = np.zeros(depth, dtype=np.int64)
-    next_roll = np.zeros(depth, dtype=np.int64)
-    states[0], squares[0], chances[0] = state, pieces, 1.0
+    n_pieces = pieces.shape[0]
+    states[0], chances[0], walked[0], next_roll[0] = state, 1.0, 0, 0
+    squares[0, :n_pieces] = pieces
     i = 0
     while True:
         if next_roll[i] == rolls.shape[0]:
@@ -339,14 +335,14 @@ def _walk_kernel(state, pieces, order, first_roll, max_moves, ctx, sums, endings
         dest = source + roll
         if flags & core.EXTRA_ROLL and not flags & core.WIN:
             if i + 1 < depth:
-                squares[i + 1] = squares[i]
+                squares[i + 1, :n_pieces] = squares[i, :n_pieces]
                 squares[i + 1, piece] = dest
                 states[i + 1], chances[i + 1], walked[i + 1], next_roll[i + 1] = nxt, path_prob, walked[i] + roll, 0
                 i += 1
             continue
         sums[0] += path_prob * (walked[i] + roll)
         if capturable[dest]:
-            threat = _threat_kernel(nxt, dest, max_moves, attackers_allowed, geom, rolls, probs)
+            threat = _threat_kernel(nxt, dest, max_moves, attackers_allowed, geom, rolls, probs, reach_frames)
             n = int(endings[0, 0])
             found = False
             for row in range(1, n + 1):
@@ -388,10 +384,14 @@ def _sequences_kernel(n_pieces, home, length):
 
 
 @njit(cache=True, nogil=True)  # threads answer slices of a batch at once
-def gain_choices(decisions, max_moves, paper, geom, rolls, probs, capturable, shared, out, start, stop):
-    """The gain agent's move for decisions ``start:stop`` of a batch (``paper``: the paper's threat model)."""
+def gain_choices(decisions, max_moves, paper, geom, rolls, probs, capturable, shared, tables, out, start, stop):
+    """The gain agent's move for decisions ``start:stop`` of a batch (``paper``: the paper's threat model).
+
+    ``tables``: :func:`_sequence_tables` of the rules, shared by the threads.
+    """
     length = geom[0].length
     allowed = np.ones(length + 1, dtype=np.bool_)
+    work = _workspace(max_moves, length)
     for d in range(start, stop):
         state = decisions.states[d]
         if decisions.counts[d] == 1:
@@ -402,11 +402,51 @@ def gain_choices(decisions, max_moves, paper, geom, rolls, probs, capturable, sh
             allowed[0] = core.opp_home(state) > 0
             for p in range(1, length + 1):
                 allowed[p] = (opp >> (p - 1)) & 1 and not shared[p]
-        out[d] = _gain_choice(state, decisions.rolls[d], max_moves, (geom, rolls, probs, capturable, allowed))
+        ctx = (geom, rolls, probs, capturable, allowed)
+        out[d] = _gain_choice(state, decisions.rolls[d], max_moves, ctx, work, tables)
 
 
 @njit(cache=True)
-def _gain_choice(state, roll, max_moves, ctx):
+def _workspace(max_moves, length):
+    """The scratch arrays one thread's decisions reuse: the sums, the endings and the frames of both walks."""
+    reach = (
+        np.zeros(max_moves + 1, dtype=np.int64),
+        np.zeros(max_moves + 1, dtype=np.int64),
+        np.zeros(max_moves + 1, dtype=np.int64),
+        np.zeros(max_moves + 1),
+        np.zeros(max_moves + 1),
+    )
+    walk = (
+        np.zeros(max_moves, dtype=np.int64),
+        np.zeros(max_moves, dtype=np.int64),
+        np.zeros(max_moves, dtype=np.int64),
+        np.zeros(max_moves),
+        np.zeros((max_moves, max_moves + length), dtype=np.int64),
+    )
+    return np.zeros(2), np.zeros((64, 3)), reach, walk
+
+
+@njit(cache=True)
+def _sequence_tables(max_moves, pieces):
+    """Every (home pieces, pieces) count's sequences, stacked: ``(rows, start[home, n], stop[home, n])``."""
+    most = max_moves + pieces
+    start = np.zeros((max_moves + 1, most + 1), dtype=np.int64)
+    stop = np.zeros((max_moves + 1, most + 1), dtype=np.int64)
+    total = 0
+    for home in range(max_moves + 1):
+        for n in range(home, most + 1):
+            start[home, n] = total
+            total += _sequences_kernel(n, home, max_moves).shape[0]
+            stop[home, n] = total
+    rows = np.zeros((total, max_moves), dtype=np.int64)
+    for home in range(max_moves + 1):
+        for n in range(home, most + 1):
+            rows[start[home, n] : stop[home, n]] = _sequences_kernel(n, home, max_moves)
+    return rows, start, stop
+
+
+@njit(cache=True)
+def _gain_choice(state, roll, max_moves, ctx, work, tables):
     """The source of the first move of the best sequence (:meth:`GainTable.best`) for ``roll`` in ``state``."""
     geom = ctx[0]
     own = core.own_mask(state)
@@ -417,19 +457,18 @@ def _gain_choice(state, roll, max_moves, ctx):
         if (own >> (p - 1)) & 1:
             pieces[k] = p
             k += 1
-    table = _sequences_kernel(pieces.shape[0], home, max_moves)
+    rows, first, last = tables
+    sums, endings = work[0], work[1]
     best_total = -np.inf
     best_source = -1
-    sums = np.zeros(2)
-    endings = np.zeros((64, 3))
-    for s in range(table.shape[0]):
-        order = table[s]
+    for s in range(first[home, pieces.shape[0]], last[home, pieces.shape[0]]):
+        order = rows[s]
         source = pieces[order[0]]
         if not _can_play(state, roll, source, geom):
             continue
         sums[:] = 0.0
         endings[0, 0] = 0
-        _walk_kernel(state, pieces, order, roll, max_moves, ctx, sums, endings)
+        _walk_kernel(state, pieces, order, roll, max_moves, ctx, work)
         capture = 0.0
         for row in range(1, int(endings[0, 0]) + 1):
             capture += endings[row, 1] * endings[row, 2]
@@ -488,6 +527,7 @@ class GainAgent(Agent):
             np.ascontiguousarray(probs[keep]),
             capturable,
             shared,
+            _sequence_tables(self.max_moves, rules.pieces),
             out,
         )
         threads = min(os.cpu_count() or 1, max(1, len(decisions) // 256))

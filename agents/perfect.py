@@ -115,13 +115,8 @@ class PerfectAgent(Agent):
             )
 
     def check_rules(self, rules: Rules) -> None:
-        """Raise ``ValueError`` if a given table is of other rules, or ``rules`` cannot be solved."""
+        """Raise ``ValueError`` if a given table is of other rules."""
         self._check_given(rules)
-        if rules.visits_tiles_twice:
-            raise ValueError(
-                f"the perfect player needs a solved table, and {rules.name!r} cannot be solved (its "
-                "path visits tiles twice); solvable: finkel, blitz, masters, aseb"
-            )
 
     def prepare(self, rules: Rules) -> None:
         """Load the table of ``rules`` now, solving it first if this agent may (else raise ``TableMissingError``).

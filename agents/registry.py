@@ -38,6 +38,8 @@ class Param:
     default: Any
     help: str
     choices: tuple[Any, ...] | None = None
+    names_file: bool = False
+    """The value is a path to a model file (its content, not its name, identifies the agent)."""
 
 
 @dataclass(frozen=True)
@@ -269,7 +271,11 @@ def _register_builtins() -> None:
             "TD(lambda) after-state network learned by self-play (agents.td)",
             (
                 Param(
-                    "model", str, "", "a .npz written by `train --algo td-lambda` (default: the shipped finkel model)"
+                    "model",
+                    str,
+                    "",
+                    "a .npz written by `train --algo td-lambda` (default: the shipped finkel model)",
+                    names_file=True,
                 ),
                 Param("depth", int, 0, "plies searched beyond the move, the network at the leaves (0: none)"),
             ),
@@ -288,6 +294,7 @@ def _register_builtins() -> None:
                     str,
                     "",
                     "a .npz written by `train --algo distill` (default: the shipped model of the rules)",
+                    names_file=True,
                 ),
                 Param("depth", int, 0, "plies searched beyond the move, the network at the leaves (0: none)"),
                 Param("threads", int, 0, "threads answering a batch of decisions (0: every core)"),
@@ -300,7 +307,11 @@ def _register_builtins() -> None:
             "ppo",
             _ppo_agent,
             "the shipped MaskablePPO policy, or another sb3 model (numpy alone plays it)",
-            (Param("model", str, "", "a .zip written by `train` (default: the shipped finkel model)"),),
+            (
+                Param(
+                    "model", str, "", "a .zip written by `train` (default: the shipped finkel model)", names_file=True
+                ),
+            ),
             main_param="model",
         )
     )

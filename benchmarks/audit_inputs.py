@@ -182,13 +182,13 @@ def command_cases() -> Iterator[tuple[list[str], str | tuple[str, ...], dict[str
         (["solve", "--import-rgu", "missing.rgu"], "missing.rgu"),
         (["solve", "--import-rgu", "truncated.rgu"], "truncated.rgu"),
         (["solve", "--rules", "blitz", "--format", "rgu", "--out", "t.rgu"], "finkel"),
-        (["solve", "--rules", "murray", "--pieces", "1"], "murray"),
+        (["solve", "--rules", "murray", "--pieces", "5"], "too large to solve"),
         (["solve", "--dtype", "float16", "--pieces", "1"], "float16"),
         (["solve", "--format", "xml", "--pieces", "1"], "xml"),
         (["stats", "--records", "/nonexistent-folder"], "/nonexistent-folder"),
         (["stats", "--records", "/etc/passwd"], "/etc/passwd"),
         (["stats", "--records", "emptydir"], "emptydir"),
-        (["evaluate", "--agent", "perfect", "--rules", "murray", "--pieces", "2"], "murray"),
+        (["evaluate", "--agent", "perfect", "--rules", "murray", "--pieces", "5"], "too large to solve"),
         (["evaluate", "--agent", "td", *SMALL, "--games", "2"], "trained on"),
         (["evaluate", "--agent", "greedy", *SMALL, "--backend", "spark"], "spark"),
         (["evaluate", *SMALL, "--tournament", "greedy"], "tournament"),
@@ -419,7 +419,7 @@ def library_cases(folder: Path) -> Iterator[tuple[str, Callable[[], object], str
         ({"agent_side": "purple"}, "agent_side"),
         ({"illegal_action": "ignore"}, "illegal_action"),
         ({"opponent": 42}, "opponent"),
-        ({"rules": "murray", "opponent": "perfect"}, "murray"),
+        ({"rules": "murray", "pieces": 5, "opponent": "perfect"}, "too large to solve"),
         ({"opponent": "td"}, "trained on"),
     ):
         yield f"UrEnv({kwargs})", lambda k=kwargs: UrEnv(**{"rules": "finkel", "pieces": 2, **k}), what
@@ -448,7 +448,7 @@ def library_cases(folder: Path) -> Iterator[tuple[str, Callable[[], object], str
             lambda k=kwargs: solver.solve(get_rules("finkel", 1), progress=False, **k),
             what,
         )
-    yield "solver.solve('murray')", lambda: solver.solve(get_rules("murray", 1), progress=False), "murray"
+    yield "solver.solve('murray', 5)", lambda: solver.solve(get_rules("murray", 5), progress=False), "too large"
     yield "solver.solve('chess')", lambda: solver.solve("chess", progress=False), "chess"
     yield from _table_cases(folder, finkel)
     for name, text in (

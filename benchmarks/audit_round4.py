@@ -589,7 +589,7 @@ def _exact_cases(work: Path, Outcome) -> list:
         (["evaluate", "--agent", "greedy", "--exact", *SMALL, "--worst", "2", "--save-worst", "held"], "records"),
         (["evaluate", "--agent", "greedy", "--exact", *SMALL, "--worst", "100000000"], "10,000"),
         (["evaluate", "--agent", "greedy", "--exact", "--max-minutes", "0.000001"], "--max-minutes"),
-        (["evaluate", "--agent", "greedy", "--exact", "--rules", "murray", *SMALL], "murray"),
+        (["evaluate", "--agent", "greedy", "--exact", "--rules", "murray", "--pieces", "5"], "murray"),
     ):
         outcomes.append(_judge(_run(argv, work, timeout=120), words, Outcome, " ".join(argv)))
     return outcomes

@@ -21,7 +21,7 @@ from urgym.agents import builtin_name
 from urgym.evaluation.scoring.report import write_csv, write_json
 from urgym.evaluation.scoring.runner import RunOptions
 from urgym.solver import SolvedTable, cached_table_path, is_cached, solve_command, table_for
-from urgym.solver.solve import SolveEstimate, estimate_solve
+from urgym.solver.solve import SolveEstimate, check_solvable, estimate_solve
 
 from urgym import _startup
 from urgym.files import PLOT_FORMATS, STDOUT, MissingExtraError, check_distinct, check_output, release_claims
@@ -190,7 +190,8 @@ def table_or_solve(
     record that holds custom rules, for the ``solve`` command to suggest.
     """
     try:
-        estimate = estimate_solve(rules)  # builds the index: rules the solver cannot index (murray, skiriuk) raise
+        estimate = estimate_solve(rules)
+        check_solvable(rules, estimate)  # too large for the solver (murray from 5 pieces, skiriuk from 6)
     except ValueError as err:
         if any(builtin_name(s) == "perfect" for s in specs):
             parser.error(f"the perfect player needs a solved table: {err}")

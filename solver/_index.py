@@ -14,6 +14,15 @@ combinatorially valid position (137,913,936 for finkel, as published).
 
 Blocks of one *pair* of layers {(x, y), (y, x)} are stored together: moves that score nothing stay in
 the pair (the turn passes to the other layer), so the solver solves one pair at a time.
+
+Paths that visit a tile twice (murray, skiriuk) or are longer than 20 tiles use the *tile* layout instead
+(``kind == KIND_TILES``): a tile there has up to five states (empty, the mover's piece on its first or second
+pass, the opponent's on its first or second), so a position is read tile by tile (see :mod:`urgym.solver.tiles`).
+The tiles are cut into groups of at most 2^15 states; a per-byte table of each side's path mask adds up every
+group's state code at once (four 16-bit codes to a word), and a position's rank within its block
+``(own scored, opp scored, own on board A, opp on board B)`` is, group after group, the positions of the group's
+earlier (a, b) classes, plus its rank within its class times the ways to place the rest, plus the rest's rank.
+Murray's codes (5^7 3^13 states) never form one number, and every lookup stays a table read.
 """
 
 from __future__ import annotations
@@ -23,10 +32,14 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit
+from urgym.solver.tiles import Tile, TileLayout
 
 from urgym import Position, Rules, core
 
 MAX_INDEX_PATH = 20  # the per-mask tables have 2^L entries
+KIND_DENSE, KIND_TILES = 0, 1  # IndexTables.kind: single-visit paths up to 20 tiles, or the tile layout
+_GROUP_STATES = 1 << 15  # a tile group's codes fit 15 bits, four to an int64 word with no sign bit touched
+_MAX_GROUPS = 8  # two words
 
 # INFO[mask] fields (int64): private rank, private count, war count, own war digits, opp war digits.
 _PRIV_RANK_MASK = 255
@@ -58,35 +71,47 @@ class IndexTables(NamedTuple):
     war_own: np.ndarray  # int64[3^S]: own position mask of each war code, grouped by class in rank order
     war_opp: np.ndarray  # int64[3^S]: the opponent's position mask (on its own path) of the same codes
     blocks: np.ndarray  # int64[blocks, 9]: PositionIndex.blocks
+    # The tile layout (kind KIND_TILES); empty for KIND_DENSE. G groups, C codes in the largest group.
+    kind: int = KIND_DENSE
+    tile_own: np.ndarray = np.zeros((0, 256, 2), dtype=np.int64)  # [byte of own mask, value, word]: group codes
+    tile_opp: np.ndarray = np.zeros((0, 256, 2), dtype=np.int64)  # the same for the opponent's mask
+    group_class: np.ndarray = np.zeros((0, 1), dtype=np.int64)  # [g, code]: a | b << 4 | rank in class << 8
+    group_codes: np.ndarray = np.zeros((0, 1), dtype=np.int64)  # [g, class_start + rank]: the code
+    group_own: np.ndarray = np.zeros((0, 1), dtype=np.int64)  # [g, code]: the mover's path mask of the code
+    group_opp: np.ndarray = np.zeros((0, 1), dtype=np.int64)  # [g, code]: the opponent's
+    class_start: np.ndarray = np.zeros((0, 1, 1), dtype=np.int64)  # [g, a, b]: first slot of class (a, b)
+    class_count: np.ndarray = np.zeros((0, 1, 1), dtype=np.int64)  # [g, a, b]: codes of class (a, b)
+    ways: np.ndarray = np.zeros((1, 1, 1), dtype=np.int64)  # [g, A, B]: placements on groups g.. (ways[G] = [[1]])
+    class_offset: np.ndarray = np.zeros((0, 1, 1, 1, 1), dtype=np.int64)  # [g, A, B, a, b]: see _tile_tables
 
 
 class PositionIndex:
     """Bijection between the positions of a rule set and 0..size-1, both directions by arithmetic.
 
-    Raises:
-        ValueError: For a path that visits a tile twice (murray, skiriuk) or is longer than 20.
+    Single-visit paths of up to 20 tiles take the dense layout; others (murray, skiriuk) the tile layout, which
+    ``tiles=True`` also gives any rule set (the tests check the two layouts against each other).
     """
 
-    def __init__(self, rules: Rules) -> None:
-        if rules.visits_tiles_twice:
-            raise ValueError(
-                f"the dense index needs a path that visits each tile once; {rules.name!r} visits "
-                "some tiles twice (the solver supports finkel, blitz, masters, aseb and custom "
-                "single-visit paths)"
-            )
-        if rules.length > MAX_INDEX_PATH:
-            raise ValueError(
-                f"the dense index supports paths of at most {MAX_INDEX_PATH} tiles, {rules.name!r} has {rules.length}"
-            )
+    def __init__(self, rules: Rules, tiles: bool = False) -> None:
         self.rules = rules
+        self.pieces = rules.pieces
+        self.pairs = _pairs(rules.pieces)
+        if tiles or rules.visits_tiles_twice or rules.length > MAX_INDEX_PATH:
+            self.kind = KIND_TILES
+            self.tables = _tile_tables(rules, self.pairs)
+            self.blocks = self.tables.blocks
+            self.pair_ranges = _pair_ranges(self.blocks, self.pairs)
+            self.size = int(self.pair_ranges[-1][1])
+            self.layer_sizes = self._layer_sizes()
+            return
+        self.kind = KIND_DENSE
         shared = rules.shared_positions
         self.private_positions = tuple(p for p in range(1, rules.length + 1) if p not in shared)
         self.shared_positions = shared
         n, p, s = rules.pieces, len(self.private_positions), len(shared)
-        self.pieces, self.n_private, self.n_war = n, p, s
+        self.n_private, self.n_war = p, s
         info, war_rank, war_classes = self._mask_tables()
         war_own, war_opp, class_start = self._war_masks(war_classes)
-        self.pairs = _pairs(n)
         block_offset, self.pair_ranges, self.blocks = self._layout(war_classes, class_start)
         self.size = int(self.pair_ranges[-1][1])
         self.layer_sizes = self._layer_sizes()
@@ -216,6 +241,142 @@ class PositionIndex:
         return sizes
 
 
+def _tile_groups(layout: TileLayout) -> list[list[Tile]]:
+    """The tiles cut, in board order, into groups of at most 2^15 states (a code each)."""
+    groups: list[list[Tile]] = [[]]
+    states = 1
+    for tile in layout.tiles:
+        if states * tile.states > _GROUP_STATES:
+            groups.append([])
+            states = 1
+        groups[-1].append(tile)
+        states *= tile.states
+    if len(groups) > _MAX_GROUPS:
+        raise ValueError(f"{layout.rules.name!r} has too many tile states for the tile index ({len(groups)} groups)")
+    return groups
+
+
+def _group_codes(group: list[Tile]) -> tuple[np.ndarray, ...]:
+    """Every code of a group: pieces of each side on it (a, b) and their path masks; and each tile's digit weight.
+
+    A tile's digit is 0 when empty, 1 + i for the mover's piece at its i-th path position there, 1 + k + j for the
+    opponent's at its j-th; the code is the digits read in mixed radix, the group's first tile the lowest digit.
+    """
+    weights = np.cumprod([1] + [t.states for t in group])
+    codes = np.arange(weights[-1], dtype=np.int64)
+    own_count = np.zeros_like(codes)
+    opp_count = np.zeros_like(codes)
+    own_mask = np.zeros_like(codes)
+    opp_mask = np.zeros_like(codes)
+    for t, tile in enumerate(group):
+        digit = (codes // weights[t]) % tile.states
+        for i, p in enumerate(tile.own):
+            here = digit == 1 + i
+            own_count += here
+            own_mask |= here.astype(np.int64) << (p - 1)
+        for j, q in enumerate(tile.opp):
+            here = digit == 1 + len(tile.own) + j
+            opp_count += here
+            opp_mask |= here.astype(np.int64) << (q - 1)
+    return own_count, opp_count, own_mask, opp_mask, weights[:-1]
+
+
+def _tile_tables(rules: Rules, pairs: list[tuple[int, int]]) -> IndexTables:
+    """The :class:`IndexTables` of the tile layout (see the module docstring)."""
+    layout = TileLayout.of(rules)
+    groups = _tile_groups(layout)
+    n, g_count = rules.pieces, len(groups)
+    width = max(int(np.prod([t.states for t in group])) for group in groups)
+    group_class = np.zeros((g_count, width), dtype=np.int64)
+    group_codes = np.zeros((g_count, width), dtype=np.int64)
+    group_own = np.zeros((g_count, width), dtype=np.int64)
+    group_opp = np.zeros((g_count, width), dtype=np.int64)
+    class_start = np.zeros((g_count, n + 1, n + 1), dtype=np.int64)
+    class_count = np.zeros((g_count, n + 1, n + 1), dtype=np.int64)
+    chunks = (rules.length + 7) // 8
+    tile_own = np.zeros((chunks, 256, 2), dtype=np.int64)
+    tile_opp = np.zeros((chunks, 256, 2), dtype=np.int64)
+    byte = np.arange(256)
+    for g, group in enumerate(groups):
+        a, b, own_mask, opp_mask, weights = _group_codes(group)
+        size = len(a)
+        group_own[g, :size], group_opp[g, :size] = own_mask, opp_mask
+        order = np.lexsort((np.arange(size), b, a))  # classes (a, b) in order, codes ascending within each
+        slot = 0
+        for aa in range(n + 1):
+            for bb in range(n + 1):
+                members = order[(a[order] == aa) & (b[order] == bb)]
+                class_start[g, aa, bb], class_count[g, aa, bb] = slot, len(members)
+                group_codes[g, slot : slot + len(members)] = members
+                group_class[g, members] = aa | bb << 4 | np.arange(len(members)) << 8
+                slot += len(members)
+        shift = 16 * (g % 4)
+        for t, tile in enumerate(group):
+            for i, p in enumerate(tile.own):
+                tile_own[(p - 1) // 8, :, g // 4] += ((byte >> ((p - 1) % 8)) & 1) * ((1 + i) * weights[t]) << shift
+            for j, q in enumerate(tile.opp):
+                digit = 1 + len(tile.own) + j
+                tile_opp[(q - 1) // 8, :, g // 4] += ((byte >> ((q - 1) % 8)) & 1) * (digit * weights[t]) << shift
+    ways, class_offset = _tile_ways(class_count, n)
+    blocks, block_offset = _tile_blocks(ways[0], n, pairs)
+    empty = np.zeros(0, dtype=np.int64)
+    return IndexTables(
+        n, 0, 0, empty, empty, block_offset, empty, empty, empty, empty, blocks,
+        KIND_TILES, tile_own, tile_opp, group_class, group_codes, group_own, group_opp,
+        class_start, class_count, ways, class_offset,
+    )  # fmt: skip
+
+
+def _tile_ways(class_count: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The placements of A and B pieces on groups g.. (``ways[g, A, B]``), and the class offsets.
+
+    ``class_offset[g, A, B, a, b]``: positions with A and B pieces on groups g.. whose group g holds a class before
+    (a, b), in (a, b) order.
+    """
+    g_count = len(class_count)
+    ways = [[[0] * (n + 1) for _ in range(n + 1)] for _ in range(g_count + 1)]
+    ways[g_count][0][0] = 1
+    offset = np.zeros((g_count, n + 1, n + 1, n + 1, n + 1), dtype=np.int64)
+    for g in range(g_count - 1, -1, -1):
+        for big_a in range(n + 1):
+            for big_b in range(n + 1):
+                total = 0  # Python integers: exact before the check that they fit
+                for a in range(big_a + 1):
+                    for b in range(big_b + 1):
+                        offset[g, big_a, big_b, a, b] = total
+                        total += int(class_count[g, a, b]) * ways[g + 1][big_a - a][big_b - b]
+                ways[g][big_a][big_b] = total
+    if ways[0][n][n] >= 2**62:
+        raise ValueError("the rule set has too many positions for a 64-bit index")
+    return np.array(ways, dtype=np.int64), offset
+
+
+def _tile_blocks(placements: np.ndarray, n: int, pairs: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Blocks (so, sp, A on board, B on board), pair after pair, and their offsets by (so, sp, A, B)."""
+    block_offset = np.full((n + 1,) * 4, -1, dtype=np.int64)
+    rows, offset = [], 0
+    for x, y in pairs:
+        for so, sp in ((x, y), (y, x)) if x != y else ((x, y),):
+            for a in range(n - so + 1):
+                for b in range(n - sp + 1):
+                    size = int(placements[a, b])
+                    block_offset[so, sp, a, b] = offset
+                    rows.append((offset, offset + size, so, sp, a, b, 0, 0, 0))
+                    offset += size
+    return np.array(rows, dtype=np.int64), block_offset.ravel()
+
+
+def _pair_ranges(blocks: np.ndarray, pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Each pair's index range, from blocks laid out pair after pair."""
+    ranges, row = [], 0
+    for x, y in pairs:
+        start = int(blocks[row, B_START])
+        while row < len(blocks) and {int(blocks[row, B_OWN_SCORED]), int(blocks[row, B_OPP_SCORED])} == {x, y}:
+            row += 1
+        ranges.append((start, int(blocks[row - 1, B_END])))
+    return ranges
+
+
 def _private_masks(private_positions: tuple[int, ...]) -> np.ndarray:
     """Position masks of private subsets: row k * 2^P + r is the subset of size k with colex rank r."""
     p = len(private_positions)
@@ -233,9 +394,11 @@ def _pairs(n: int) -> list[tuple[int, int]]:
     return sorted(pairs, key=lambda xy: (-(xy[0] + xy[1]), xy))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")  # inlined: a call would copy the bundle and count references to all its arrays
 def rank_state(state, index):
     """Index of a packed position (see :class:`PositionIndex`; ``index`` is its :class:`IndexTables`)."""
+    if index.kind == KIND_TILES:
+        return _rank_tiles(state, index)
     n, p, s = index.pieces, index.n_private, index.n_war
     info, war_rank, choose_private = index.info, index.war_rank, index.choose_private
     io = info[core.own_mask(state)]
@@ -252,9 +415,11 @@ def rank_state(state, index):
     return index.block_offset[block] + rank_in_block
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def unrank_in_block(local, b, index):
     """The packed position (light to move) at rank ``local`` within block ``b`` (a row of ``index.blocks``)."""
+    if index.kind == KIND_TILES:
+        return _unrank_tiles(local, b, index)
     n, p = index.pieces, index.n_private
     choose_private, private_masks, war_own, war_opp = (
         index.choose_private,
@@ -272,4 +437,51 @@ def unrank_in_block(local, b, index):
     opp = private_masks[d * (1 << p) + opp_private] | war_opp[war]
     own_h = n - block[B_OWN_SCORED] - a - block[B_B]
     opp_h = n - block[B_OPP_SCORED] - block[B_C] - d
+    return core.pack(own, opp, own_h, opp_h, 0)
+
+
+@njit(cache=True, inline="always")
+def _rank_tiles(state, index):
+    """:func:`rank_state` in the tile layout."""
+    own, opp = core.own_mask(state), core.opp_mask(state)
+    low = high = 0  # groups 0-3 and 4-7, 16 bits each
+    chunk, o, q = 0, own, opp
+    while o or q:
+        low += index.tile_own[chunk, o & 255, 0] + index.tile_opp[chunk, q & 255, 0]
+        high += index.tile_own[chunk, o & 255, 1] + index.tile_opp[chunk, q & 255, 1]
+        o, q, chunk = o >> 8, q >> 8, chunk + 1
+    n = index.pieces
+    big_a, big_b = core.popcount(own), core.popcount(opp)
+    so, sp = n - core.own_home(state) - big_a, n - core.opp_home(state) - big_b
+    rank = index.block_offset[((so * (n + 1) + sp) * (n + 1) + big_a) * (n + 1) + big_b]
+    for g in range(index.group_class.shape[0]):
+        code = ((low if g < 4 else high) >> (16 * (g & 3))) & 0xFFFF
+        cls = index.group_class[g, code]
+        a, b = cls & 15, (cls >> 4) & 15
+        rank += index.class_offset[g, big_a, big_b, a, b] + (cls >> 8) * index.ways[g + 1, big_a - a, big_b - b]
+        big_a, big_b = big_a - a, big_b - b
+    return rank
+
+
+@njit(cache=True, inline="always")
+def _unrank_tiles(local, b, index):
+    """:func:`unrank_in_block` in the tile layout: group by group, the class holding ``local``, then the code."""
+    block = index.blocks[b]
+    n, so, sp, big_a, big_b = index.pieces, block[B_OWN_SCORED], block[B_OPP_SCORED], block[B_A], block[B_B]
+    own_h, opp_h = n - so - big_a, n - sp - big_b
+    own = opp = 0
+    for g in range(index.group_class.shape[0]):
+        found_a = found_b = 0
+        for a in range(big_a + 1):
+            for bb in range(big_b + 1):
+                holds = index.class_count[g, a, bb] and index.ways[g + 1, big_a - a, big_b - bb]
+                if holds and index.class_offset[g, big_a, big_b, a, bb] <= local:
+                    found_a, found_b = a, bb  # the last class starting at or before local holds it
+        local -= index.class_offset[g, big_a, big_b, found_a, found_b]
+        rest = index.ways[g + 1, big_a - found_a, big_b - found_b]
+        code = index.group_codes[g, index.class_start[g, found_a, found_b] + local // rest]
+        local %= rest
+        own |= index.group_own[g, code]
+        opp |= index.group_opp[g, code]
+        big_a, big_b = big_a - found_a, big_b - found_b
     return core.pack(own, opp, own_h, opp_h, 0)

@@ -29,16 +29,29 @@ from tqdm.auto import tqdm
 from urgym.solver import _kernels as SK
 from urgym.solver._index import B_END, B_START, PositionIndex
 from urgym.solver.table import DTYPES, EXACT_TOL, MIN_TOL, SolvedTable, checksum
+from urgym.solver.tiles import count_positions
 
 from urgym import Rules, get_rules
 from urgym.core import chance_outcomes, geometry
 from urgym.files import hold_lock
 from urgym.progress import progress_bar
 
-__all__ = ["SOLVE_RATE", "NoSpaceError", "SolveEstimate", "available_memory", "estimate_solve", "solve", "table_bytes"]
+__all__ = [
+    "SOLVE_RATE",
+    "NoSpaceError",
+    "SolveEstimate",
+    "available_memory",
+    "check_solvable",
+    "estimate_solve",
+    "solve",
+    "table_bytes",
+]
 
 SOLVE_RATE = 200_000
 """Positions a core solves per second (measured on finkel: 138 M positions in 341 s on 2 cores)."""
+SOLVE_RATE_TILES = 100_000
+"""The same for paths that visit tiles twice (murray, skiriuk), measured on murray 3 (110,000) and skiriuk 4
+(106,000) on 2 cores: half finkel's rate, with about twice its sweeps and a rank that reads the tiles in groups."""
 BYTES_PER_POSITION = 20
 """Peak memory per position of a solve written to a file (measured: finkel 18, masters 19-21 bytes)."""
 BYTES_IN_MEMORY = 8
@@ -58,20 +71,40 @@ class SolveEstimate(NamedTuple):
     def describe(self) -> str:
         """In words: ``501,032,952 positions, about 21 min on this machine, 10.5 GB of memory, 8.0 GB on disk``."""
         return (
-            f"{self.positions:,} positions, about {max(self.minutes, 0.1):.1f} min on this machine, "
+            f"{self.positions:,} positions, about {_duration(self.minutes)} on this machine, "
             f"{_size(self.memory)} of memory, {_size(self.disk)} on disk"
+        )
+
+
+def _duration(minutes: float) -> str:
+    """Minutes in words: ``12.5 min``, ``3.4 h``, ``6.2 days``."""
+    if minutes < 120:
+        return f"{max(minutes, 0.1):.1f} min"
+    if minutes < 48 * 60:
+        return f"{minutes / 60:.1f} h"
+    return f"{minutes / 1440:.1f} days"
+
+
+def check_solvable(rules: Rules, estimate: SolveEstimate) -> None:
+    """Refuse, with what it would need, a rule set whose positions the solver's 32-bit edges cannot address."""
+    if estimate.positions >= MAX_POSITIONS:
+        raise ValueError(
+            f"{rules.name} with {rules.pieces} pieces is too large to solve on this machine: it would need "
+            f"{estimate.describe()}, and the solver's edges address at most {MAX_POSITIONS:,} positions "
+            "(docs/solver.md, 'Larger rule sets', gives the plan)"
         )
 
 
 def estimate_solve(rules: Rules, dtype: str = "float64", in_file: bool = True) -> SolveEstimate:
     """The time, memory and disk a solve of ``rules`` needs here (from measured rates; a few percent off)."""
-    return _estimate(PositionIndex(rules).size, dtype, in_file)
+    return _estimate(count_positions(rules).positions, dtype, in_file, rules)
 
 
-def _estimate(positions: int, dtype: str, in_file: bool) -> SolveEstimate:
+def _estimate(positions: int, dtype: str, in_file: bool, rules: Rules) -> SolveEstimate:
     memory = BASE_MEMORY + positions * (BYTES_PER_POSITION + (0 if in_file else BYTES_IN_MEMORY))
     disk = positions * 8 + table_bytes(positions, dtype) if in_file else 0
-    minutes = positions / (SOLVE_RATE * numba.config.NUMBA_NUM_THREADS) / 60
+    rate = SOLVE_RATE_TILES if rules.visits_tiles_twice else SOLVE_RATE
+    minutes = positions / (rate * numba.config.NUMBA_NUM_THREADS) / 60
     return SolveEstimate(positions, minutes, memory, disk)
 
 
@@ -381,11 +414,9 @@ def solve(
     if dtype not in DTYPES:
         raise ValueError(f"unknown dtype {dtype!r}; allowed: {', '.join(DTYPES)}")
     index = PositionIndex(rules)
-    if index.size >= MAX_POSITIONS:
-        raise ValueError(
-            f"{rules.describe()} has {index.size:,} positions; the solver's edges hold indices below {MAX_POSITIONS:,}"
-        )
-    _check_memory(rules, _estimate(index.size, dtype, in_file=out is not None))
+    estimate = _estimate(index.size, dtype, in_file=out is not None, rules=rules)
+    check_solvable(rules, estimate)
+    _check_memory(rules, estimate)
     threads_before = numba.get_num_threads()
     if threads:
         numba.set_num_threads(threads)

@@ -30,7 +30,7 @@ from typing import Any
 import numba
 import numpy as np
 from urgym.agents import Agent, make_agent
-from urgym.agents.registry import builtin_name, parse_spec
+from urgym.agents.registry import AGENTS, builtin_name, parse_spec
 from urgym.solver import PositionIndex
 from urgym.solver.policy import Policy, block_chunks, count_decisions, decision_states, legal_move_lists
 from urgym.solver.solve import _size, available_memory
@@ -105,10 +105,15 @@ def _cache_key(agent: Agent, spec: str | Agent, rules: Rules, seed: int) -> str 
     if name is None or name in UNCACHED:
         return None
     params = parse_spec(agent.spec)[1]
+    info = AGENTS[name]
     identity = {
         "spec": agent.spec,
         "seed": seed if agent.randomizes else None,
-        "files": {key: _file_digest(value) for key, value in sorted(params.items())},
+        "files": {
+            key: _file_digest(value)
+            for key, value in sorted(params.items())
+            if info.param(key or info.main_param).names_file
+        },
         "rules": rules.to_dict(),
         "urgym": urgym.__version__,
     }

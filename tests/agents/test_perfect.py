@@ -59,3 +59,21 @@ def test_solves_and_caches_a_missing_table(private_cache):
 def test_rejects_a_bad_epsilon():
     with pytest.raises(ValueError, match="epsilon must be a probability"):
         PerfectAgent(epsilon=-0.1)
+
+
+@pytest.mark.parametrize("name", ["murray", "skiriuk"])
+def test_plays_murray_and_skiriuk_from_their_tables_in_every_layer(private_cache, name):
+    import gymnasium as gym
+
+    table = table_for(get_rules(name, 2), solve=True, progress=False)
+    agent = make_agent("perfect")
+    for position, roll in decision_positions(name, 80, seed=5, pieces=2):
+        assert agent.select_move(position, roll) == table.best_move(position, roll)
+    env = gym.make("urgym/Ur-v2", rules=name, pieces=2, opponent="perfect")  # the environment's opponent too
+    _, info = env.reset(seed=0)
+    done = False
+    while not done:
+        action = int(info["action_mask"].nonzero()[0][0])
+        _, _, terminated, truncated, info = env.step(action)
+        done = terminated or truncated
+    assert terminated

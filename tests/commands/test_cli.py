@@ -163,7 +163,7 @@ def test_bad_arguments_say_what_is_wrong(argv, message, capsys):
     assert message in capsys.readouterr().err
 
 
-def test_unsolvable_rules_still_play_matches(capsys):
+def test_rules_too_large_to_solve_still_play_matches(capsys):
     assert (
         cli.main(
             [
@@ -174,7 +174,7 @@ def test_unsolvable_rules_still_play_matches(capsys):
                 "--rules",
                 "murray",
                 "--pieces",
-                "2",
+                "5",
                 "--games",
                 "10",
                 "--workers",

@@ -126,3 +126,32 @@ def test_solve_records_sweeps_and_time_of_every_layer_pair(tables):
     assert all(p["sweeps"] == 0 and p["build_seconds"] == 0 for p in terminal)
     assert table.header["sweeps"] == sum(p["sweeps"] for p in pairs)
     assert table.header["residual"] == max(p["residual"] for p in pairs)
+
+
+REVISITING = ("murray", "skiriuk")  # paths down the middle row and back: the tile layout of the index
+
+
+@pytest.mark.parametrize("name", REVISITING)
+def test_paths_that_visit_tiles_twice_agree_with_policy_iteration_on_every_position(name):
+    rules = get_rules(name, 1)
+    table = solver.solve(rules, progress=False)
+    reference = solve_by_policy_iteration(rules)
+    assert len(reference) == table.index.size - 1  # every position but the impossible "both finished" slot
+    assert max(abs(table.win_probability(p) - v) for p, v in reference.items()) < 1e-10
+
+
+@pytest.mark.parametrize("name", REVISITING)
+def test_paths_that_visit_tiles_twice_meet_the_bellman_equation_on_every_two_piece_position(name):
+    rules = get_rules(name, 2)
+    table = solver.solve(rules, progress=False)
+    worst = 0.0
+    for p in all_positions(rules):  # the rules of urgym.core, through Position, not the solver's graph
+        if p.is_over:
+            continue
+        expected = 0.0
+        for r in rules.rolls:
+            moves = table.move_values(p, r)
+            passed = 1 - table.win_probability(p.play(r, None)) if not moves else 0.0
+            expected += rules.roll_probabilities[r] * (max(moves.values()) if moves else passed)
+        worst = max(worst, abs(expected - table.win_probability(p)))
+    assert worst < 1e-12 and table.header["residual"] < 1e-12

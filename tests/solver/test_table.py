@@ -110,8 +110,10 @@ def test_cli_counts_and_solves(tmp_path, capsys):
     assert "final residual" in capsys.readouterr().out
     assert SolvedTable.load(tmp_path / "m.urtable").rules == get_rules("masters", 1)
     with pytest.raises(SystemExit):
-        solve_main(["--rules", "murray", "--pieces", "1", "--out", str(tmp_path / "x.urtable")])
-    assert "visits some tiles twice" in capsys.readouterr().err
+        solve_main(["--rules", "murray", "--pieces", "5", "--out", str(tmp_path / "x.urtable")])
+    err = capsys.readouterr().err
+    assert "murray with 5 pieces is too large to solve" in err and "2,868,316,800 positions" in err
+    assert not (tmp_path / "x.urtable").exists()
 
 
 def test_a_corrupt_cached_table_is_moved_aside_and_solved_again(tmp_path, capsys):

@@ -295,6 +295,11 @@ def test_html_page_in_a_headless_browser(finkel3_table, reviewed, tmp_path):
             .filter(e => !e.closest('.scroll table'))
             .map(e => [e.getBoundingClientRect().right, e.tagName + '#' + e.id]).sort((a, b) => b[0] - a[0])[0]""")
         assert widest[0] <= 390, widest
+        # a real phone lays a page without a viewport setting out 980 px wide and shrinks it: this one fits
+        phone = browser.new_page(viewport={"width": 390, "height": 844}, is_mobile=True, device_scale_factor=3)
+        phone.on("pageerror", lambda e: errors.append(str(e)))
+        phone.goto(path.as_uri())
+        assert phone.evaluate("() => window.innerWidth") == 390
         browser.close()
     assert errors == [] and requests == []
 

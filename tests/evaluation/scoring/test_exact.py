@@ -363,6 +363,25 @@ def test_policies_are_cached_and_a_bad_cache_is_asked_again(tmp_path):
     assert agent_policy(Unsaid(), RULES, progress=False, directory=tmp_path).cached is None  # no spec pins it down
 
 
+def test_the_cache_key_reads_model_files_and_nothing_else(tmp_path, monkeypatch):
+    import shutil
+
+    from urgym.agents.models import DEFAULT_TD_MODEL
+    from urgym.evaluation.scoring.policies import _cache_key
+
+    monkeypatch.chdir(tmp_path)
+    epsilon = make_agent("perfect:epsilon=0.1")
+    before = _cache_key(epsilon, epsilon.spec, RULES, 0)
+    (tmp_path / "0.1").write_text("a file that happens to share a parameter's value")
+    assert _cache_key(epsilon, epsilon.spec, RULES, 0) == before  # a value is not a path unless it names a model
+    shutil.copy(DEFAULT_TD_MODEL, tmp_path / "mine.npz")
+    td = make_agent("td:model=mine.npz")
+    first = _cache_key(td, td.spec, RULES, 0)
+    with open(tmp_path / "mine.npz", "ab") as f:
+        f.write(b"retrained")  # the same name, other contents: another policy
+    assert _cache_key(td, td.spec, RULES, 0) != first
+
+
 def test_an_interrupted_policy_resumes_from_its_checkpoint(tmp_path, monkeypatch, capsys):
     from urgym.evaluation.scoring import policies
 
