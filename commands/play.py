@@ -13,6 +13,8 @@ from urgym.agents.perfect import PerfectAgent
 from urgym.agents.registry import agent_help, make_agent
 from urgym.commands.common import AUTO_SOLVE_MINUTES, ArgumentParser, check_solve_allowed, command, seed
 from urgym.evaluation.play.terminal import cached_table, play_game
+from urgym.solver import is_cached
+from urgym.solver.solve import check_solvable, estimate_solve
 
 from urgym import RULE_SET_NAMES, SIDES, get_rules
 from urgym.files import check_output
@@ -71,13 +73,19 @@ def main(
         except ValueError as err:
             parser.error(f"--save: {err}")
     if isinstance(agent, PerfectAgent):
-        if agent.solve:
+        estimate = None
+        if agent.solve and not is_cached(rules):
             try:
-                check_solve_allowed(rules, args.solve)
+                estimate = estimate_solve(rules)
+                check_solvable(rules, estimate)
+                check_solve_allowed(rules, args.solve, estimate=estimate)
             except ValueError as err:
                 parser.error(str(err))
-        missing = "it is solved and cached first if missing" if agent.solve else "it must be cached already"
-        write(f"Loading the solved table of {rules.describe()} ({missing}).")
+        if estimate is not None:  # never a silent solve: what it takes, before it starts
+            write(f"No solved table of {rules.describe()} yet: solving it first ({estimate.describe()}).")
+        else:
+            missing = "" if agent.solve else " (it must be cached already)"
+            write(f"Loading the solved table of {rules.describe()}{missing}.")
         agent.table(rules)
     if args.web:
         from urgym.evaluation.play.web import serve

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from urgym.commands.common import (
@@ -76,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(err))
     table = table_or_solve(record.rules, args, parser, (), record=path)
     if table is None:
-        parser.error(f"a review needs a solved table, and {record.rules.describe()} cannot be solved")
+        parser.error(f"a review needs a solved table, and {record.rules.describe()} is too large to solve here")
     review = review_game(record, table)
     out = report_stream(args)
     print(review.format_text(moves=not args.summary), file=out)
@@ -110,23 +111,39 @@ def _load(args: argparse.Namespace, path: str) -> GameRecord:
 
 
 def _record_paths(parser: argparse.ArgumentParser, given: list[str]) -> list[Path]:
-    """The records named: files as given, folders as their records in name order."""
+    """The records named: files as given, folders as their records (``.json``, ``.rgn``) in name order.
+
+    A folder's ``.json`` files that are not game records (and not named ``game-*.json``, which must be) are left
+    out with a note: a downloads folder holds the page's records (``ur-game (1).json``) beside other files.
+    """
     paths: list[Path] = []
     for text in given:
         path = Path(text)
         if path.is_dir():
-            found = sorted(
+            found = [
                 p
-                for p in path.iterdir()
-                if p.is_file() and (RECORD_NAME.fullmatch(p.name) or p.suffix.lower() == ".rgn")
-            )
+                for p in sorted(path.iterdir())
+                if p.is_file() and p.suffix.lower() in (".json", ".rgn") and _is_record(p)
+            ]
             if not found:
-                parser.error(f"{path} holds no game records (game-*.json as evaluate --save-games writes, or .rgn)")
+                parser.error(f"{path} holds no game records (.json from `evaluate --save-games` or the page, .rgn)")
             paths.extend(found)
         else:
             paths.append(path)
     unique = list(dict.fromkeys(p.resolve() for p in paths))  # a record named twice (review D D) counts once
     return [next(p for p in paths if p.resolve() == u) for u in unique]
+
+
+def _is_record(path: Path) -> bool:
+    """Whether a folder's file is taken as a game record: ``.rgn``, ``game-*.json``, or JSON that reads as one."""
+    if path.suffix.lower() == ".rgn" or RECORD_NAME.fullmatch(path.name):
+        return True  # checked when read, and an error if it is not one
+    try:
+        GameRecord.load(path)
+    except (OSError, ValueError) as err:
+        print(f"note: left out {path}: {err}", file=sys.stderr)
+        return False
+    return True
 
 
 def _summary(parser: argparse.ArgumentParser, args: argparse.Namespace, paths: list[Path]) -> int:
@@ -157,7 +174,7 @@ def _summary(parser: argparse.ArgumentParser, args: argparse.Namespace, paths: l
     rules = kinds.pop()
     table = table_or_solve(rules, args, parser, (), record=str(paths[0]))
     if table is None:
-        parser.error(f"a review needs a solved table, and {rules.describe()} cannot be solved")
+        parser.error(f"a review needs a solved table, and {rules.describe()} is too large to solve here")
     try:
         summary = summarise_player(((p.name, review_game(_load(args, str(p)), table)) for p in paths), player)
     except ValueError as err:

@@ -19,6 +19,7 @@ from urgym.evaluation.play.session import (
     cached_table,
     describe_move,
     hint_source,
+    other_side,
 )
 from urgym.solver import is_cached
 
@@ -29,8 +30,8 @@ from urgym.render import board_text
 __all__ = ["cached_table", "describe_move", "hint_source", "play_game"]
 
 HELP = (
-    "type a move's number or its notation (a5a1+), h for a hint (the perfect move and every move's winning "
-    "chance), q to quit"
+    "type a move's number or its notation (a5a1+), h for a hint (every move's winning chance: exact from a solved "
+    "table, else a network's estimate), q to quit"
 )
 
 
@@ -56,7 +57,10 @@ def play_game(
         return _play(session, read, write)
     finally:
         if save is not None:
-            write(f"Game record written to {session.record().save(save)}.")
+            path = session.record().save(save)
+            write(f"Game record written to {path}. Review it move by move: review {path}")
+        elif session.game.is_over:
+            write("To review a game move by move, play it with --save game.json, then run: review game.json")
 
 
 def _play(session: GameSession, read: Callable[[str], str], write: Callable[[str], None]) -> str | None:
@@ -93,7 +97,9 @@ def _play(session: GameSession, read: Callable[[str], str], write: Callable[[str
             write(f"{answer!r} is not a move: {HELP} (moves 1 to {len(moves)}).")
     write("\n" + board_text(game.position))
     winner = game.winner
-    write("You won!" if winner == human else f"{session.agent.spec} won.")
+    mine, theirs = game.position.scored(human), game.position.scored(other_side(human))
+    score = f"{mine} to {theirs}" if winner == human else f"{theirs} to {mine}"
+    write(("You won!" if winner == human else f"{session.agent.spec} won.") + f" Pieces borne off: {score}.")
     return winner
 
 
@@ -148,7 +154,7 @@ def _hint_text(session: GameSession) -> str:
         mark = (
             ("  <- perfect move" if hint.exact else "  <- the network's best")
             if m == best
-            else f"  (-{values[best] - values[m]:.1%})"
+            else f"  ({100 * (values[best] - values[m]):.1f} points less)"  # the page's unit, not a relative %
         )
         lines.append(f"  {i}) {describe_move(position, roll, m)}: {values[m]:.2%}{mark}")
     return "\n".join(lines)

@@ -15,8 +15,10 @@ file would run code).
 
 from __future__ import annotations
 
+import datetime
 import hmac
 import json
+import re
 import secrets
 import sys
 import threading
@@ -58,7 +60,8 @@ LADDER = (
     "neural:2",
     "perfect",
 )
-"""The opponents a new game offers, weakest first (the learned ones only on the rules their models learned)."""
+"""The opponents a new game offers, roughly weakest first; :meth:`WebGame.opponents` sorts them by measured strength
+where every one was measured (the learned ones only on the rules their models learned)."""
 
 LEARNED_RULES = {"ppo": ("finkel", 7), "td": ("finkel", 7), "td:depth=2": ("finkel", 7)}
 """The rule set and piece count each shipped model was trained on (and the only one the page offers it on)."""
@@ -175,7 +178,7 @@ class WebGame:
         Spec, measured strength (None where not measured) and why it cannot play these rules (None when it can).
         """
         measured = STRENGTH.get(self.rules.name, {}) if self.rules == get_rules(self.rules.name) else {}
-        return [
+        offered = [
             {
                 "spec": spec,
                 "strength": measured.get(spec),
@@ -183,6 +186,9 @@ class WebGame:
             }
             for spec in self._offered()
         ]
+        if all(o["strength"] is not None for o in offered if o["unavailable"] is None):  # else the ladder's order
+            offered.sort(key=lambda o: (o["strength"] is None, o["strength"] or 0.0))  # weakest first, as measured
+        return offered
 
     def record(self) -> GameRecord:
         """The game so far as a record."""
@@ -457,14 +463,15 @@ def create_app(game: WebGame, token: str, port_of: Any = None):
     @app.get("/record.json")
     def record_json():
         with game.lock:
-            text = json.dumps(game.record().to_dict(), indent=1)
-        return _download(Response, text, "application/json", "ur-game.json")
+            record = game.record()
+        text = json.dumps(record.to_dict(), indent=1)
+        return _download(Response, text, "application/json", _file_name(record, "json"))
 
     @app.get("/record.rgn")
     def record_rgn():
         with game.lock:
-            text = game.record().to_rgn()
-        return _download(Response, text, "text/plain", "ur-game.rgn")
+            record = game.record()
+        return _download(Response, record.to_rgn(), "text/plain", _file_name(record, "rgn"))
 
     @app.get("/review")
     def review():
@@ -514,6 +521,13 @@ def game_server(app: Any, port: int = 0, connections: int = MAX_CONNECTIONS, idl
                 self.slots.release()
 
     return BoundedServer()
+
+
+def _file_name(record: GameRecord, suffix: str) -> str:
+    """A download's name after the game: ``ur-finkel-vs-expectimax-5-2026-11-26.json`` (letters, digits, dashes)."""
+    opponent = next((name for name in record.players.values() if name != "human"), "")
+    words = re.sub(r"[^A-Za-z0-9]+", "-", f"{record.rules.name} vs {opponent}").strip("-")[:60]
+    return f"ur-{words}-{datetime.date.today().isoformat()}.{suffix}"
 
 
 def _download(Response, text: str, mimetype: str, name: str):

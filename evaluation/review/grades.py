@@ -312,13 +312,13 @@ class GameReview:
         lines = []
         if moves:
             lines.append(
-                f"{'#':>4}  {'side':5} {'roll':>4}  {'move':9} {'best':9} {'chance':>7} {'regret':>7} "
+                f"{'#':>4}  {'side':5} {'roll':>4}  {'move':9} {'best':9} {'light %':>7} {'regret':>7} "
                 f"{'luck':>7}  category"
             )
             for m in self.moves:
                 lines.append(
                     f"{m.step + 1:>4}  {m.side:5} {m.roll:>4}  {m.notation:9} {m.best or '':9} "
-                    f"{100 * m.chosen:6.1f}% {100 * m.regret:6.2f}  {100 * m.luck:+6.1f}  {m.category}"
+                    f"{100 * m.light_chance:6.1f}% {100 * m.regret:6.2f}  {100 * m.luck:+6.1f}  {m.category}"
                 )
             lines.append("")
         rules = self.record.rules

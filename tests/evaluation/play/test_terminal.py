@@ -1,3 +1,5 @@
+import re
+
 import pytest
 from urgym.commands import play as play_cli
 from urgym.evaluation.play import terminal as play
@@ -14,7 +16,9 @@ def test_a_whole_game_against_an_agent():
     text = run(["--rules", "finkel", "--pieces", "2", "--agent", "first", "--seed", "1"], ["1"] * 500)
     assert "You rolled" in text
     assert "first (dark) rolled" in text
-    assert text.rstrip().endswith(("You won!", "first won."))
+    end = text.rstrip().splitlines()[-2:]
+    assert re.fullmatch(r"(You won!|first won\.) Pieces borne off: 2 to [01]\.", end[0]), end
+    assert end[1].startswith("To review a game move by move") and "review game.json" in end[1]
 
 
 def test_bad_input_is_explained_and_quit_stops():
@@ -34,6 +38,8 @@ def test_hint_gives_the_perfect_move_and_every_chance(finkel3_table):
     text = run(["--pieces", "3", "--agent", "greedy", "--seed", "4"], ["h", "q"])
     assert "Your winning chance before this roll:" in text
     assert "<- perfect move" in text
+    # the other moves' cost in win-% points, as the page and the review say it (not "(-1.7%)")
+    assert re.search(r"\(\d+\.\d points less\)", text) and not re.search(r"\(-\d+\.\d%\)", text)
 
 
 def test_describes_moves():
@@ -150,3 +156,14 @@ def test_a_digit_that_is_not_a_number_asks_again():
     """Issue 38: "²" passes str.isdigit() and int() refuses it; it ended the game with a traceback."""
     text = run(["--pieces", "2", "--agent", "random", "--seed", "2"], ["²", "q"])
     assert "'²' is not a move" in text and "You quit the game." in text
+
+
+def test_a_perfect_opponent_never_solves_silently(tmp_path, monkeypatch):
+    monkeypatch.setenv("URGYM_CACHE", str(tmp_path))  # no table cached: the game solves one first
+    text = run(["--rules", "skiriuk", "--pieces", "2", "--agent", "perfect", "--seed", "1"], ["q"])
+    first = text.splitlines()[0]
+    assert first.startswith("No solved table of skiriuk") and "69,819 positions, about" in first and "memory" in first
+    again = run(["--rules", "skiriuk", "--pieces", "2", "--agent", "perfect", "--seed", "1"], ["q"])
+    assert again.splitlines()[0].startswith("Loading the solved table of skiriuk")  # cached now: no estimate
+    with pytest.raises(SystemExit):
+        run(["--rules", "murray", "--pieces", "5", "--agent", "perfect"], ["q"])  # refused, with its needs

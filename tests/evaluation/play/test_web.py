@@ -175,6 +175,12 @@ def play_by_clicking(page, game, prefer_home):
     while True:
         ready = page.get_attribute("body", "data-ready")
         if ready != "true" and page.get_attribute("body", "data-over") != "true":
+            # not the player's turn: nothing that moves or hints is live, and the last decision's hint is gone
+            live = page.evaluate("""() => [document.querySelectorAll('#moves button:not([disabled])').length,
+                document.querySelectorAll('.movable').length, document.querySelectorAll('.hintmark').length,
+                document.getElementById('hint-button').disabled]""")
+            if page.get_attribute("body", "data-ready") != "true":  # still not ready after reading: a real check
+                assert live == [0, 0, 0, True], live
             showing = page.get_attribute("body", "data-showing")
             if showing:
                 caught.add(json.loads(showing)["step"])
@@ -305,6 +311,10 @@ def test_a_whole_game_with_a_hint_a_download_and_the_review(server, tmp_path):
         page.click("#new")
         wait_until(page, lambda: page.get_attribute("body", "data-ready") == "true" and game.human == "dark")
         assert "You (dark) rolled" in page.text_content("#status")
+        # the graph speaks from the player's side: dark's chance now, as the hint does
+        wait_until(page, lambda: "your (dark) winning chance" in page.text_content("#graph"))
+        shown = float(re.search(r"your \(dark\) winning chance: (\d+\.\d)%", page.text_content("#graph")).group(1))
+        assert shown == pytest.approx(100 * (1 - game.chances[-1]), abs=0.051)
         browser.close()
     assert problems == []
 
@@ -499,6 +509,9 @@ def test_in_chromium_a_hint_without_a_table_says_it_is_the_networks_estimate(pri
             wait_until(page, lambda: "best:" in page.text_content("#hint"))
             text = page.text_content("#hint")
             assert text.startswith("The neural network's estimate") and "not exact" in text
+            # no table: no empty graph box, one line saying why and what gives one
+            assert not page.is_visible("#graph") and page.is_visible("#graph-note")
+            assert "solve --rules blitz --pieces 5" in page.text_content("#graph-note")
             assert f"best: {game.hint()['best']}" in text
             assert problems == []
             browser.close()
@@ -581,5 +594,59 @@ def test_a_long_or_odd_agent_spec_never_breaks_the_record_or_the_review(private_
         record = GameRecord.from_dict(json.loads(text))
         assert record.players["dark"].endswith("…") and "\x1b" not in record.players["dark"]
         assert fetch(f"{base}/review?token={TOKEN}")[0] in (200, 404)  # 404: no table for a review, never 500
+        import datetime
+
+        for suffix in ("json", "rgn"):  # downloads named after the game, with nothing of the spec's odd characters
+            with urllib.request.urlopen(f"{base}/record.{suffix}?token={TOKEN}", timeout=30) as response:
+                disposition = response.headers["Content-Disposition"]
+            name = re.fullmatch(r'attachment; filename="([^"]+)"', disposition).group(1)
+            assert name.startswith("ur-finkel-vs-td-model-") and len(name) < 90
+            assert name.endswith(f"-{datetime.date.today().isoformat()}.{suffix}")
+            assert re.fullmatch(r"[A-Za-z0-9.-]+", name)
     finally:
         httpd.shutdown()
+
+
+@pytest.mark.parametrize("name", ["finkel", "blitz", "masters"])
+def test_the_opponents_are_offered_weakest_first_as_measured(name):
+    from urgym.evaluation.play.web import WebGame
+
+    game = WebGame(get_rules(name), make_agent("random", seed=1), None, "light", 1)
+    offered = game.opponents()
+    strengths = [o["strength"] for o in offered if o["strength"] is not None]
+    assert strengths == sorted(strengths) and len(strengths) >= 10  # expectimax:1 (0.0%) sat after heuristic
+    measured = [o["spec"] for o in offered if o["strength"] is not None]
+    assert measured[-1] == "perfect" and all(o["unavailable"] for o in offered if o["strength"] is None)
+
+
+def test_the_replay_can_be_skipped_and_its_speed_is_a_setting(server):
+    executable = _browser()
+    from playwright.sync_api import sync_playwright
+
+    base, game = server
+    with sync_playwright() as p:
+        browser, page, problems = _launch(p, executable, base)
+        page.goto(f"{base}/?token={TOKEN}&pause=3000")
+        assert page.input_value("#speed") == "3000"  # the URL's pause, offered beside the named speeds
+        page.wait_for_selector("body[data-ready=true]", timeout=60_000)
+        skipped = 0
+        for _ in range(6):  # a few moves, each replay of the opponent's 3-second rolls cut short
+            if game.game.is_over:
+                break
+            before = len(game.events)
+            page.locator("#moves button.move").first.click()
+            wait_until(page, lambda before=before: len(game.events) > before)
+            waiting = len(game.events) - before - 1  # rolls after the player's own move, 3 s each
+            began = time.monotonic()
+            if waiting and page.get_attribute("body", "data-ready") != "true":
+                page.click("#skip")
+                skipped += 1
+            page.wait_for_selector("body[data-ready=true], body[data-over=true]", timeout=60_000)
+            assert time.monotonic() - began < 2.5 or not waiting  # not waiting * 3 s
+            assert page.is_disabled("#skip")  # only a replay can be skipped
+        assert skipped >= 1
+        page.select_option("#speed", "0")
+        page.goto(f"{base}/?token={TOKEN}")  # no ?pause=: the speed chosen last
+        assert page.input_value("#speed") == "0"
+        browser.close()
+    assert problems == []

@@ -132,6 +132,10 @@ def test_outputs(finkel3_table, reviewed, tmp_path):
     assert "http://" not in fetched and "https://" not in fetched and "<script src" not in page  # self-contained
     text = review.format_text()
     assert "largest errors" in text and record.players["light"] in text
+    rows = text.splitlines()[1 : 1 + len(review.moves)]  # light's chance on every row, whoever rolled
+    assert [float(re.search(r"(\d+\.\d)%", row).group(1)) for row in rows] == pytest.approx(
+        [round(100 * m.light_chance, 1) for m in review.moves], abs=0.051
+    )
 
 
 def test_review_command(finkel3_table, reviewed, tmp_path, capsys):

@@ -161,3 +161,21 @@ def test_review_of_a_folder_reads_each_record_twice_at_most_and_keeps_none(games
     assert review_main([str(games), "--player", "heuristic", "--no-progress"]) == 0
     assert len(loads) == 12 and len(set(loads)) == 6
     assert "heuristic" in capsys.readouterr().out
+
+
+def test_a_downloads_folder_is_read_for_its_records_and_the_rest_left_out(games, tmp_path, capsys):
+    import shutil
+
+    downloads = tmp_path / "Downloads"
+    downloads.mkdir()
+    records = sorted(games.glob("game-*.json"))[:2]
+    shutil.copy(records[0], downloads / "ur-game.json")  # the page's download, and the browser's second name
+    shutil.copy(records[1], downloads / "ur-game (1).json")
+    (downloads / "settings.json").write_text('{"theme": "dark"}')  # JSON that is no game record
+    (downloads / "broken.json").write_text("{")
+    (downloads / "photo.png").write_bytes(b"\x89PNG")
+    assert review_main([str(downloads), "--player", "heuristic", "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    assert "heuristic: 2 games" in captured.out and "ur-game (1).json" in captured.out
+    assert "left out" in captured.err and "settings.json" in captured.err and "broken.json" in captured.err
+    assert "photo.png" not in captured.err
