@@ -645,6 +645,16 @@ def test_the_replay_can_be_skipped_and_its_speed_is_a_setting(server):
             assert time.monotonic() - began < 2.5 or not waiting  # not waiting * 3 s
             assert page.is_disabled("#skip")  # only a replay can be skipped
         assert skipped >= 1
+        # keys: h for a hint, a move's number to play it (the buttons are numbered)
+        page.wait_for_selector("body[data-ready=true], body[data-over=true]", timeout=60_000)
+        if not game.game.is_over:
+            assert page.locator("#moves button.move").first.text_content().startswith("1: ")
+            page.keyboard.press("h")
+            wait_until(page, lambda: "best:" in page.text_content("#hint"))
+            before, first = len(game.events), game.state()["moves"][0]["move"]
+            page.keyboard.press("1")
+            wait_until(page, lambda: len(game.events) > before)
+            assert game.record().steps[before].move == first
         page.select_option("#speed", "0")
         page.goto(f"{base}/?token={TOKEN}")  # no ?pause=: the speed chosen last
         assert page.input_value("#speed") == "0"
