@@ -88,7 +88,8 @@ def test_terminal_play(reference):
     lines: list[str] = []
     winner = play_game(RULES, make_agent("first"), "light", SEED, read=lambda prompt: "1", write=lines.append)
     assert winner == reference[0].winner
-    assert lines[-2].strip() == board_text(reference[0].position).strip()
+    assert lines[-3].strip() == board_text(reference[0].position).strip()  # the end: board, score, how to review
+    assert "Pieces borne off" in lines[-2] and lines[-1].startswith("To review a game")
 
 
 def test_openspiel_replays_the_history(reference):
