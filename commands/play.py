@@ -13,8 +13,6 @@ from urgym.agents.perfect import PerfectAgent
 from urgym.agents.registry import agent_help, make_agent
 from urgym.commands.common import AUTO_SOLVE_MINUTES, ArgumentParser, check_solve_allowed, command, seed
 from urgym.evaluation.play.terminal import cached_table, play_game
-from urgym.solver import is_cached
-from urgym.solver.solve import check_solvable, estimate_solve
 
 from urgym import RULE_SET_NAMES, SIDES, get_rules
 from urgym.files import check_output
@@ -73,14 +71,10 @@ def main(
         except ValueError as err:
             parser.error(f"--save: {err}")
     if isinstance(agent, PerfectAgent):
-        estimate = None
-        if agent.solve and not is_cached(rules):
-            try:
-                estimate = estimate_solve(rules)
-                check_solvable(rules, estimate)
-                check_solve_allowed(rules, args.solve, estimate=estimate)
-            except ValueError as err:
-                parser.error(str(err))
+        try:
+            estimate = check_solve_allowed(rules, args.solve) if agent.solve else None
+        except ValueError as err:
+            parser.error(str(err))
         if estimate is not None:  # never a silent solve: what it takes, before it starts
             write(f"No solved table of {rules.describe()} yet: solving it first ({estimate.describe()}).")
         else:

@@ -32,7 +32,7 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit
-from urgym.solver.tiles import Tile, TileLayout
+from urgym.solver.tiles import Tile, TileLayout, truncated_product
 
 from urgym import Position, Rules, core
 
@@ -330,22 +330,21 @@ def _tile_tables(rules: Rules, pairs: list[tuple[int, int]]) -> IndexTables:
 def _tile_ways(class_count: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """The placements of A and B pieces on groups g.. (``ways[g, A, B]``), and the class offsets.
 
+    ``class_count[g]`` is group g's placement polynomial, so ``ways[g]`` is the product of those of groups g...
     ``class_offset[g, A, B, a, b]``: positions with A and B pieces on groups g.. whose group g holds a class before
     (a, b), in (a, b) order.
     """
     g_count = len(class_count)
-    ways = [[[0] * (n + 1) for _ in range(n + 1)] for _ in range(g_count + 1)]
-    ways[g_count][0][0] = 1
+    ways = [truncated_product([[1]], [[1]], n)]  # groups g.., from the last back; none: one way to place no piece
     offset = np.zeros((g_count, n + 1, n + 1, n + 1, n + 1), dtype=np.int64)
     for g in range(g_count - 1, -1, -1):
-        for big_a in range(n + 1):
-            for big_b in range(n + 1):
-                total = 0  # Python integers: exact before the check that they fit
-                for a in range(big_a + 1):
-                    for b in range(big_b + 1):
-                        offset[g, big_a, big_b, a, b] = total
-                        total += int(class_count[g, a, b]) * ways[g + 1][big_a - a][big_b - b]
-                ways[g][big_a][big_b] = total
+        rest = ways[0]
+        for big_a, big_b in np.ndindex(n + 1, n + 1):
+            total = 0  # Python integers: exact before the check that they fit
+            for a, b in np.ndindex(big_a + 1, big_b + 1):
+                offset[g, big_a, big_b, a, b] = total  # a prefix of the sum that makes ways[g][big_a][big_b]
+                total += int(class_count[g, a, b]) * rest[big_a - a][big_b - b]
+        ways.insert(0, truncated_product(class_count[g].tolist(), rest, n))
     if ways[0][n][n] >= 2**62:
         raise ValueError("the rule set has too many positions for a 64-bit index")
     return np.array(ways, dtype=np.int64), offset

@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
-from urgym.solver._index import B_START, rank_state, unrank_in_block
+from urgym.solver._index import B_D, B_START, KIND_DENSE, rank_state, unrank_in_block
 
 from urgym import core
 
@@ -64,54 +64,110 @@ class SweepBuffers(NamedTuple):
     change: np.ndarray  # float32[positions], or empty: no tracking
 
 
+@njit(cache=True, inline="always")
+def _row_size(index, b):
+    """Positions of block ``b`` that share one move list: those that differ only in the opponent's private pieces.
+
+    The mover's moves never touch the opponent's private tiles, and the dense layout ranks those pieces last, so
+    each run of ``C(P, d)`` positions (d: the opponent's private pieces) has the same moves, and each successor's
+    index grows by a fixed stride along the run. The tile layout has no such runs (a run of one).
+    """
+    if index.kind == KIND_DENSE:
+        return index.choose_private[index.blocks[b, B_D]]
+    return 1
+
+
+@njit(cache=True, inline="always")
+def _stride(passes, mover_mask, index):
+    """How far a successor's index moves per step along a run (see :func:`_row_size`).
+
+    The opponent's private pieces stay where they are: after an extra roll they are still the opponent's, ranked
+    last (stride 1); after a pass they are the new mover's, ranked above the old mover's private pieces, whose
+    placements (``C(P, k)`` for ``k`` of them, ``mover_mask`` the old mover's pieces after the move) set the stride.
+    """
+    if index.kind != KIND_DENSE or not passes:
+        return 1
+    private = index.private_masks[index.n_private << index.n_private]  # the one subset of all P private positions
+    return index.choose_private[core.popcount(mover_mask & private)]
+
+
 @njit(cache=True)
-def _successor_edges(state, roll, geom, moves, index, out, n_out):
-    """Append the edges of one roll of ``state`` to ``out`` from ``n_out``; return the new count."""
-    n = core.legal_moves(state, roll, geom, moves)
-    if n == 0:
-        out[n_out] = np.uint32((rank_state(core.swap_sides(state), index) << 1) | 1)
-        return n_out + 1
-    for j in range(n):
-        nxt, flags = core.apply_move(state, roll, moves[j], geom)
-        passes = 0 if flags & core.EXTRA_ROLL else 1
-        out[n_out] = np.uint32((rank_state(nxt, index) << 1) | passes)
-        n_out += 1
-    return n_out
+def _row_edges(state, geom, moves, index, succ, stride, passes, n_moves):
+    """The move list of ``state``'s run, roll by roll: each successor's index, stride and pass flag."""
+    n_rolls, rolls = geom[0].n_rolls, geom[0].rolls
+    for k in range(n_rolls):
+        n = core.legal_moves(state, rolls[k], geom, moves)
+        if n == 0:
+            succ[k, 0] = rank_state(core.swap_sides(state), index)
+            passes[k, 0] = 1
+            stride[k, 0] = _stride(1, core.own_mask(state), index)
+            n_moves[k] = 1
+            continue
+        for j in range(n):
+            nxt, flags = core.apply_move(state, rolls[k], moves[j], geom)
+            p = 0 if flags & core.EXTRA_ROLL else 1
+            succ[k, j] = rank_state(nxt, index)
+            passes[k, j] = p
+            stride[k, j] = _stride(p, core.opp_mask(nxt), index)  # passed: the old mover is the opponent now
+        n_moves[k] = n
 
 
 @njit(cache=True, parallel=True)
-def count_edges(work, index, geom, counts, item_edges):
-    """Edges per state and roll (one per legal move, or one pass edge) into ``counts``; totals per item."""
+def count_edges(work, index, geom, counts, item_edges, runs=True):
+    """Edges per state and roll (one per legal move, or one pass edge) into ``counts``; totals per item.
+
+    A run of positions with one move list (see :func:`_row_size`) is asked once (``runs=False``: every position,
+    for comparisons).
+    """
     n_rolls, rolls = geom[0].n_rolls, geom[0].rolls  # a record itself cannot enter a parallel loop (numba)
     items = work.items
     for it in prange(items.shape[0]):
         moves = np.empty(core.MAX_MOVES, dtype=np.int64)
+        row = np.empty(n_rolls, dtype=np.int64)
         b = items[it, I_BLOCK]
         first = index.blocks[b, B_START]
+        size = _row_size(index, b) if runs else 1
         total = 0
         for i in range(items[it, I_START], items[it, I_END]):
-            state = unrank_in_block(i - first, b, index)
+            if i == items[it, I_START] or (i - first) % size == 0:
+                state = unrank_in_block(i - first, b, index)
+                for k in range(n_rolls):
+                    row[k] = max(core.legal_moves(state, rolls[k], geom, moves), 1)
             for k in range(n_rolls):
-                n = max(core.legal_moves(state, rolls[k], geom, moves), 1)
-                counts[(i - work.start) * n_rolls + k] = n
-                total += n
+                counts[(i - work.start) * n_rolls + k] = row[k]
+                total += row[k]
         item_edges[it] = total
 
 
 @njit(cache=True, parallel=True)
-def fill_edges(work, index, geom, item_edge_start, edges):
-    """Write every state's edges: states in index order, each state's edges grouped by roll."""
-    n_rolls, rolls = geom[0].n_rolls, geom[0].rolls
+def fill_edges(work, index, geom, item_edge_start, edges, runs=True):
+    """Write every state's edges: states in index order, each state's edges grouped by roll.
+
+    A run of positions with one move list (see :func:`_row_size`) is played out once; the others' successors
+    follow by their strides (``runs=False``: every position is played out, for comparisons).
+    """
+    n_rolls = geom[0].n_rolls
     items = work.items
     for it in prange(items.shape[0]):
         moves = np.empty(core.MAX_MOVES, dtype=np.int64)
+        succ = np.empty((n_rolls, core.MAX_MOVES), dtype=np.int64)
+        stride = np.empty((n_rolls, core.MAX_MOVES), dtype=np.int64)
+        passes = np.empty((n_rolls, core.MAX_MOVES), dtype=np.int64)
+        n_moves = np.empty(n_rolls, dtype=np.int64)
         b = items[it, I_BLOCK]
         first = index.blocks[b, B_START]
+        size = _row_size(index, b) if runs else 1
         e = item_edge_start[it]
+        known = 0  # the position whose successors succ holds
         for i in range(items[it, I_START], items[it, I_END]):
-            state = unrank_in_block(i - first, b, index)
+            if i == items[it, I_START] or (i - first) % size == 0:
+                _row_edges(unrank_in_block(i - first, b, index), geom, moves, index, succ, stride, passes, n_moves)
+                known = i
+            step = i - known
             for k in range(n_rolls):
-                e = _successor_edges(state, rolls[k], geom, moves, index, edges, e)
+                for j in range(n_moves[k]):
+                    edges[e] = np.uint32(((succ[k, j] + step * stride[k, j]) << 1) | passes[k, j])
+                    e += 1
 
 
 @njit(cache=True, parallel=True)

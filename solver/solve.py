@@ -20,6 +20,8 @@ import os
 import shutil
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
@@ -150,19 +152,23 @@ def _work_items(index: PositionIndex, start: int, end: int) -> np.ndarray:
 
 
 class _PairGraph:
-    """The successor graph of one layer pair (:class:`~urgym.solver._kernels.PairGraph`) and its sweep buffers."""
+    """The successor graph of one layer pair (:class:`~urgym.solver._kernels.PairGraph`) and its sweep buffers.
 
-    def __init__(self, index: PositionIndex, start: int, end: int) -> None:
+    ``runs``: play out one move list per run of positions that share it (see ``urgym.solver._kernels``); False plays
+    out every position (the same graph, slower; for comparisons).
+    """
+
+    def __init__(self, index: PositionIndex, start: int, end: int, runs: bool = True) -> None:
         geom = geometry(index.rules)
         work = SK.PairWork(_work_items(index, start, end), start)
         self.start = start
         n_items, n_rolls = len(work.items), int(geom[0]["n_rolls"])
         item_edges = np.zeros(n_items, dtype=np.int64)
         counts = np.empty((end - start) * n_rolls, dtype=np.uint8)
-        SK.count_edges(work, index.tables, geom, counts, item_edges)
+        SK.count_edges(work, index.tables, geom, counts, item_edges, runs)
         item_edge_end = np.cumsum(item_edges)
         edges = np.empty(int(item_edge_end[-1]), dtype=np.uint32)
-        SK.fill_edges(work, index.tables, geom, item_edge_end - item_edges, edges)
+        SK.fill_edges(work, index.tables, geom, item_edge_end - item_edges, edges, runs)
         self.graph = SK.PairGraph(work, item_edge_end, counts, edges, chance_outcomes(index.rules)[1])
         self.change = np.zeros(end - start, dtype=np.float32)  # a direction only: float32 keeps memory down
         self._tracking = SK.SweepBuffers(*(np.zeros(n_items) for _ in range(3)), self.change)
@@ -528,15 +534,38 @@ def _solve_pair(
     graph = _PairGraph(index, start, end)
     stats["build_seconds"] = round(time.perf_counter() - began, 3)
     began = time.perf_counter()
+    with _threads_for(end - start):
+        _sweep_to(graph, values, tol, stats, pair, bar)
+    stats["sweep_seconds"] = round(time.perf_counter() - began, 3)
+    return stats
+
+
+SMALL_PAIR = 250_000
+"""Pairs of fewer positions are swept on one thread: starting the threads of each sweep cost more than they gain
+(17% of finkel 5's sweeping on a busy machine)."""
+
+
+@contextmanager
+def _threads_for(positions: int) -> Iterator[None]:
+    """One numba thread while sweeping a small pair; as many as before otherwise."""
+    before = numba.get_num_threads()
+    if positions < SMALL_PAIR:
+        numba.set_num_threads(1)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)
+
+
+def _sweep_to(graph: _PairGraph, values: np.ndarray, tol: float, stats: dict, pair: tuple[int, int], bar: tqdm) -> None:
+    """Sweep a pair until no value changes by more than ``tol``, extrapolating its slow mode; fill in ``stats``."""
     ratios: list[float] = []
     for sweep in range(1, MAX_SWEEPS + 1):
         change, ratio = graph.sweep(values)
         bar.set_postfix_str(f"pair {pair}: sweep {sweep}, largest change {change:.1e}")
         if change < tol:
-            stats.update(
-                residual=graph.residual(values), sweeps=sweep, sweep_seconds=round(time.perf_counter() - began, 3)
-            )
-            return stats
+            stats.update(residual=graph.residual(values), sweeps=sweep)
+            return
         ratios.append(ratio)
         if EXTRAPOLATE and _steady(ratios):
             graph.extrapolate(values, ratio)

@@ -15,6 +15,7 @@ multiplying polynomials, in microseconds, where enumerating murray's 108 billion
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -35,6 +36,11 @@ class Tile:
     def states(self) -> int:
         """Empty, or one of the mover's pieces at one of ``own``, or one of the opponent's at one of ``opp``."""
         return 1 + len(self.own) + len(self.opp)
+
+    @property
+    def polynomial(self) -> tuple[tuple[int, ...], ...]:
+        """``1 + k x + m y`` as coefficients ``[a][b]`` of ``x^a y^b``: the ways to leave it empty or put a piece."""
+        return ((1, len(self.opp)), (len(self.own), 0))
 
 
 @dataclass(frozen=True)
@@ -63,19 +69,9 @@ class TileLayout:
         Exact integers (the coefficients of the product of ``1 + k x + m y`` over tiles), up to the piece count.
         """
         n = self.rules.pieces
-        ways = [[0] * (n + 1) for _ in range(n + 1)]
-        ways[0][0] = 1
+        ways: list[list[int]] = [[1]]
         for tile in self.tiles:
-            k, m = len(tile.own), len(tile.opp)
-            grown = [row[:] for row in ways]
-            for a in range(n + 1):
-                for b in range(n + 1):
-                    if ways[a][b]:
-                        if a < n and k:
-                            grown[a + 1][b] += k * ways[a][b]
-                        if b < n and m:
-                            grown[a][b + 1] += m * ways[a][b]
-            ways = grown
+            ways = truncated_product(ways, tile.polynomial, n)
         return tuple(tuple(row) for row in ways)
 
     def layer_size(self, own_scored: int, opp_scored: int) -> int:
@@ -85,6 +81,22 @@ class TileLayout:
             raise ValueError(f"scored counts must lie in 0..{n}, got ({own_scored}, {opp_scored})")
         ways = self.placements
         return sum(ways[a][b] for a in range(n - own_scored + 1) for b in range(n - opp_scored + 1))
+
+
+def truncated_product(p: Sequence[Sequence[int]], q: Sequence[Sequence[int]], n: int) -> list[list[int]]:
+    """The coefficients of ``p * q`` up to ``x^n y^n`` (``p[a][b]`` is the coefficient of ``x^a y^b``).
+
+    Placement counts multiply this way: the ways to put pieces on two sets of tiles are the products of each set's
+    ways, summed over how the pieces split between them. Exact Python integers.
+    """
+    out = [[0] * (n + 1) for _ in range(n + 1)]
+    for a, row in enumerate(p[: n + 1]):
+        for b, c in enumerate(row[: n + 1]):
+            if c:
+                for a2, row2 in enumerate(q[: n + 1 - a]):
+                    for b2, c2 in enumerate(row2[: n + 1 - b]):
+                        out[a + a2][b + b2] += int(c) * int(c2)
+    return out
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from fractions import Fraction
 
 from urgym.rules import DICE, Rules
 
-__all__ = ["dice_count", "dice_name", "how_to_play", "path_runs"]
+__all__ = ["dice_count", "dice_name", "dice_text", "how_to_play", "path_runs"]
 
 _DICE_COUNTS = {"four-binary": 4, "three-binary-zero-as-four": 3}
 
@@ -69,7 +69,7 @@ def how_to_play(rules: Rules) -> list[tuple[str, str]]:
             f"{rules.pieces} wins. Light moves first.",
         ),
         ("The path", _path_text(rules)),
-        ("The dice", _dice_text(rules)),
+        ("The dice", dice_text(rules)),
         (
             "A move",
             "With a roll of r, enter a new piece onto the r-th tile of your path, or move one of your pieces "
@@ -108,7 +108,8 @@ def _runs_text(tiles: tuple[str, ...] | list[str]) -> list[str]:
     return [a if a == b else f"{a} to {b}" for a, b in path_runs(tuple(tiles))]
 
 
-def _dice_text(rules: Rules) -> str:
+def dice_text(rules: Rules) -> str:
+    """How the rule set's dice make a roll, and each roll's chance, in a sentence or two."""
     name = dice_name(rules)
     chances = ", ".join(f"{r}: {_chance(p)}" for r, p in enumerate(rules.roll_probabilities) if p > 0)
     if name == "four-binary":

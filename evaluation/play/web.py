@@ -32,16 +32,27 @@ from urgym.agents.models import shipped_models
 from urgym.agents.networks.neural import shipped_estimate
 from urgym.evaluation.pages import board_data, position_data, render_page
 from urgym.evaluation.play.session import Event, GameSession, cached_table, describe_move
-from urgym.evaluation.review.grades import review_game
+from urgym.evaluation.review.grades import GameReview, mistake_reason, review_game
 from urgym.solver import SolvedTable
+from urgym.solver.solve import check_solvable, estimate_solve
 
 from urgym import RULE_SET_NAMES, SIDES, Game, GameRecord, Position, Rules, get_rules
 from urgym.checks import short_repr
 from urgym.files import loads_json, require_extra
-from urgym.howto import dice_count, how_to_play
+from urgym.howto import dice_count, dice_text, how_to_play
 from urgym.notation import move_text
 
-__all__ = ["FORCED_NOTE", "LADDER", "MAX_BODY", "STRENGTH", "TOKEN_HEADER", "WebGame", "create_app", "serve"]
+__all__ = [
+    "FORCED_NOTE",
+    "LADDER",
+    "LEVELS",
+    "MAX_BODY",
+    "STRENGTH",
+    "TOKEN_HEADER",
+    "WebGame",
+    "create_app",
+    "serve",
+]
 
 TOKEN_HEADER = "X-Urgym-Token"
 
@@ -62,6 +73,23 @@ LADDER = (
 )
 """The opponents a new game offers, roughly weakest first; :meth:`WebGame.opponents` sorts them by measured strength
 where every one was measured (the learned ones only on the rules their models learned)."""
+
+LEVELS: dict[str, tuple[str, str]] = {
+    "random": ("Pebble", "moves at random"),
+    "greedy": ("Magpie", "captures when it can, else takes a rosette, else runs its leading piece"),
+    "heuristic": ("Scribe", "weighs every move by the paper's gain: safety, rosettes, captures, progress"),
+    "expectimax:1": ("Apprentice", "looks at its own move only, judging the board by progress"),
+    "expectimax:3": ("Reckoner", "looks three plies ahead through the dice"),
+    "expectimax:5": ("Strategist", "looks five plies ahead through the dice"),
+    "expectimax:7": ("Sage", "looks seven plies ahead through the dice (slow to answer)"),
+    "ppo": ("Gambler", "a network that learned by playing itself (PPO)"),
+    "td": ("Veteran", "a network that learned by playing itself (TD learning)"),
+    "td:depth=2": ("Elder", "that self-taught network, looking two plies ahead"),
+    "neural": ("Oracle", "a network taught by perfect play"),
+    "neural:2": ("High priest", "that network, looking two plies ahead"),
+    "perfect": ("King of Ur", "plays the solved game: the best move every time"),
+}
+"""A name and a one-line description of each level of the ladder, as the page shows them (the spec beside)."""
 
 LEARNED_RULES = {"ppo": ("finkel", 7), "td": ("finkel", 7), "td:depth=2": ("finkel", 7)}
 """The rule set and piece count each shipped model was trained on (and the only one the page offers it on)."""
@@ -88,6 +116,7 @@ class WebGame:
         self._first, self._first_rules = agent, rules  # the command line's opponent stays offered
         self._estimates: dict[Rules, Any] = {}  # the network's estimate per rule set, for hints without a table
         self.lock = threading.Lock()  # one request reads or changes the game at a time
+        self._reviewed: tuple[tuple[int, int], GameReview] | None = None
         self.new(side, seed)
 
     def new(
@@ -153,7 +182,7 @@ class WebGame:
         self._show(self.session.play(move))
 
     def hint(self) -> dict[str, Any]:
-        """Every legal move's winning chance for the human and the best move.
+        """Every legal move's winning chance for the human, the best move, and what each other move misses.
 
         Exact from the solved table, else the rule set's shipped neural network's estimate (``exact`` False, ``source``
         naming it).
@@ -167,22 +196,32 @@ class WebGame:
         return {
             "values": {move_text(position, roll, m): v for m, v in hint.values.items()},
             "best": move_text(position, roll, hint.best),
+            "reasons": {  # what a move misses next to the best, in the review's words ("" when nothing plain)
+                move_text(position, roll, m): mistake_reason(position, roll, m, hint.best)
+                for m in hint.values
+                if m != hint.best
+            },
             "before": hint.before,
             "exact": hint.exact,
             "source": hint.source,
         }
 
-    def opponents(self) -> list[dict[str, Any]]:
-        """The opponents a new game on the current rules may choose.
+    def opponents(self, rules: Rules | None = None) -> list[dict[str, Any]]:
+        """The opponents a new game on ``rules`` (default: the current ones) may choose.
 
-        Spec, measured strength (None where not measured) and why it cannot play these rules (None when it can).
+        Spec, level name and description, measured strength (None where not measured) and why it cannot play these
+        rules (None when it can).
         """
-        measured = STRENGTH.get(self.rules.name, {}) if self.rules == get_rules(self.rules.name) else {}
+        rules = rules or self.rules
+        table = self.table if rules == self.rules else cached_table(rules)
+        measured = STRENGTH.get(rules.name, {}) if rules == get_rules(rules.name) else {}
         offered = [
             {
                 "spec": spec,
+                "name": LEVELS.get(spec, (spec, ""))[0],
+                "about": LEVELS.get(spec, ("", "the opponent named on the command line"))[1],
                 "strength": measured.get(spec),
-                "unavailable": self._unavailable(spec, self.rules, self.table),
+                "unavailable": self._unavailable(spec, rules, table),
             }
             for spec in self._offered()
         ]
@@ -197,8 +236,54 @@ class WebGame:
     def review_html(self) -> str:
         """The review page of the game so far (needs the solved table)."""
         if self.table is None:
-            raise LookupError("the review needs the solved table of the rules")
-        return review_game(self.record(), self.table).to_html()
+            raise LookupError(self.review_status()["reason"])
+        return self._review().to_html()
+
+    def _review(self) -> GameReview:
+        """The review of the game so far, made once per position reached (the banner and the page share it)."""
+        key = (self.seed, len(self.events))
+        if self._reviewed is None or self._reviewed[0] != key:
+            self._reviewed = (key, review_game(self.record(), self.table))
+        return self._reviewed[1]
+
+    def result(self) -> dict[str, Any] | None:
+        """The end of the game for the page's banner: the score, and the human's accuracy and rating (with the table).
+
+        None while the game goes on. Accuracy and rating come from the review, and only once the human has made
+        :data:`~urgym.evaluation.review.grades.MIN_RATED_DECISIONS` decisions with a choice (fewer say too little).
+        """
+        if not self.game.is_over:
+            return None
+        position = self.game.position
+        result: dict[str, Any] = {
+            "winner": self.game.winner,
+            "score": {side: position.scored(side) for side in SIDES},
+            "accuracy": None,
+            "rating": None,
+            "decisions": None,
+        }
+        if self.table is not None:
+            me = next(p for p in self._review().players if p.side == self.human)
+            result["decisions"] = me.decisions
+            if me.rated:
+                result["accuracy"], result["rating"] = me.accuracy, me.rating
+        return result
+
+    def review_status(self) -> dict[str, Any]:
+        """Whether the page can review this game; if not, why, and the command that makes it possible."""
+        if self.table is not None:
+            return {"available": True, "reason": None}
+        rules = self.rules
+        try:
+            estimate = estimate_solve(rules)
+            check_solvable(rules, estimate)
+        except ValueError as err:
+            return {"available": False, "reason": f"no solved table can be made of {rules.describe()}: {err}"}
+        return {
+            "available": False,
+            "reason": f"the review needs the solved table of {rules.name} with {rules.pieces} pieces, not cached "
+            f"yet: solve --rules {rules.name} --pieces {rules.pieces} makes it ({estimate.describe()})",
+        }
 
     def state(self) -> dict[str, Any]:
         """Everything the page draws.
@@ -241,6 +326,9 @@ class WebGame:
             "opponent": self.opponent,
             "opponents": self.opponents(),
             "rule_sets": RULE_SET_NAMES,
+            "default_pieces": {name: get_rules(name).pieces for name in RULE_SET_NAMES},
+            "result": self.result(),
+            "review": self.review_status(),
         }
 
     # --- internals ---------------------------------------------------------------------------------------------
@@ -252,8 +340,10 @@ class WebGame:
         """
         for event in events:
             source = target = None
+            moved = None
             if event.move is not None:
                 source, target = _move_tiles(event.before, event.roll, event.move)
+                moved = event.before.move_result(event.roll, event.move)
             self.events.append(
                 {
                     "side": event.side,
@@ -263,6 +353,9 @@ class WebGame:
                     "from": source,
                     "to": target,
                     "forced": event.forced,
+                    "capture": bool(moved and moved.captured),
+                    "rosette": bool(moved and moved.landed_on_rosette),
+                    "extra_roll": bool(moved and moved.extra_roll),
                     "after": position_data(event.after),
                 }
             )
@@ -323,7 +416,12 @@ def howto_data(rules: Rules) -> dict[str, Any]:
 
 def board_view(rules: Rules) -> dict[str, Any]:
     """The board as the play pages draw it: tiles, both paths (for the arrows) and how many dice to draw."""
-    return {**board_data(rules), "dice": dice_count(rules), "paths": {"light": rules.path, "dark": rules.dark_path}}
+    return {
+        **board_data(rules),
+        "dice": dice_count(rules),
+        "legend": dice_text(rules),
+        "paths": {"light": rules.path, "dark": rules.dark_path},
+    }
 
 
 def _move_tiles(position: Position, roll: int, move: int) -> tuple[str, str]:
@@ -446,6 +544,18 @@ def create_app(game: WebGame, token: str, port_of: Any = None):
                 return jsonify({"error": str(err.args[0])}), 404
             except ValueError as err:
                 return jsonify({"error": str(err)}), 409
+
+    @app.get("/api/opponents")
+    def opponents():
+        """The opponents, and the default piece count, of a new game on other rules (before it is started)."""
+        name = request.args.get("rules", "")
+        if name not in RULE_SET_NAMES:
+            return jsonify({"error": f"unknown rule set {short_repr(name)}; known: {', '.join(RULE_SET_NAMES)}"}), 400
+        pieces = request.args.get("pieces", "")
+        if not pieces.isdigit() or not 1 <= int(pieces) <= 7:
+            return jsonify({"error": f"pieces must be a whole number from 1 to 7, got {short_repr(pieces)}"}), 400
+        with game.lock:
+            return jsonify({"opponents": game.opponents(get_rules(name, int(pieces)))})
 
     @app.get("/how-to-play")
     def rules_page():

@@ -102,16 +102,26 @@ limits sit between the levels of the built-in ladder against perfect play (see :
 
 SIMPLE_PLAYER = "greedy"
 """The simple player whose choice a ``great`` or ``brilliant`` move must differ from."""
+SECOND_PLAYER = "heuristic"
+"""The stronger simple player whose choice a ``brilliant`` move must differ from too (a plain entry of a piece, say,
+which ``greedy`` passes over for its leading piece, is no brilliancy)."""
+
+MIN_RATED_DECISIONS = 10
+"""Decisions with a choice a player must have made for an accuracy and a rating: over fewer (a game quit early, a
+side whose moves were nearly all forced) the figures say too little and are shown as "too few decisions"."""
 
 KEY_MOVES = 3
 """How many of the largest errors and of the largest swings of luck are key moves."""
 
 
-def category_of(regret: float, legal_moves: int, margin: float = 0.0, obvious: bool = False) -> str:
+def category_of(
+    regret: float, legal_moves: int, margin: float = 0.0, obvious: bool = False, found: bool = False
+) -> str:
     """The category of a move with ``regret`` (probability) among ``legal_moves`` legal moves.
 
-    ``margin`` is the best move's lead over the second-best (probability), which grades a best move ``great`` or
-    ``brilliant`` when it is not ``obvious`` (the simple player finds it too).
+    ``margin`` is the best move's lead over the second-best (probability), which grades a best move ``great`` when
+    it is not ``obvious`` (the simple player finds it too), and ``brilliant`` when, beyond that, every other move is
+    a blunder and the move is not ``found`` by the stronger simple player (the paper's gain heuristic) either.
     """
     if legal_moves == 0:
         return "pass"
@@ -120,7 +130,7 @@ def category_of(regret: float, legal_moves: int, margin: float = 0.0, obvious: b
     if regret <= CATEGORY_LIMITS[0][1]:
         if obvious:
             return "best"
-        if margin > BLUNDER:
+        if margin > BLUNDER and not found:
             return "brilliant"
         return "great" if margin >= GREAT_MARGIN else "best"
     for name, limit in CATEGORY_LIMITS:
@@ -225,6 +235,16 @@ class PlayerReview:
         """The level of play of :attr:`error` (:func:`rating_of`)."""
         return rating_of(self.error)
 
+    @property
+    def decisions(self) -> int:
+        """The rolls on which the player had a choice of moves."""
+        return sum(self.counts.get(c, 0) for c in GRADED)
+
+    @property
+    def rated(self) -> bool:
+        """Whether the player made enough decisions (:data:`MIN_RATED_DECISIONS`) for an accuracy and a rating."""
+        return self.decisions >= MIN_RATED_DECISIONS
+
     def to_dict(self) -> dict[str, Any]:
         """The player's review as plain JSON."""
         return {
@@ -232,6 +252,8 @@ class PlayerReview:
             "player": self.player,
             "accuracy": self.accuracy,
             "rating": self.rating,
+            "decisions": self.decisions,
+            "rated": self.rated,
             "mean_regret": self.mean_regret,
             "counts": self.counts,
             "luck": self.luck,
@@ -335,13 +357,15 @@ class GameReview:
         for p in self.players:
             shown = min(max(p.luck_adjusted, 0.0), 1.0)  # one game's unbiased estimate may leave 0-100%
             mark = "*" if shown != p.luck_adjusted else " "
+            accuracy, rating = (f"{p.accuracy:7.1f}%", p.rating) if p.rated else ("      -", "too few")
             lines.append(
-                f"{p.side:6} {p.player:{width}} {p.accuracy:7.1f}% {p.rating:12} {100 * p.error:6.1f}p "
+                f"{p.side:6} {p.player:{width}} {accuracy} {rating:12} {100 * p.error:6.1f}p "
                 f"{100 * p.luck:+6.1f}p {100 * shown:6.1f}%{mark}  " + " ".join(f"{p.counts[c]:>5}" for c in GRADED)
             )
         lines.append(
             "(p: percentage points of winning chance; error: what the player's moves gave away over the "
-            "game, accuracy 100 - 2 x error; adjusted: the result with both sides' luck "
+            f"game, accuracy 100 - 2 x error, given from {MIN_RATED_DECISIONS} decisions with a choice on; adjusted: "
+            "the result with both sides' luck "
             "taken out, * where one game's estimate left 0-100% and is shown clipped (the JSON keeps it); "
             "moves per grade: " + ", ".join(f"{_ABBREVIATIONS[c]} {c}" for c in GRADED) + ")"
         )
@@ -465,7 +489,7 @@ def review_game(record: GameRecord, table: SolvedTable, analysis: GameAnalysis |
     """
     analysis = analysis or analyse_game(record, table)
     positions = analysis.positions or tuple(record.positions())
-    simple = make_agent(SIMPLE_PLAYER)
+    simple = (make_agent(SIMPLE_PLAYER), make_agent(SECOND_PLAYER))
     moves = tuple(_move_review(r, positions[r.index], simple) for r in analysis.rolls)
     players = tuple(_player_review(side, record, analysis, moves) for side in SIDES)
     by_error = sorted((m for m in moves if m.regret > 1e-12), key=lambda m: -m.regret)[:KEY_MOVES]
@@ -482,14 +506,19 @@ def review_game(record: GameRecord, table: SolvedTable, analysis: GameAnalysis |
     )
 
 
-def _move_review(roll: RollAnalysis, position: Position, simple: Agent) -> MoveReview:
+def _move_review(roll: RollAnalysis, position: Position, simple: tuple[Agent, Agent]) -> MoveReview:
     texts = {m: move_text(position, roll.roll, m) for m in roll.values}
     best = max(roll.values, key=lambda m: (roll.values[m], -m)) if roll.values else None
     regret = max(roll.error, 0.0)
     ranked = sorted(roll.values.values(), reverse=True)
     margin = ranked[0] - ranked[1] if len(ranked) > 1 else 0.0
-    obvious = margin >= GREAT_MARGIN and roll.values[simple.select_move(position, roll.roll)] >= ranked[0] - 1e-12
-    category = category_of(regret, len(roll.values), margin, obvious)
+
+    def finds(agent: Agent) -> bool:
+        return roll.values[agent.select_move(position, roll.roll)] >= ranked[0] - 1e-12
+
+    obvious = margin >= GREAT_MARGIN and finds(simple[0])
+    found = margin > BLUNDER and not obvious and finds(simple[1])  # asked only of a candidate brilliancy
+    category = category_of(regret, len(roll.values), margin, obvious, found)
     reason = mistake_reason(position, roll.roll, roll.move, best) if category in ERRORS else ""
     return MoveReview(
         roll.index,

@@ -1,5 +1,6 @@
 """``ur-play --web``: the local server of the browser game, its token, and a whole game played by clicking."""
 
+import contextlib
 import json
 import os
 import re
@@ -159,6 +160,20 @@ def _launch(p, executable, base):
     return browser, page, problems
 
 
+@contextlib.contextmanager
+def chromium_page(base, query="pause=0"):
+    """The play page in headless Chromium; a script error, a dialog or a request elsewhere fails the test."""
+    executable = _browser()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser, page, problems = _launch(p, executable, base)
+        page.goto(f"{base}/?token={TOKEN}&{query}")
+        yield page
+        browser.close()
+    assert problems == []
+
+
 def _seen(page):
     seen = page.get_attribute("body", "data-seen") or ""
     return [int(i) for i in seen.split(",") if i]
@@ -271,16 +286,31 @@ def test_a_whole_game_with_a_hint_a_download_and_the_review(server, tmp_path):
         top = max(hint["values"].values())
         for notation, value in hint["values"].items():
             loss = "the best" if top - value < 5e-5 else f"\u2212{100 * (top - value):.1f} points"
-            assert f"{notation} {100 * value:.1f}% ({loss})" in page.text_content("#hint")
+            reason = hint["reasons"].get(notation)
+            assert f"{notation} {100 * value:.1f}% ({loss}{': ' + reason if reason else ''})" in page.text_content(
+                "#hint"
+            )
             mark = page.locator(f'#board .hintmark[data-notation="{notation}"]')
             assert mark.count() == 1
-            assert mark.text_content() == (
-                f"best {100 * value:.1f}%" if notation == hint["best"] else f"\u2212{100 * (top - value):.1f}"
-            )
+            assert mark.text_content() == ("best" if notation == hint["best"] else f"\u2212{100 * (top - value):.1f}")
+            # the label lies inside its tile, not on the border between two
+            inner, outer = mark.bounding_box(), mark.locator("xpath=..").bounding_box()
+            assert outer["x"] <= inner["x"] and inner["x"] + inner["width"] <= outer["x"] + outer["width"] + 0.5
+            assert outer["y"] <= inner["y"] and inner["y"] + inner["height"] <= outer["y"] + outer["height"] + 0.5
         assert page.get_attribute("#moves button.best", "data-notation") == hint["best"]
         clicks, _, _ = play_by_clicking(page, game, prefer_home=False)
         assert game.game.is_over and clicks > 3
         assert page.text_content("#status") in ("You won!", "random won.")
+        # the end: a banner with the score, the accuracy (or why there is none) and what to do next
+        result = game.result()
+        score = f"{result['score']['light']}\u2013{result['score']['dark']}"
+        assert page.is_visible("#result") and score in page.text_content("#result-title")
+        detail = page.text_content("#result-detail")
+        if result["accuracy"] is None:
+            assert f"Too few decisions with a choice ({result['decisions']})" in detail
+        else:
+            assert f"{result['accuracy']:.1f}% ({result['rating']})" in detail
+        assert page.is_enabled("#show-review") and page.is_hidden("#review-why")
         # the record downloads as JSON and RGN, and replays to the same end
         with page.expect_download() as download:
             page.click("#download-json")
@@ -660,3 +690,142 @@ def test_the_replay_can_be_skipped_and_its_speed_is_a_setting(server):
         assert page.input_value("#speed") == "0"
         browser.close()
     assert problems == []
+
+
+def test_the_end_gives_the_score_and_rates_only_games_with_enough_decisions(private_cache):
+    from urgym.evaluation.review.grades import MIN_RATED_DECISIONS
+
+    table = load_or_solve(RULES, progress=False)
+    game = WebGame(RULES, make_agent("random", seed=1), table, "light", 7)
+    assert game.result() is None  # not over yet
+    while not game.game.is_over:
+        game.move(game.state()["moves"][0]["move"])
+    result = game.result()
+    position = game.game.position
+    assert result["score"] == {"light": position.scored("light"), "dark": position.scored("dark")}
+    assert result["winner"] == game.game.winner and max(result["score"].values()) == RULES.pieces
+    review = game._review()
+    decisions = sum(1 for m in review.moves if m.side == "light" and m.accuracy is not None)
+    assert result["decisions"] == decisions
+    if decisions >= MIN_RATED_DECISIONS:
+        mine = next(p for p in review.players if p.side == "light")
+        assert (result["accuracy"], result["rating"]) == (mine.accuracy, mine.rating)
+    else:
+        assert result["accuracy"] is None and result["rating"] is None
+    # without a table: the score, no accuracy, and the review says what would make it possible
+    bare = WebGame(RULES, make_agent("random", seed=1), None, "light", 7)
+    while not bare.game.is_over:
+        bare.move(bare.state()["moves"][0]["move"])
+    assert bare.result()["accuracy"] is None and bare.result()["decisions"] is None
+    status = bare.review_status()
+    assert not status["available"] and "solve --rules finkel --pieces 2" in status["reason"]
+    assert "positions" in status["reason"]  # the estimate: what the solve takes
+    with pytest.raises(LookupError, match="solve --rules finkel --pieces 2"):
+        bare.review_html()
+
+
+def test_events_say_which_moves_capture_and_which_land_on_a_rosette(server):
+    _, game = server
+    while not game.game.is_over:
+        game.move(game.state()["moves"][-1]["move"])
+    for event in game.events:
+        if event["from"] is None:
+            assert not (event["capture"] or event["rosette"] or event["extra_roll"])
+    captures = sum(e["capture"] for e in game.events)
+    assert captures == sum("x" in (e["notation"] or "") for e in game.events)
+    assert sum(e["rosette"] for e in game.events) == sum((e["notation"] or "").endswith("+") for e in game.events)
+
+
+def test_opponents_of_other_rules_are_asked_for_before_the_game(server):
+    base, game = server
+    status, text = fetch(f"{base}/api/opponents?rules=masters&pieces=7", headers={TOKEN_HEADER: TOKEN})
+    offered = {o["spec"]: o for o in json.loads(text)["opponents"]}
+    assert status == 200 and offered["ppo"]["unavailable"] and offered["random"]["unavailable"] is None
+    assert offered["perfect"]["name"] == "King of Ur" and offered["greedy"]["about"]
+    for query, message in [
+        ("rules=../etc&pieces=2", "unknown rule set '../etc'"),
+        ("rules=finkel&pieces=9", "pieces must be a whole number from 1 to 7"),
+        ("rules=finkel&pieces=-1", "got '-1'"),
+        ("rules=finkel", "got ''"),
+    ]:
+        status, text = fetch(f"{base}/api/opponents?{query}", headers={TOKEN_HEADER: TOKEN})
+        assert status == 400 and message in json.loads(text)["error"], query
+    assert game.rules == RULES  # asking changes nothing
+
+
+def test_in_chromium_rules_refresh_the_opponents_a_new_game_asks_and_the_tutor_warns(server):
+    base, game = server
+    with chromium_page(base) as page:
+        page.wait_for_selector("body[data-ready=true]")
+        assert "Pebble" in page.text_content("#opponent-about")  # the level's name and what it does
+        assert "marked tips" in page.text_content("#dice-text")  # the dice explained
+        # another rule set: its own piece count, and its opponents (asked for before any game starts)
+        page.select_option("#rules", "masters")
+        wait_until(page, lambda: page.input_value("#pieces") == "7")
+        wait_until(page, lambda: page.is_disabled('#opponent option[value="ppo"]'))
+        page.select_option("#rules", "finkel")
+        page.select_option("#pieces", "7")
+        wait_until(page, lambda: not page.is_disabled('#opponent option[value="ppo"]'))
+        page.select_option("#pieces", "2")
+        wait_until(page, lambda: page.is_disabled('#opponent option[value="ppo"]'))
+        page.select_option("#opponent", "random")
+        # the tutor: a move that gives away more than the chosen points is questioned first, in the page
+        page.check("#tutor")
+        page.select_option("#tutor-points", "1")
+        for _ in range(60):
+            page.wait_for_selector("body[data-ready=true], body[data-over=true]")
+            if game.game.is_over:
+                break
+            hint = game.hint()
+            top = max(hint["values"].values())
+            bad = [m for m in game.state()["moves"] if top - hint["values"][m["notation"]] > 0.011]
+            before = len(game.events)
+            if not bad:
+                page.locator("#moves button.move").first.click()
+                wait_until(page, lambda before=before: len(game.events) > before)
+                continue
+            page.click(f'#moves button[data-move="{bad[0]["move"]}"]')
+            page.wait_for_selector("#tutor-warning:not(.hidden)")
+            assert "gives away" in page.text_content("#tutor-text") and len(game.events) == before
+            page.click("#tutor-play")
+            wait_until(page, lambda before=before: len(game.events) > before)
+            assert game.record().steps[before].move == bad[0]["move"]
+            break
+        else:
+            pytest.fail("no move that gives away a point came up")
+        # a new game during a game asks in the page (no browser dialog), and keeps the game when told to
+        page.wait_for_selector("body[data-ready=true], body[data-over=true]")
+        if not game.game.is_over:
+            seed = game.seed
+            assert page.get_attribute("#newgame-box", "open") is None  # folded away while the game is played
+            page.click("#newgame-box summary")
+            page.click("#new")
+            page.wait_for_selector("#confirm:not(.hidden)")
+            page.click("#confirm-no")
+            assert game.seed == seed and page.is_hidden("#confirm")
+            page.keyboard.press("n")  # the key asks too
+            page.wait_for_selector("#confirm:not(.hidden)")
+            page.click("#confirm-yes")
+            wait_until(page, lambda: game.seed != seed)
+
+
+def test_in_chromium_moves_slide_and_banners_name_captures_and_rosettes(server):
+    base, game = server
+    with chromium_page(base, "pause=200") as page:
+        banners = set()
+        for _ in range(80):
+            page.wait_for_selector("body[data-ready=true], body[data-over=true]", timeout=60_000)
+            if game.game.is_over:
+                break
+            before = len(game.events)
+            page.locator("#moves button.move").last.click()
+            while page.get_attribute("body", "data-ready") != "true" and not game.game.is_over:
+                banners.add(page.get_attribute("#announce", "class") or "")
+                page.wait_for_timeout(15)
+            assert len(game.events) > before
+        assert int(page.get_attribute("body", "data-animations") or 0) > 0  # pieces slid
+        kinds = {
+            "capture" if e["capture"] else "rosette" if e["extra_roll"] else "pass" if e["from"] is None else ""
+            for e in game.events
+        }
+        assert (banners & kinds) - {""}, (banners, kinds)  # the game's captures, rosettes or passes were announced

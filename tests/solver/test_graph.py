@@ -1,0 +1,63 @@
+"""The solver's successor graph against one built position by position from ``Position``'s own moves.
+
+The graph builder plays out one move list per run of positions that differ only in the opponent's private pieces
+and derives the others' successors by stride; here every position is played out on its own.
+"""
+
+import numpy as np
+import pytest
+from urgym.solver._index import PositionIndex
+from urgym.solver.policy import pair_graph
+
+from urgym import get_rules
+from urgym.core import chance_outcomes
+
+
+def reference_edges(index: PositionIndex, start: int, end: int) -> list[int]:
+    rolls = chance_outcomes(index.rules)[0]
+    edges = []
+    for i in range(start, end):
+        position = index.unrank(i)
+        for roll in rolls:
+            moves = position.legal_moves(int(roll)) if roll > 0 else ()
+            for move in moves or (None,):
+                after = position.play(int(roll), move)
+                passes = after.turn != position.turn
+                edges.append(index.rank(after) << 1 | passes)
+    return edges
+
+
+@pytest.mark.parametrize("name, pieces", [("finkel", 2), ("finkel", 3), ("masters", 2), ("aseb", 2), ("murray", 1)])
+def test_every_edge_matches_the_position_by_position_graph(name, pieces):
+    rules = get_rules(name, pieces)
+    index = PositionIndex(rules)
+    checked = 0
+    for pair, (start, end) in zip(index.pairs, index.pair_ranges, strict=True):
+        if pieces in pair or (pieces == 3 and end - start > 40_000):
+            continue  # finished games have no graph; finkel 3's largest pairs take minutes in Python
+        graph = pair_graph(index, start, end)
+        assert graph.edges.tolist() == reference_edges(index, start, end), pair
+        checked += end - start
+    assert checked > 0
+
+
+def test_runs_share_move_lists_in_the_dense_layout():
+    """The runs are real: finkel 3's positions outnumber the move lists played out several times over."""
+    index = PositionIndex(get_rules("finkel", 3))
+    runs = sum(
+        (end - start) // int(index.tables.choose_private[d]) for start, end, d in index.blocks[:, [0, 1, 7]].tolist()
+    )
+    assert index.size > 3 * runs
+
+
+@pytest.mark.parametrize("name, pieces", [("finkel", 4), ("masters", 3), ("blitz", 3), ("aseb", 3), ("skiriuk", 2)])
+def test_runs_build_the_same_graph_as_playing_out_every_position(name, pieces):
+    from urgym.solver.solve import _PairGraph
+
+    index = PositionIndex(get_rules(name, pieces))
+    for pair, (start, end) in zip(index.pairs, index.pair_ranges, strict=True):
+        if pieces in pair:
+            continue
+        fast, slow = _PairGraph(index, start, end).graph, _PairGraph(index, start, end, runs=False).graph
+        assert np.array_equal(fast.edges, slow.edges), pair
+        assert np.array_equal(fast.counts, slow.counts) and np.array_equal(fast.item_edge_end, slow.item_edge_end)
