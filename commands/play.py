@@ -41,6 +41,12 @@ def main(
     parser.add_argument("--seed", type=seed, default=None, help="seed of the dice and the agent")
     parser.add_argument("--save", help="write the game's record (JSON, see urgym.GameRecord) to this file")
     parser.add_argument(
+        "--two-players",
+        action="store_true",
+        help="two people take turns at this keyboard (no agent; hints off unless --hints)",
+    )
+    parser.add_argument("--hints", action="store_true", help="with --two-players: allow hints (h)")
+    parser.add_argument(
         "--web",
         action="store_true",
         help="play in the browser: a page served on 127.0.0.1 "
@@ -55,6 +61,10 @@ def main(
         "minutes",
     )
     args = parser.parse_args(argv)
+    if args.hints and not args.two_players:
+        parser.error("--hints goes with --two-players (against an agent, hints are always on: type h)")
+    if args.two_players and args.web:
+        parser.error("--two-players is the terminal's; on the page choose the opponent 'A friend'")
     if (args.port or args.no_browser) and not args.web:
         parser.error("--port and --no-browser go with --web")
     if not 0 <= args.port <= 65535:
@@ -99,7 +109,10 @@ def main(
     if side == "random":
         side = SIDES[int(np.random.default_rng(args.seed).integers(2))]
     try:
-        play_game(rules, agent, side, args.seed, read, write, args.save)
+        if args.two_players:
+            play_game(rules, None, "light", args.seed, read, write, args.save, hints=args.hints)
+        else:
+            play_game(rules, agent, side, args.seed, read, write, args.save)
     except (EOFError, KeyboardInterrupt):
         write("\nGame abandoned.")
     return 0

@@ -18,7 +18,8 @@ the pair (the turn passes to the other layer), so the solver solves one pair at 
 Paths that visit a tile twice (murray, skiriuk) or are longer than 20 tiles use the *tile* layout instead
 (``kind == KIND_TILES``): a tile there has up to five states (empty, the mover's piece on its first or second
 pass, the opponent's on its first or second), so a position is read tile by tile (see :mod:`urgym.solver.tiles`).
-The tiles are cut into groups of at most 2^15 states; a per-byte table of each side's path mask adds up every
+The tiles, ordered by the mover's furthest path position on them (the order that needs the fewest sweeps of the
+orders tried), are cut into groups of at most 2^15 states; a per-byte table of each side's path mask adds up every
 group's state code at once (four 16-bit codes to a word), and a position's rank within its block
 ``(own scored, opp scored, own on board A, opp on board B)`` is, group after group, the positions of the group's
 earlier (a, b) classes, plus its rank within its class times the ways to place the rest, plus the rest's rank.
@@ -37,6 +38,10 @@ from urgym.solver.tiles import Tile, TileLayout, truncated_product
 from urgym import Position, Rules, core
 
 MAX_INDEX_PATH = 20  # the per-mask tables have 2^L entries
+TILE_LAYOUT_VERSION = 2
+"""Version of the tile layout's order of positions (2: tiles by the mover's furthest path position on them; 1, in
+development before urgym 0.6: by name). A table records its index's :attr:`PositionIndex.layout`, and one made
+with another order is refused, never read in the wrong order."""
 KIND_DENSE, KIND_TILES = 0, 1  # IndexTables.kind: single-visit paths up to 20 tiles, or the tile layout
 _GROUP_STATES = 1 << 15  # a tile group's codes fit 15 bits, four to an int64 word with no sign bit touched
 _MAX_GROUPS = 8  # two words
@@ -98,6 +103,7 @@ class PositionIndex:
         self.pairs = _pairs(rules.pieces)
         if tiles or rules.visits_tiles_twice or rules.length > MAX_INDEX_PATH:
             self.kind = KIND_TILES
+            self.layout = f"tiles-{TILE_LAYOUT_VERSION}"
             self.tables = _tile_tables(rules, self.pairs)
             self.blocks = self.tables.blocks
             self.pair_ranges = _pair_ranges(self.blocks, self.pairs)
@@ -105,6 +111,7 @@ class PositionIndex:
             self.layer_sizes = self._layer_sizes()
             return
         self.kind = KIND_DENSE
+        self.layout = "dense"
         shared = rules.shared_positions
         self.private_positions = tuple(p for p in range(1, rules.length + 1) if p not in shared)
         self.shared_positions = shared
@@ -242,7 +249,7 @@ class PositionIndex:
 
 
 def _tile_groups(layout: TileLayout) -> list[list[Tile]]:
-    """The tiles cut, in board order, into groups of at most 2^15 states (a code each)."""
+    """The tiles cut, in the layout's order, into groups of at most 2^15 states (a code each)."""
     groups: list[list[Tile]] = [[]]
     states = 1
     for tile in layout.tiles:

@@ -31,7 +31,7 @@ from tqdm.auto import tqdm
 from urgym.solver import _kernels as SK
 from urgym.solver._index import B_END, B_START, PositionIndex
 from urgym.solver.table import DTYPES, EXACT_TOL, MIN_TOL, SolvedTable, checksum
-from urgym.solver.tiles import count_positions
+from urgym.solver.tiles import PositionCount, count_positions
 
 from urgym import Rules, get_rules
 from urgym.core import chance_outcomes, geometry
@@ -52,14 +52,23 @@ __all__ = [
 SOLVE_RATE = 200_000
 """Positions a core solves per second (measured on finkel: 138 M positions in 341 s on 2 cores)."""
 SOLVE_RATE_TILES = 100_000
-"""The same for paths that visit tiles twice (murray, skiriuk), measured on murray 3 (110,000) and skiriuk 4
-(106,000) on 2 cores: half finkel's rate, with about twice its sweeps and a rank that reads the tiles in groups."""
-BYTES_PER_POSITION = 20
-"""Peak memory per position of a solve written to a file (measured: finkel 18, masters 19-21 bytes)."""
-BYTES_IN_MEMORY = 8
-"""What a solve kept in memory (no ``out``) needs per position beyond that: every value at once."""
+"""The same for paths that visit tiles twice (murray, skiriuk) while a layer pair's values fit the caches better
+(measured on murray 3: 110,000, and skiriuk 4: 106,000, on 2 cores): half finkel's rate, with about three times
+its sweeps per pair."""
+SOLVE_RATE_TILES_LARGE = 32_000
+"""The same once the largest layer pair passes :data:`LARGE_PAIR` positions (measured on murray 4: 207 M positions
+in 54 min on 2 cores; a sweep of its 133 M-position pair waits on memory for most of its loads)."""
+LARGE_PAIR = 50_000_000
+"""Positions of a layer pair from which the tile layouts' sweeps slow down (see :data:`SOLVE_RATE_TILES_LARGE`)."""
 BASE_MEMORY = 512 << 20
 """Memory a solve needs whatever its size: Python, numpy, numba and the index."""
+GRAPH_BYTES = 9
+"""Bytes of a layer pair's graph per position besides its edges (4 bytes each): the edge counts of each roll
+(uint8, five rolls) and the position's last change (float32). The peak is the largest pair's graph plus the values
+in memory: every value for a solve kept in memory; for one written to a file, about those of the pair and the
+pairs it reads, twice the largest pair's (measured: finkel 7 2.8 GB, masters 7 10.0-10.7 GB, murray 4 9.6 GB)."""
+SAMPLE_ITEMS = 16
+"""Work items of the largest pair whose edges are counted for the estimate (about 33,000 positions)."""
 
 
 class SolveEstimate(NamedTuple):
@@ -98,16 +107,48 @@ def check_solvable(rules: Rules, estimate: SolveEstimate) -> None:
 
 
 def estimate_solve(rules: Rules, dtype: str = "float64", in_file: bool = True) -> SolveEstimate:
-    """The time, memory and disk a solve of ``rules`` needs here (from measured rates; a few percent off)."""
-    return _estimate(count_positions(rules).positions, dtype, in_file, rules)
+    """The time, memory and disk a solve of ``rules`` needs here, before any work.
+
+    From measured rates, and the largest layer pair's graph: its positions counted exactly, its edges per position
+    counted on a sample of it (a fraction of a second).
+    """
+    return _estimate(count_positions(rules), dtype, in_file)
 
 
-def _estimate(positions: int, dtype: str, in_file: bool, rules: Rules) -> SolveEstimate:
-    memory = BASE_MEMORY + positions * (BYTES_PER_POSITION + (0 if in_file else BYTES_IN_MEMORY))
+def _estimate(count: PositionCount, dtype: str, in_file: bool) -> SolveEstimate:
+    positions, largest = count.positions, count.largest_pair
+    held = min(positions, 2 * largest) if in_file else positions  # a file keeps the pairs not being read
+    memory = BASE_MEMORY + 8 * held + largest * (GRAPH_BYTES + 4 * _edges_per_position(count))
     disk = positions * 8 + table_bytes(positions, dtype) if in_file else 0
-    rate = SOLVE_RATE_TILES if rules.visits_tiles_twice else SOLVE_RATE
+    if not count.rules.visits_tiles_twice:
+        rate = SOLVE_RATE
+    else:
+        rate = SOLVE_RATE_TILES_LARGE if largest > LARGE_PAIR else SOLVE_RATE_TILES
     minutes = positions / (rate * numba.config.NUMBA_NUM_THREADS) / 60
     return SolveEstimate(positions, minutes, memory, disk)
+
+
+def _edges_per_position(count: PositionCount) -> float:
+    """The mean edges of a position of the largest layer pair (one per legal move and roll, or a pass), sampled.
+
+    Rule sets past the solver's size are not sampled: 12, about murray's and skiriuk's at 4 and 5 pieces.
+    """
+    if count.positions >= MAX_POSITIONS:
+        return 12.0
+    index = PositionIndex(count.rules)
+    start, end = max(index.pair_ranges, key=lambda r: r[1] - r[0])
+    items = _work_items(index, start, end)
+    geom = geometry(count.rules)
+    n_rolls = int(geom[0]["n_rolls"])
+    edges = positions = 0
+    for row in items[np.linspace(0, len(items) - 1, min(SAMPLE_ITEMS, len(items))).astype(int)]:
+        n, row = int(row[1] - row[0]), np.ascontiguousarray(row[None, :])  # the solver's compiled array layout
+
+        item_edges, counts = np.zeros(1, dtype=np.int64), np.empty(n * n_rolls, dtype=np.uint8)
+        SK.count_edges(SK.PairWork(row, int(row[0, 0])), index.tables, geom, counts, item_edges)
+        edges += int(item_edges[0])
+        positions += n
+    return edges / max(positions, 1)
 
 
 def available_memory() -> int:
@@ -231,7 +272,7 @@ class _Checkpoint:
     def __init__(self, out: Path, rules: Rules, tol: float, index: PositionIndex, dtype: str) -> None:
         self.values_path = out.with_name(out.name + ".partial")
         self.state_path = out.with_name(out.name + ".partial.json")
-        self.key = {"rules": rules.to_dict(), "tol": tol, "positions": index.size}
+        self.key = {"rules": rules.to_dict(), "tol": tol, "positions": index.size, "index": index.layout}
         self.done: dict[str, float] = {}
         self.crcs: dict[str, str] = {}
         self.elapsed = 0.0
@@ -420,7 +461,7 @@ def solve(
     if dtype not in DTYPES:
         raise ValueError(f"unknown dtype {dtype!r}; allowed: {', '.join(DTYPES)}")
     index = PositionIndex(rules)
-    estimate = _estimate(index.size, dtype, in_file=out is not None, rules=rules)
+    estimate = _estimate(count_positions(rules), dtype, in_file=out is not None)
     check_solvable(rules, estimate)
     _check_memory(rules, estimate)
     threads_before = numba.get_num_threads()

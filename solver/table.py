@@ -174,6 +174,7 @@ class SolvedTable:
             format_version=FORMAT_VERSION,
             rules=self.rules.to_dict(),
             positions=int(self.index.size),
+            index=self.index.layout,
             dtype=dtype,
             checksum=checksum(data),
             value="winning probability of the side to move",
@@ -207,7 +208,14 @@ class SolvedTable:
         values = np.memmap(path, dtype=dtype, mode="r", offset=offset, shape=(header["positions"],))
         if verify and checksum(values) != header["checksum"]:
             raise TableError(f"{path} is corrupt: its checksum does not match its header")
-        return cls(table_rules, values, header, path=path.resolve())
+        table = cls(table_rules, values, header, path=path.resolve())
+        made = header.get("index", "dense" if table.index.layout == "dense" else "tiles-1")  # before the field
+        if made != table.index.layout:
+            raise TableError(
+                f"{path} orders its positions by the index layout {made!r}, this urgym by {table.index.layout!r}: "
+                "solve the rules again (the cache moves such a table aside and solves them when it is next needed)"
+            )
+        return table
 
 
 _BLANK_CHECKSUM = "crc32:00000000"

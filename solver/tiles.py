@@ -45,7 +45,12 @@ class Tile:
 
 @dataclass(frozen=True)
 class TileLayout:
-    """Every tile either side's path visits, in board order, with both sides' path positions on it."""
+    """Every tile either side's path visits, with both sides' path positions on it.
+
+    In the order the tile layout of the index ranks them: by the mover's furthest path position on the tile,
+    ascending (tiles off the mover's path first, then by name). The order sets the solver's sweep order, and this one
+    needs fewer sweeps than board order (murray 3: 1,062 against 1,359; skiriuk 3: 864 against 1,105).
+    """
 
     rules: Rules
     tiles: tuple[Tile, ...]
@@ -59,7 +64,7 @@ class TileLayout:
             own.setdefault(tile, []).append(p)
         for p, tile in enumerate(rules.dark_path, start=1):
             opp.setdefault(tile, []).append(p)
-        names = sorted(set(own) | set(opp))
+        names = sorted(set(own) | set(opp), key=lambda t: (max(own.get(t, [0])), t))
         return cls(rules, tuple(Tile(t, tuple(own.get(t, ())), tuple(opp.get(t, ()))) for t in names))
 
     @cached_property

@@ -40,7 +40,7 @@ def _occupants(position: Position) -> dict[str, str]:
 
 
 def board_text(position: Position) -> str:
-    """The board as text: ``L``/``D`` pieces, ``*`` an empty rosette, ``.`` an empty tile."""
+    """The board as text: ``[L]``/``[D]`` pieces, ``{L}``/``{D}`` a piece on a rosette, ``[*]`` an empty rosette."""
     rules = position.rules
     occupants = _occupants(position)
     columns = _columns(position)
@@ -51,8 +51,9 @@ def board_text(position: Position) -> str:
             tile = f"{row}{c}"
             if tile not in rules.board:
                 cells.append("   ")
-            elif tile in occupants:
-                cells.append(f"[{_SYMBOL[occupants[tile]]}]")
+            elif tile in occupants:  # braces keep a rosette's mark in sight under its piece
+                symbol = _SYMBOL[occupants[tile]]
+                cells.append(f"{{{symbol}}}" if tile in rules.rosettes else f"[{symbol}]")
             else:
                 cells.append("[*]" if tile in rules.rosettes else "[.]")
         lines.append(f"  {row}  " + "".join(cells).rstrip())

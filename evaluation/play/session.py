@@ -17,7 +17,7 @@ from urgym.agents import Agent
 from urgym.agents.networks.neural import NetworkEstimate, shipped_estimate
 from urgym.solver import SolvedTable, is_cached, table_for
 
-from urgym import Game, GameRecord, Position, Rules
+from urgym import SIDES, Game, GameRecord, Position, Rules
 from urgym._startup import interruptible
 from urgym.notation import move_text
 from urgym.records import player_name
@@ -113,29 +113,51 @@ class Hint:
 
 
 class GameSession:
-    """A person's game against ``agent``: the person plays ``human_side``; the dice are game 0 of ``seed``.
+    """A person's game against ``agent``, or two people's on one screen; the dice are game 0 of ``seed``.
 
     Args:
         rules: The rules of the game.
-        agent: The opponent.
-        human_side: ``light`` or ``dark``.
+        agent: The opponent, or None for two people taking turns (each side a person).
+        human_side: ``light`` or ``dark``: the person's side against an agent (with two people, the first to move).
         seed: The dice seed (the same rolls every loop of the package makes for it).
         hints: What hints read (the solved table, or a network's estimate), or None to look it up when a hint is
             first asked (:func:`hint_source`: a cached table, else the shipped network).
     """
 
     def __init__(
-        self, rules: Rules, agent: Agent, human_side: str, seed: int, hints: SolvedTable | NetworkEstimate | None = None
+        self,
+        rules: Rules,
+        agent: Agent | None,
+        human_side: str,
+        seed: int,
+        hints: SolvedTable | NetworkEstimate | None = None,
     ) -> None:
-        self.rules, self.agent, self.human, self.seed = rules, agent, human_side, seed
+        self.rules, self.agent, self.seed = rules, agent, seed
+        self.people = SIDES if agent is None else (human_side,)
+        self._side = human_side
         self.game = Game(rules, seed)
         self.events: list[Event] = []
         self._source: Any = False if hints is None else hints  # what hints read (False: not looked up yet)
 
     @property
+    def two_players(self) -> bool:
+        """Whether two people play each other (no agent)."""
+        return self.agent is None
+
+    @property
+    def human(self) -> str:
+        """The person's side; with two people, the side to move (the last one to move once the game is over)."""
+        if not self.two_players:
+            return self._side
+        game = self.game
+        if not game.is_over:
+            return game.turn
+        return self.events[-1].side if self.events else self._side
+
+    @property
     def awaiting(self) -> bool:
-        """Whether the person has a move to choose now."""
-        return not self.game.is_over and self.game.turn == self.human and len(self.game.legal_moves) > 1
+        """Whether a person has a move to choose now."""
+        return not self.game.is_over and self.game.turn in self.people and len(self.game.legal_moves) > 1
 
     def advance(self) -> list[Event]:
         """Play until the person has a choice to make or the game ends; return the new events.
@@ -146,7 +168,7 @@ class GameSession:
         game = self.game
         self._tell_passes()
         while not game.is_over and not self.awaiting:
-            if game.turn != self.human:
+            if game.turn not in self.people:
                 self._play(interruptible(self.agent.select_move, game.position, game.roll))
             else:
                 self._play(game.legal_moves[0], forced=True)
@@ -159,7 +181,7 @@ class GameSession:
             ValueError: When it is not the person's turn, or ``move`` is not one of the legal moves.
         """
         game = self.game
-        if game.is_over or game.turn != self.human:
+        if game.is_over or game.turn not in self.people:
             raise ValueError("it is not your turn")
         if isinstance(move, bool) or not isinstance(move, int) or move not in game.legal_moves:
             raise ValueError(f"{move!r} is not a legal move; the legal moves are {list(game.legal_moves)}")
@@ -192,7 +214,7 @@ class GameSession:
             )
         if self.game.is_over:
             raise ValueError("the game is over: no move to hint at")
-        if self.game.turn != self.human:
+        if self.game.turn not in self.people:
             raise ValueError("it is not your turn")
         position, roll = self.game.position, self.game.roll
         exact = not isinstance(source, NetworkEstimate)
@@ -205,7 +227,9 @@ class GameSession:
         )
 
     def record(self) -> GameRecord:
-        """The game so far as a record (the person named ``human``, the agent by its spec)."""
+        """The game so far as a record (the person named ``human``, the agent by its spec; two people by side)."""
+        if self.two_players:
+            return GameRecord.from_game(self.game, {"light": "human (light)", "dark": "human (dark)"})
         return GameRecord.from_game(
             self.game, {self.human: "human", other_side(self.human): player_name(self.agent.spec)}
         )

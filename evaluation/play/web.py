@@ -44,6 +44,7 @@ from urgym.notation import move_text
 
 __all__ = [
     "FORCED_NOTE",
+    "FRIEND",
     "LADDER",
     "LEVELS",
     "MAX_BODY",
@@ -74,6 +75,9 @@ LADDER = (
 """The opponents a new game offers, roughly weakest first; :meth:`WebGame.opponents` sorts them by measured strength
 where every one was measured (the learned ones only on the rules their models learned)."""
 
+FRIEND = "friend"
+"""The opponent that is a second person on the same screen (two people take turns; no agent plays)."""
+
 LEVELS: dict[str, tuple[str, str]] = {
     "random": ("Pebble", "moves at random"),
     "greedy": ("Magpie", "captures when it can, else takes a rosette, else runs its leading piece"),
@@ -88,6 +92,7 @@ LEVELS: dict[str, tuple[str, str]] = {
     "neural": ("Oracle", "a network taught by perfect play"),
     "neural:2": ("High priest", "that network, looking two plies ahead"),
     "perfect": ("King of Ur", "plays the solved game: the best move every time"),
+    FRIEND: ("A friend", "two people on this screen, taking turns; hints stay off unless you turn them on"),
 }
 """A name and a one-line description of each level of the ladder, as the page shows them (the spec beside)."""
 
@@ -112,7 +117,7 @@ class WebGame:
         self, rules: Rules, agent: Agent, table: SolvedTable | None, side: str = "light", seed: int | None = None
     ) -> None:
         self.rules, self.agent, self.table = rules, agent, table
-        self.opponent = _ladder_name(agent.spec)  # as the page names it (one of LADDER, or the command line's)
+        self.opponent = _ladder_name(agent.spec)  # as the page names it (LADDER's, the command line's, or FRIEND)
         self._first, self._first_rules = agent, rules  # the command line's opponent stays offered
         self._estimates: dict[Rules, Any] = {}  # the network's estimate per rule set, for hints without a table
         self.lock = threading.Lock()  # one request reads or changes the game at a time
@@ -225,8 +230,10 @@ class WebGame:
             }
             for spec in self._offered()
         ]
-        if all(o["strength"] is not None for o in offered if o["unavailable"] is None):  # else the ladder's order
-            offered.sort(key=lambda o: (o["strength"] is None, o["strength"] or 0.0))  # weakest first, as measured
+        agents = [o for o in offered if o["spec"] != FRIEND]
+        if all(o["strength"] is not None for o in agents if o["unavailable"] is None):  # else the ladder's order
+            agents.sort(key=lambda o: (o["strength"] is None, o["strength"] or 0.0))  # weakest first, as measured
+        offered = agents + [o for o in offered if o["spec"] == FRIEND]
         return offered
 
     def record(self) -> GameRecord:
@@ -258,15 +265,17 @@ class WebGame:
         result: dict[str, Any] = {
             "winner": self.game.winner,
             "score": {side: position.scored(side) for side in SIDES},
-            "accuracy": None,
-            "rating": None,
-            "decisions": None,
+            "players": {side: {"accuracy": None, "rating": None, "decisions": None} for side in SIDES},
         }
         if self.table is not None:
-            me = next(p for p in self._review().players if p.side == self.human)
-            result["decisions"] = me.decisions
-            if me.rated:
-                result["accuracy"], result["rating"] = me.accuracy, me.rating
+            for p in self._review().players:
+                rated = p.rated
+                result["players"][p.side] = {
+                    "accuracy": p.accuracy if rated else None,
+                    "rating": p.rating if rated else None,
+                    "decisions": p.decisions,
+                }
+        result.update(result["players"][self.human])  # the person's own (against an agent)
         return result
 
     def review_status(self) -> dict[str, Any]:
@@ -310,7 +319,8 @@ class WebGame:
         return {
             "position": position_data(position),
             "human": self.human,
-            "agent": self.agent.spec,
+            "agent": None if self.agent is None else self.agent.spec,
+            "two_players": self.agent is None,
             "roll": game.roll if deciding else None,
             "moves": moves,
             "events": self.events,
@@ -364,7 +374,7 @@ class WebGame:
 
     def _offered(self) -> list[str]:
         first = _ladder_name(self._first.spec)
-        return list(LADDER) + ([first] if first not in LADDER else [])
+        return list(LADDER) + ([first] if first not in LADDER else []) + [FRIEND]
 
     @staticmethod
     def _unavailable(spec: str, rules: Rules, table: SolvedTable | None) -> str | None:
@@ -395,7 +405,9 @@ class WebGame:
         why = self._unavailable(opponent, rules, table)
         if why:
             raise ValueError(f"{opponent} cannot play {rules.describe()}: {why}")
-        if opponent == _ladder_name(self._first.spec) and rules == self._first_rules:
+        if opponent == FRIEND:
+            agent = None  # two people on this screen
+        elif opponent == _ladder_name(self._first.spec) and rules == self._first_rules:
             agent = self._first
         else:
             agent = make_agent(opponent, table=table) if opponent == "perfect" else make_agent(opponent)

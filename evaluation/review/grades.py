@@ -330,7 +330,10 @@ class GameReview:
         ]
 
     def format_text(self, moves: bool = True) -> str:
-        """The review as a terminal table: every roll, then each player's summary and the key moves."""
+        """The review as a terminal table: every roll, then each player's summary, the key moves and their errors.
+
+        ``moves=False`` (``review --summary``): the summary and the key moves only, with each player's number of errors.
+        """
         lines = []
         if moves:
             lines.append(
@@ -375,7 +378,9 @@ class GameReview:
             errors = sorted(
                 (m for m in self.moves if m.side == p.side and m.category in ERRORS), key=lambda m: -m.regret
             )
-            if errors:
+            if errors and not moves:  # the summary: how many, not each (the key moves above name the largest)
+                lines.append(f"{p.side}: {len(errors)} errors (inaccuracies, mistakes and blunders)")
+            elif errors:
                 lines.append(f"{p.side}'s errors, largest first:")
                 lines.extend(
                     f"  roll {m.step + 1} (a {m.roll}): played {m.notation}, best {m.best} "

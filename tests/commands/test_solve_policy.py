@@ -32,6 +32,25 @@ def test_the_estimate_follows_the_measured_rates():
     assert "501,032,952 positions" in estimate.describe()
 
 
+@pytest.mark.parametrize(
+    "name, pieces, minutes, peak",
+    [
+        ("finkel", 7, 5.7, 2.83e9),
+        ("masters", 7, 24.5, 10.0e9),
+        ("skiriuk", 4, 3.5, 2.39e9),
+        ("murray", 3, 0.59, 0.53e9),
+    ],
+)
+def test_the_estimate_is_within_a_factor_of_two_of_the_measured_solves(name, pieces, minutes, peak, monkeypatch):
+    """The figures of benchmarks/RESULTS.md (wall time and peak memory on the 2-core machine, each measured once)."""
+    import numba
+
+    monkeypatch.setattr(numba.config, "NUMBA_NUM_THREADS", 2)  # the machine they were measured on
+    estimate = estimate_solve(get_rules(name, pieces))
+    assert minutes / 2 <= estimate.minutes <= 2 * minutes
+    assert peak / 2 <= estimate.memory <= 2 * peak
+
+
 def test_a_long_solve_needs_to_be_asked_for(monkeypatch):
     rules = dataclasses.replace(get_rules("finkel", 2), name="policy-test")  # custom rules: never cached
     monkeypatch.setattr(common, "AUTO_SOLVE_MINUTES", 0.0)

@@ -159,6 +159,37 @@ def test_version_1_tables_still_load(tmp_path, table):
     assert SolvedTable.load(tmp_path / "v1.urtable").header["format_version"] == 1
 
 
+def _rewrite_header(path, out, change):
+    """Write ``path`` to ``out`` with its JSON header changed by ``change`` (the header checksum kept valid)."""
+    from urgym.solver.table import read_header, write_table
+
+    header, offset = read_header(path)
+    change(header)
+    return write_table(out, header, np.frombuffer(path.read_bytes()[offset:], dtype=np.uint8))
+
+
+@pytest.mark.parametrize("made", ["tiles-1", None])
+def test_a_table_of_another_index_layout_is_refused_and_the_cache_solves_again(tmp_path, made, capsys, monkeypatch):
+    """A murray table made before the tile layout's order changed would be read in the wrong order: refused."""
+    rules = get_rules("murray", 1)
+    path = solver.solve(rules, progress=False, out=tmp_path / "m.urtable").path
+    assert SolvedTable.load(path).header["index"] == "tiles-2"
+    old = _rewrite_header(path, tmp_path / "old.urtable", lambda h: h.update(index=made) if made else h.pop("index"))
+    with pytest.raises(TableError, match="index layout 'tiles-1', this urgym by 'tiles-2': solve the rules again"):
+        SolvedTable.load(old)
+    monkeypatch.setenv("URGYM_CACHE", str(tmp_path / "cache"))
+    cached = solver.cached_table_path(rules)
+    cached.parent.mkdir()
+    os.replace(old, cached)
+    table = solver.load_or_solve(rules, progress=False)  # moved aside and solved again
+    assert table.header["index"] == "tiles-2" and "index layout" in capsys.readouterr().err
+    assert cached.with_name(cached.name + ".corrupt").exists()
+    # the dense layout's tables from before the field still load: their order never changed
+    finkel = solver.solve(get_rules("finkel", 1), progress=False, out=tmp_path / "f.urtable").path
+    bare = _rewrite_header(finkel, tmp_path / "bare.urtable", lambda h: h.pop("index"))
+    assert SolvedTable.load(bare).index.layout == "dense"
+
+
 def _interrupted_solve(tmp_path, monkeypatch, rules, pairs_done=3):
     solve_module = __import__("sys").modules["urgym.solver.solve"]
     real = solve_module._solve_pair

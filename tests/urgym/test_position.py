@@ -219,7 +219,7 @@ def test_board_text_shows_pieces_on_their_tiles():
     lines = str(p).splitlines()
     assert lines[1] == "  A  [*][.][.][L]      [*][.]"
     assert lines[2] == "  B  [.][.][.][*][D][.][.][.]"
-    assert lines[3] == "  C  [D][.][.][.]      [*][.]"
+    assert lines[3] == "  C  {D}[.][.][.]      [*][.]"  # C1 is a rosette: the piece keeps its mark
     assert "home 2, scored 0" in lines[4] and "home 1, scored 0" in lines[5]
     aseb = str(Position.start("aseb")).splitlines()
     assert aseb[2].count("[") == 12 and aseb[1].count("[") == 4

@@ -167,3 +167,42 @@ def test_a_perfect_opponent_never_solves_silently(tmp_path, monkeypatch):
     assert again.splitlines()[0].startswith("Loading the solved table of skiriuk")  # cached now: no estimate
     with pytest.raises(SystemExit):
         run(["--rules", "murray", "--pieces", "5", "--agent", "perfect"], ["q"])  # refused, with its needs
+
+
+def test_two_people_take_turns_at_the_keyboard_without_hints_unless_asked(tmp_path, capsys):
+    from urgym import GameRecord
+
+    prompts: list[str] = []
+    out: list[str] = []
+    answers = iter(["h"] + ["1"] * 500)
+
+    def read(prompt):
+        prompts.append(prompt)
+        return next(answers)
+
+    path = tmp_path / "two.json"
+    argv = ["--two-players", "--pieces", "2", "--seed", "3", "--save", str(path)]
+    play_cli.main(argv, read=read, write=out.append)
+    text = "\n".join(out)
+    assert "Hints are off in this game" in text
+    assert {"light's move> ", "dark's move> "} == set(prompts)  # each side asked in turn
+    assert "Light's path: in -> A4 to A1" in text and "Dark's path: in -> C4 to C1" in text
+    record = GameRecord.load(path)
+    assert record.players == {"light": "human (light)", "dark": "human (dark)"} and record.replay().is_over
+    assert re.search(rf"{record.winner.capitalize()} won! Pieces borne off: 2 to [01]\.", text)
+    hinted = iter(["h"] + ["1"] * 500)
+    text = run(["--two-players", "--hints", "--pieces", "2", "--seed", "3"], hinted)
+    assert "Hints are off" not in text and "winning chance" in text
+    for bad, message in [(["--hints"], "--hints goes with --two-players"), (["--two-players", "--web"], "terminal's")]:
+        with pytest.raises(SystemExit):
+            run(bad, ["q"])
+        assert message in capsys.readouterr().err
+
+
+def test_a_piece_on_a_rosette_keeps_the_rosettes_mark_on_the_board():
+    from urgym import Position, get_rules
+    from urgym.render import board_text
+
+    position = Position.from_pieces(get_rules("finkel", 2), light=[4], dark=[8], light_home=1, dark_home=1)
+    lines = board_text(position).splitlines()
+    assert lines[1].startswith("  A  {L}[.][.][.]") and "{D}" in lines[2] and "[*]" in lines[3]

@@ -646,7 +646,9 @@ def test_the_opponents_are_offered_weakest_first_as_measured(name):
     strengths = [o["strength"] for o in offered if o["strength"] is not None]
     assert strengths == sorted(strengths) and len(strengths) >= 10  # expectimax:1 (0.0%) sat after heuristic
     measured = [o["spec"] for o in offered if o["strength"] is not None]
-    assert measured[-1] == "perfect" and all(o["unavailable"] for o in offered if o["strength"] is None)
+    agents = [o for o in offered if o["spec"] != "friend"]
+    assert measured[-1] == "perfect" and all(o["unavailable"] for o in agents if o["strength"] is None)
+    assert offered[-1]["spec"] == "friend" and offered[-1]["unavailable"] is None  # two people: always, and last
 
 
 def test_the_replay_can_be_skipped_and_its_speed_is_a_setting(server):
@@ -829,3 +831,39 @@ def test_in_chromium_moves_slide_and_banners_name_captures_and_rosettes(server):
             for e in game.events
         }
         assert (banners & kinds) - {""}, (banners, kinds)  # the game's captures, rosettes or passes were announced
+
+
+def test_in_chromium_two_people_play_a_whole_game_on_one_screen(server, tmp_path):
+    """Both sides clicked in turn; hints off until asked for; the end banner names the winner and both accuracies."""
+    base, game = server
+    with chromium_page(base) as page:
+        page.wait_for_selector("body[data-ready=true]")
+        page.select_option("#opponent", "friend")
+        assert "two people on this screen" in page.text_content("#opponent-about")
+        page.click("#new")
+        wait_until(page, lambda: game.session.two_players and page.get_attribute("body", "data-ready") == "true")
+        assert page.text_content("#title") == "Ur: two players on this screen"
+        assert page.is_disabled("#hint-button")  # hints off by default between two people
+        page.check("#two-hints")
+        assert page.is_enabled("#hint-button")
+        page.uncheck("#two-hints")
+        sides = set()
+        for _ in range(400):
+            page.wait_for_selector("body[data-ready=true], body[data-over=true]")
+            if game.game.is_over:
+                break
+            side = game.game.turn
+            sides.add(side)
+            assert page.text_content("#status").startswith(f"{side.capitalize()} rolled")
+            before = len(game.events)
+            page.locator("#board .tile.movable, .tray .piece.movable").first.click()
+            wait_until(page, lambda before=before: len(game.events) > before)
+        assert game.game.is_over and sides == {"light", "dark"}
+        assert game.record().players == {"light": "human (light)", "dark": "human (dark)"}
+        page.wait_for_selector("#result:not(.hidden)")
+        winner = game.game.winner
+        assert page.text_content("#result-title").startswith(f"{winner.capitalize()} won")
+        detail = page.text_content("#result-detail")
+        assert "Light: " in detail and "Dark: " in detail
+        page.click("#show-review")
+        page.frame_locator("#review-frame").locator("#grades").wait_for()

@@ -1,6 +1,7 @@
 """Game review: values, regrets, categories and summaries agree with the table; every output is written."""
 
 import csv
+import dataclasses
 import json
 import re
 import shutil
@@ -8,7 +9,16 @@ import shutil
 import pytest
 from urgym.agents import make_agent
 from urgym.commands.review import main as review_main
-from urgym.evaluation.review.grades import CATEGORIES, ERRORS, RATINGS, accuracy_of, category_of, rating_of, review_game
+from urgym.evaluation.review.grades import (
+    CATEGORIES,
+    ERRORS,
+    MIN_RATED_DECISIONS,
+    RATINGS,
+    accuracy_of,
+    category_of,
+    rating_of,
+    review_game,
+)
 from urgym.evaluation.review.luck import analyse_game
 
 from urgym import Game
@@ -136,6 +146,30 @@ def test_outputs(finkel3_table, reviewed, tmp_path):
     assert [float(re.search(r"(\d+\.\d)%", row).group(1)) for row in rows] == pytest.approx(
         [round(100 * m.light_chance, 1) for m in review.moves], abs=0.051
     )
+
+
+def test_the_summary_counts_each_players_errors_instead_of_listing_them(reviewed):
+    _, review = reviewed
+    full, summary = review.format_text(), review.format_text(moves=False)
+    for p in review.players:
+        errors = sum(1 for m in review.moves if m.side == p.side and m.category in ERRORS)
+        if errors:
+            assert f"{p.side}'s errors, largest first:" in full
+            assert f"{p.side}: {errors} errors" in summary and f"{p.side}'s errors" not in summary
+    assert summary.count("played ") == 0 < full.count("played ") or not any(m.category in ERRORS for m in review.moves)
+
+
+def test_too_few_decisions_give_no_accuracy_or_rating(finkel3_table):
+    record = play(finkel3_table, "perfect", "random", 0)
+    short = dataclasses.replace(record, steps=record.steps[:6])
+    review = review_game(short, finkel3_table)
+    for p in review.players:
+        assert p.decisions < MIN_RATED_DECISIONS and not p.rated and p.to_dict()["rated"] is False
+    text = review.format_text()
+    assert "too few" in text and "Perfect" not in text  # not "100% Perfect" for a game quit early
+    whole = review_game(record, finkel3_table)
+    rated = [p for p in whole.players if p.decisions >= MIN_RATED_DECISIONS]
+    assert all(p.rated for p in rated) and rated
 
 
 def test_review_command(finkel3_table, reviewed, tmp_path, capsys):
