@@ -186,7 +186,7 @@ def play_by_clicking(page, game, prefer_home):
     offered. Returns the clicks, the home pieces clicked and the opponent's moves caught on screen while being shown.
     """
     clicks = home_clicks = 0
-    caught = set()
+    caught = {}  # step -> the banner's kind while it was shown
     while True:
         ready = page.get_attribute("body", "data-ready")
         if ready != "true" and page.get_attribute("body", "data-over") != "true":
@@ -198,7 +198,10 @@ def play_by_clicking(page, game, prefer_home):
                 assert live == [0, 0, 0, True], live
             showing = page.get_attribute("body", "data-showing")
             if showing:
-                caught.add(json.loads(showing)["step"])
+                step = json.loads(showing)["step"]
+                banner = page.get_attribute("#announce", "class") or ""
+                if json.loads(page.get_attribute("body", "data-showing") or "{}").get("step") == step:
+                    caught[step] = caught.get(step) or banner
             page.wait_for_timeout(10)
             continue
         state = game.state()
@@ -231,11 +234,15 @@ def play_by_clicking(page, game, prefer_home):
         assert clicks < 400
 
 
-@pytest.mark.parametrize(("rules", "opponent", "side"), [("finkel", "random", "light"), ("blitz", "greedy", "dark")])
-def test_whole_games_by_clicking_on_two_rule_sets_against_two_opponents(server, rules, opponent, side):
+@pytest.mark.parametrize(
+    ("rules", "opponent", "side", "viewport"),
+    [("finkel", "random", "light", (1280, 800)), ("blitz", "greedy", "dark", (390, 844))],
+)
+def test_whole_games_by_clicking_on_two_rule_sets_against_two_opponents(server, rules, opponent, side, viewport):
     """A new game is chosen in the page (opponent, rules, pieces, side) and played to its end by clicking.
 
-    Pieces at home included; the opponent's moves are shown one at a time before each decision.
+    On a desktop's and a phone's screen. Pieces at home included; the opponent's moves are shown one at a time before
+    each decision, a capture and a rosette's extra roll with their banner; the game ends with the result banner.
     """
     executable = _browser()
     from playwright.sync_api import sync_playwright
@@ -244,6 +251,7 @@ def test_whole_games_by_clicking_on_two_rule_sets_against_two_opponents(server, 
     base, game = server
     with sync_playwright() as p:
         browser, page, problems = _launch(p, executable, base)
+        page.set_viewport_size({"width": viewport[0], "height": viewport[1]})
         page.goto(f"{base}/?token={TOKEN}&pause=40")
         page.wait_for_selector("body[data-ready=true]")
         offered = page.eval_on_selector_all("#opponent option", "els => els.map(e => e.value)")
@@ -263,8 +271,17 @@ def test_whole_games_by_clicking_on_two_rule_sets_against_two_opponents(server, 
         # pieces entered by clicking them at home (the first is entered for the player: its only legal move)
         assert game.game.is_over and clicks >= 3 and home_clicks >= 1
         theirs = [i for i, e in enumerate(game.events) if e["side"] != side]
-        assert theirs and len(caught & set(theirs)) >= len(theirs) // 2  # seen on screen while being shown
+        assert theirs and len(set(caught) & set(theirs)) >= len(theirs) // 2  # seen on screen while being shown
+        for step, banner in caught.items():  # each capture and extra roll caught on screen had its banner
+            event = game.events[step]
+            if event["capture"]:
+                assert banner == "capture", (step, event)
+            elif event["extra_roll"]:
+                assert banner == "rosette", (step, event)
         assert page.text_content("#status") in ("You won!", f"{opponent} won.")
+        assert page.is_visible("#result") and page.text_content("#result-title").startswith(
+            ("You won", f"{opponent} won")
+        )
         browser.close()
     assert problems == []
 
@@ -303,7 +320,8 @@ def test_a_whole_game_with_a_hint_a_download_and_the_review(server, tmp_path):
         assert page.text_content("#status") in ("You won!", "random won.")
         # the end: a banner with the score, the accuracy (or why there is none) and what to do next
         result = game.result()
-        score = f"{result['score']['light']}\u2013{result['score']['dark']}"
+        loser = "dark" if result["winner"] == "light" else "light"
+        score = f"{result['score'][result['winner']]}\u2013{result['score'][loser]}"  # the winner's count first
         assert page.is_visible("#result") and score in page.text_content("#result-title")
         detail = page.text_content("#result-detail")
         if result["accuracy"] is None:
