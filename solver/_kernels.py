@@ -38,16 +38,24 @@ class PairWork(NamedTuple):
 
 
 class PairGraph(NamedTuple):
-    """A pair's successor graph.
+    """A pair's successor graph, stored once per run of positions that share a move list.
 
-    Per position and roll ``counts`` edges, the edges of each item ending at ``item_edge_end``, and the roll
-    probabilities they are weighted by.
+    Each work item is cut into runs (see :func:`_row_size`): a run starts at the item's first position and at every
+    position of the item whose offset in its block is a multiple of the block's run size ``item_run_size[it]``, so
+    run ``k`` of item ``it`` is ``item_run_start[it] + k``. Per run and roll ``counts`` edges, the edges of each item
+    ending at ``item_edge_end``; an edge holds the successor of the run's first position, and ``strides`` how far
+    that successor moves per position along the run. With runs of one position (the tile layout, and the form the
+    policy evaluations and searches read) ``strides`` is empty and ``counts`` and ``edges`` are per position.
     """
 
     work: PairWork
     item_edge_end: np.ndarray  # int64[items]
-    counts: np.ndarray  # uint8[positions * rolls]
+    item_run_start: np.ndarray  # int64[items + 1]
+    item_run_size: np.ndarray  # int64[items]
+    item_block_start: np.ndarray  # int64[items]: the first index of the item's block
+    counts: np.ndarray  # uint8[runs * rolls]
     edges: np.ndarray  # uint32[edges]
+    strides: np.ndarray  # uint16[edges], or empty
     probabilities: np.ndarray  # float64[rolls]
 
 
@@ -112,42 +120,42 @@ def _row_edges(state, geom, moves, index, succ, stride, passes, n_moves):
         n_moves[k] = n
 
 
-@njit(cache=True, parallel=True)
-def count_edges(work, index, geom, counts, item_edges, runs=True):
-    """Edges per state and roll (one per legal move, or one pass edge) into ``counts``; totals per item.
+@njit(cache=True, inline="always")
+def _run_bounds(items, it, k, size, first):
+    """The positions [lo, hi) of run ``k`` of item ``it`` (``first``: its block's first index)."""
+    lo_item, hi_item = items[it, I_START], items[it, I_END]
+    lo = lo_item if k == 0 else first + ((lo_item - first) // size + k) * size
+    hi = min(first + ((lo - first) // size + 1) * size, hi_item)
+    return lo, hi
 
-    A run of positions with one move list (see :func:`_row_size`) is asked once (``runs=False``: every position,
-    for comparisons).
-    """
-    n_rolls, rolls = geom[0].n_rolls, geom[0].rolls  # a record itself cannot enter a parallel loop (numba)
-    items = work.items
+
+@njit(cache=True, parallel=True)
+def count_run_edges(graph_work, index, geom, item_run_start, item_run_size, counts, item_edges):
+    """Edges per run and roll of a :class:`PairGraph` (a legal move's, or the pass's) into ``counts``, per item too."""
+    n_rolls, rolls = geom[0].n_rolls, geom[0].rolls
+    items = graph_work.items
     for it in prange(items.shape[0]):
         moves = np.empty(core.MAX_MOVES, dtype=np.int64)
-        row = np.empty(n_rolls, dtype=np.int64)
         b = items[it, I_BLOCK]
-        first = index.blocks[b, B_START]
-        size = _row_size(index, b) if runs else 1
+        first, size = index.blocks[b, B_START], item_run_size[it]
         total = 0
-        for i in range(items[it, I_START], items[it, I_END]):
-            if i == items[it, I_START] or (i - first) % size == 0:
-                state = unrank_in_block(i - first, b, index)
-                for k in range(n_rolls):
-                    row[k] = max(core.legal_moves(state, rolls[k], geom, moves), 1)
-            for k in range(n_rolls):
-                counts[(i - work.start) * n_rolls + k] = row[k]
-                total += row[k]
+        for k in range(item_run_start[it + 1] - item_run_start[it]):
+            lo, _ = _run_bounds(items, it, k, size, first)
+            state = unrank_in_block(lo - first, b, index)
+            run = item_run_start[it] + k
+            for r in range(n_rolls):
+                n = max(core.legal_moves(state, rolls[r], geom, moves), 1)
+                counts[run * n_rolls + r] = n
+                total += n
         item_edges[it] = total
 
 
 @njit(cache=True, parallel=True)
-def fill_edges(work, index, geom, item_edge_start, edges, runs=True):
-    """Write every state's edges: states in index order, each state's edges grouped by roll.
-
-    A run of positions with one move list (see :func:`_row_size`) is played out once; the others' successors
-    follow by their strides (``runs=False``: every position is played out, for comparisons).
-    """
+def fill_run_edges(graph_work, index, geom, item_run_start, item_run_size, item_edge_start, edges, strides):
+    """Write each run's edges (roll by roll) and, when ``strides`` is not empty, their strides."""
     n_rolls = geom[0].n_rolls
-    items = work.items
+    items = graph_work.items
+    keep_strides = strides.shape[0] > 0
     for it in prange(items.shape[0]):
         moves = np.empty(core.MAX_MOVES, dtype=np.int64)
         succ = np.empty((n_rolls, core.MAX_MOVES), dtype=np.int64)
@@ -155,28 +163,72 @@ def fill_edges(work, index, geom, item_edge_start, edges, runs=True):
         passes = np.empty((n_rolls, core.MAX_MOVES), dtype=np.int64)
         n_moves = np.empty(n_rolls, dtype=np.int64)
         b = items[it, I_BLOCK]
-        first = index.blocks[b, B_START]
-        size = _row_size(index, b) if runs else 1
+        first, size = index.blocks[b, B_START], item_run_size[it]
         e = item_edge_start[it]
-        known = 0  # the position whose successors succ holds
-        for i in range(items[it, I_START], items[it, I_END]):
-            if i == items[it, I_START] or (i - first) % size == 0:
-                _row_edges(unrank_in_block(i - first, b, index), geom, moves, index, succ, stride, passes, n_moves)
-                known = i
-            step = i - known
-            for k in range(n_rolls):
-                for j in range(n_moves[k]):
-                    edges[e] = np.uint32(((succ[k, j] + step * stride[k, j]) << 1) | passes[k, j])
+        for k in range(item_run_start[it + 1] - item_run_start[it]):
+            lo, _ = _run_bounds(items, it, k, size, first)
+            _row_edges(unrank_in_block(lo - first, b, index), geom, moves, index, succ, stride, passes, n_moves)
+            for r in range(n_rolls):
+                for j in range(n_moves[r]):
+                    edges[e] = np.uint32((succ[r, j] << 1) | passes[r, j])
+                    if keep_strides:
+                        strides[e] = np.uint16(stride[r, j])
                     e += 1
+
+
+@njit(cache=True, parallel=True)
+def count_expanded(graph, item_edges):
+    """Per work item, the edges of every position of a :class:`PairGraph` of runs (a run's, times its length)."""
+    items, counts, n_rolls = graph.work.items, graph.counts, graph.probabilities.shape[0]
+    item_run_start, item_run_size, item_block_start = graph.item_run_start, graph.item_run_size, graph.item_block_start
+    for it in prange(items.shape[0]):
+        total = 0
+        for k in range(item_run_start[it + 1] - item_run_start[it]):
+            lo, hi = _run_bounds(items, it, k, item_run_size[it], item_block_start[it])
+            run = item_run_start[it] + k
+            for r in range(n_rolls):
+                total += (hi - lo) * counts[run * n_rolls + r]
+        item_edges[it] = total
+
+
+@njit(cache=True, parallel=True)
+def expand(graph, item_edge_start, counts, edges):
+    """Every position's counts and edges of a :class:`PairGraph` of runs (positions in index order, rolls in order)."""
+    items, start, n_rolls = graph.work.items, graph.work.start, graph.probabilities.shape[0]
+    run_counts, run_edges, strides = graph.counts, graph.edges, graph.strides
+    item_run_start, item_run_size, item_block_start = graph.item_run_start, graph.item_run_size, graph.item_block_start
+    item_edge_end = graph.item_edge_end
+    strided = strides.shape[0] > 0
+    for it in prange(items.shape[0]):
+        source = item_edge_end[it - 1] if it > 0 else 0  # the run graph's edges of this item
+        e = item_edge_start[it]
+        for k in range(item_run_start[it + 1] - item_run_start[it]):
+            lo, hi = _run_bounds(items, it, k, item_run_size[it], item_block_start[it])
+            c0 = (item_run_start[it] + k) * n_rolls
+            n_run = 0
+            for r in range(n_rolls):
+                n_run += run_counts[c0 + r]
+            for i in range(lo, hi):
+                step = i - lo
+                for r in range(n_rolls):
+                    counts[(i - start) * n_rolls + r] = run_counts[c0 + r]
+                for j in range(n_run):
+                    x = run_edges[source + j]
+                    if strided:
+                        x = np.uint32(x + ((step * np.int64(strides[source + j])) << 1))
+                    edges[e] = x
+                    e += 1
+            source += n_run
 
 
 @njit(cache=True, parallel=True)
 def sweep(graph, values, buffers, update):
     """One in-place (Gauss-Seidel) pass over a pair, in reverse index order; returns the largest change.
 
-    Reverse order sweeps pieces further along their paths first (higher colex and war-zone ranks), so
-    most successors are already updated when a position is. With ``update=False`` nothing is written
-    and the result is the Bellman residual max |T V - V|.
+    Reverse order sweeps pieces further along their paths first, so most successors are already updated when a
+    position is. With ``update=False`` nothing is written and the result is the Bellman residual max |T V - V|.
+    A successor is its run's edge plus the position's step along the run times the edge's stride, so a graph of
+    runs and one of single positions give the same values to the last bit.
 
     With a non-empty ``buffers.change`` the pass also keeps each position's change, for the extrapolation of
     slow modes: ``change[i - start]`` holds the previous pass's change on entry and this pass's on return, and
@@ -186,45 +238,54 @@ def sweep(graph, values, buffers, update):
     returned the value and the edge pointer) into a loop about 1.4 times slower.
     """
     items, start = graph.work.items, graph.work.start
-    counts, edges, probs, item_edge_end = graph.counts, graph.edges, graph.probabilities, graph.item_edge_end
+    counts, edges, strides, probs = graph.counts, graph.edges, graph.strides, graph.probabilities
+    item_edge_end, item_run_start, item_run_size = graph.item_edge_end, graph.item_run_start, graph.item_run_size
+    item_block_start = graph.item_block_start  # a tuple cannot enter the parallel loop (numba)
     change, item_delta, item_dot, item_norm = buffers.change, buffers.item_delta, buffers.item_dot, buffers.item_norm
     n_rolls = probs.shape[0]
     n_items = items.shape[0]
     track = change.shape[0] > 0
+    strided = strides.shape[0] > 0
     for t in prange(n_items):
         it = n_items - 1 - t
         e = item_edge_end[it]
         delta = 0.0
         dot = 0.0
         norm = 0.0
-        for i in range(items[it, I_END] - 1, items[it, I_START] - 1, -1):
-            # walking backwards: state i's edges end where state i + 1's begin
-            c0 = (i - start) * n_rolls
-            for k in range(n_rolls):
-                e -= counts[c0 + k]
-            edge = e
-            v = 0.0
-            for k in range(n_rolls):
-                best = 0.0
-                for _ in range(counts[c0 + k]):
-                    x = edges[edge]
-                    edge += 1
-                    w = values[x >> 1]
-                    if x & 1:
-                        w = 1.0 - w
-                    if w > best:
-                        best = w
-                v += probs[k] * best
-            d = v - values[i]
-            if abs(d) > delta:
-                delta = abs(d)
-            if track:
-                old = change[i - start]
-                dot += d * old
-                norm += old * old
-                change[i - start] = d
-            if update:
-                values[i] = v
+        size, first = item_run_size[it], item_block_start[it]
+        for k in range(item_run_start[it + 1] - item_run_start[it] - 1, -1, -1):
+            lo, hi = _run_bounds(items, it, k, size, first)
+            c0 = (item_run_start[it] + k) * n_rolls
+            for r in range(n_rolls):
+                e -= counts[c0 + r]
+            for i in range(hi - 1, lo - 1, -1):
+                step = i - lo
+                edge = e
+                v = 0.0
+                for r in range(n_rolls):
+                    best = 0.0
+                    for _ in range(counts[c0 + r]):
+                        x = edges[edge]
+                        j = np.int64(x >> 1)
+                        if strided:
+                            j += step * np.int64(strides[edge])
+                        edge += 1
+                        w = values[j]
+                        if x & 1:
+                            w = 1.0 - w
+                        if w > best:
+                            best = w
+                    v += probs[r] * best
+                d = v - values[i]
+                if abs(d) > delta:
+                    delta = abs(d)
+                if track:
+                    old = change[i - start]
+                    dot += d * old
+                    norm += old * old
+                    change[i - start] = d
+                if update:
+                    values[i] = v
         item_delta[it] = delta
         if track:
             item_dot[it] = dot

@@ -35,7 +35,15 @@ import numpy as np
 from numba import njit, prange
 from urgym.solver import _kernels as SK
 from urgym.solver._index import B_END, B_START, PositionIndex, unrank_in_block
-from urgym.solver.solve import EXTRAPOLATE, MAX_SWEEPS, _PairGraph, _steady, _terminal_values, _work_items
+from urgym.solver.solve import (
+    EXTRAPOLATE,
+    MAX_SWEEPS,
+    _PairGraph,
+    _steady,
+    _terminal_values,
+    _work_items,
+    count_runs,
+)
 from urgym.solver.table import EXACT_TOL
 
 from urgym import Position, Rules, core, get_rules
@@ -475,15 +483,12 @@ def best_moves(index: PositionIndex, values: np.ndarray, tie: float = 0.0) -> np
 def count_decisions(index: PositionIndex) -> int:
     """How many (position, roll) pairs of the index have a choice of moves (more than one legal move)."""
     geom = geometry(index.rules)
-    n_rolls = int(geom[0]["n_rolls"])
     total = 0
     for pair, (start, end) in zip(index.pairs, index.pair_ranges, strict=True):
         if index.pieces in pair:
             continue
-        work = SK.PairWork(_work_items(index, start, end), start)
-        counts = np.empty((end - start) * n_rolls, dtype=np.uint8)
-        SK.count_edges(work, index.tables, geom, counts, np.zeros(len(work.items), dtype=np.int64))
-        total += int(np.count_nonzero(counts > 1))
+        counts = count_runs(index, SK.PairWork(_work_items(index, start, end), start), geom, runs=False)[3]
+        total += int(np.count_nonzero(counts > 1))  # runs of one: a count per position and roll
     return total
 
 

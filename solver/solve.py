@@ -29,7 +29,7 @@ import numba
 import numpy as np
 from tqdm.auto import tqdm
 from urgym.solver import _kernels as SK
-from urgym.solver._index import B_END, B_START, PositionIndex
+from urgym.solver._index import B_D, B_END, B_START, KIND_TILES, PositionIndex
 from urgym.solver.table import DTYPES, EXACT_TOL, MIN_TOL, SolvedTable, checksum
 from urgym.solver.tiles import PositionCount, count_positions
 
@@ -139,16 +139,9 @@ def _edges_per_position(count: PositionCount) -> float:
     start, end = max(index.pair_ranges, key=lambda r: r[1] - r[0])
     items = _work_items(index, start, end)
     geom = geometry(count.rules)
-    n_rolls = int(geom[0]["n_rolls"])
-    edges = positions = 0
-    for row in items[np.linspace(0, len(items) - 1, min(SAMPLE_ITEMS, len(items))).astype(int)]:
-        n, row = int(row[1] - row[0]), np.ascontiguousarray(row[None, :])  # the solver's compiled array layout
-
-        item_edges, counts = np.zeros(1, dtype=np.int64), np.empty(n * n_rolls, dtype=np.uint8)
-        SK.count_edges(SK.PairWork(row, int(row[0, 0])), index.tables, geom, counts, item_edges)
-        edges += int(item_edges[0])
-        positions += n
-    return edges / max(positions, 1)
+    sample = np.ascontiguousarray(items[np.linspace(0, len(items) - 1, min(SAMPLE_ITEMS, len(items))).astype(int)])
+    item_edges = count_runs(index, SK.PairWork(sample, start), geom, runs=False)[4]
+    return float(item_edges.sum()) / max(int((sample[:, 1] - sample[:, 0]).sum()), 1)
 
 
 def available_memory() -> int:
@@ -193,24 +186,27 @@ def _work_items(index: PositionIndex, start: int, end: int) -> np.ndarray:
 
 
 class _PairGraph:
-    """The successor graph of one layer pair (:class:`~urgym.solver._kernels.PairGraph`) and its sweep buffers.
+    """The successor graph of one layer pair and its sweep buffers.
 
-    ``runs``: play out one move list per run of positions that share it (see ``urgym.solver._kernels``); False plays
-    out every position (the same graph, slower; for comparisons).
+    A :class:`~urgym.solver._kernels.PairGraph` in one of three forms (``form``): ``"runs"``, the solver's (one move
+    list per run of positions that share it, see ``urgym.solver._kernels``: a fraction of the memory);
+    ``"positions"``, runs of one position, every position's edges stored, which the policy evaluations and searches
+    read (built run by run); ``"played"``, the same built by playing out every position (for comparisons).
     """
 
-    def __init__(self, index: PositionIndex, start: int, end: int, runs: bool = True) -> None:
+    FORMS = ("runs", "positions", "played")
+
+    def __init__(self, index: PositionIndex, start: int, end: int, form: str = "positions") -> None:
+        if form not in self.FORMS:
+            raise ValueError(f"unknown graph form {form!r}; one of {', '.join(self.FORMS)}")
         geom = geometry(index.rules)
         work = SK.PairWork(_work_items(index, start, end), start)
         self.start = start
         n_items, n_rolls = len(work.items), int(geom[0]["n_rolls"])
-        item_edges = np.zeros(n_items, dtype=np.int64)
-        counts = np.empty((end - start) * n_rolls, dtype=np.uint8)
-        SK.count_edges(work, index.tables, geom, counts, item_edges, runs)
-        item_edge_end = np.cumsum(item_edges)
-        edges = np.empty(int(item_edge_end[-1]), dtype=np.uint32)
-        SK.fill_edges(work, index.tables, geom, item_edge_end - item_edges, edges, runs)
-        self.graph = SK.PairGraph(work, item_edge_end, counts, edges, chance_outcomes(index.rules)[1])
+        probabilities = chance_outcomes(index.rules)[1]
+        self.graph = _run_graph(index, work, geom, probabilities, runs=form != "played")
+        if form == "positions":
+            self.graph = _expanded(self.graph, end - start, n_rolls)
         self.change = np.zeros(end - start, dtype=np.float32)  # a direction only: float32 keeps memory down
         self._tracking = SK.SweepBuffers(*(np.zeros(n_items) for _ in range(3)), self.change)
         self._plain = self._tracking._replace(change=np.zeros(0, dtype=np.float32))
@@ -243,6 +239,66 @@ class _PairGraph:
         finkel its ratio is near +0.7).
         """
         SK.extrapolate(values, self.start, self.change, ratio / (1.0 - ratio))
+
+
+def _run_graph(
+    index: PositionIndex, work: SK.PairWork, geom: np.ndarray, probabilities: np.ndarray, runs: bool = True
+) -> SK.PairGraph:
+    """The :class:`~urgym.solver._kernels.PairGraph` of a pair's work items: of runs, or of single positions."""
+    size, first, run_start, counts, item_edges = count_runs(index, work, geom, runs)
+    item_edge_end = np.cumsum(item_edges)
+    edges = np.empty(int(item_edge_end[-1]), dtype=np.uint32)
+    strided = bool(size.max() > 1)
+    if strided and int(index.tables.choose_private.max()) >= 1 << 16:
+        raise ValueError(f"{index.rules.name}: a stride would not fit 16 bits")  # C(P, P/2) for P private tiles
+    strides = np.empty(len(edges) if strided else 0, dtype=np.uint16)
+    SK.fill_run_edges(work, index.tables, geom, run_start, size, item_edge_end - item_edges, edges, strides)
+    return SK.PairGraph(work, item_edge_end, run_start, size, first, counts, edges, strides, probabilities)
+
+
+def count_runs(
+    index: PositionIndex, work: SK.PairWork, geom: np.ndarray, runs: bool = True
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The runs of a pair's work items and their edges per roll.
+
+    Returns each item's run size and block start, each item's first run (and the total at the end), the edges per
+    run and roll (uint8) and per item. ``runs=False``: runs of one position.
+    """
+    items = work.items
+    blocks = index.blocks
+    first = blocks[items[:, 2], B_START]
+    if index.kind == KIND_TILES or not runs:
+        size = np.ones(len(items), dtype=np.int64)  # every position its own move list
+    else:
+        size = index.tables.choose_private[blocks[items[:, 2], B_D]]
+    per_item = 1 + (items[:, 1] - 1 - first) // size - (items[:, 0] - first) // size  # the item's first, then each new
+    run_start = np.concatenate(([0], np.cumsum(per_item)))
+    n_rolls = int(geom[0]["n_rolls"])
+    counts = np.empty(int(run_start[-1]) * n_rolls, dtype=np.uint8)
+    item_edges = np.zeros(len(items), dtype=np.int64)
+    SK.count_run_edges(work, index.tables, geom, run_start, size, counts, item_edges)
+    return size, first, run_start, counts, item_edges
+
+
+def _expanded(graph: SK.PairGraph, positions: int, n_rolls: int) -> SK.PairGraph:
+    """The same graph with every position's edges stored (runs of one position), as the policy kernels read it."""
+    item_edges = np.zeros(len(graph.work.items), dtype=np.int64)
+    SK.count_expanded(graph, item_edges)
+    item_edge_end = np.cumsum(item_edges)
+    counts = np.empty(positions * n_rolls, dtype=np.uint8)
+    edges = np.empty(int(item_edge_end[-1]), dtype=np.uint32)
+    SK.expand(graph, item_edge_end - item_edges, counts, edges)
+    items = graph.work.items
+    run_start = np.concatenate(([0], np.cumsum(items[:, 1] - items[:, 0])))
+    single = np.ones(len(items), dtype=np.int64)
+    return graph._replace(
+        item_edge_end=item_edge_end,
+        item_run_start=run_start,
+        item_run_size=single,
+        counts=counts,
+        edges=edges,
+        strides=np.zeros(0, dtype=np.uint16),
+    )
 
 
 def _terminal_values(index: PositionIndex, values: np.ndarray, pair: tuple[int, int], start: int) -> None:
@@ -572,7 +628,7 @@ def _solve_pair(
         return stats
     bar.set_postfix_str(f"pair {pair}: building successor graph")
     began = time.perf_counter()
-    graph = _PairGraph(index, start, end)
+    graph = _PairGraph(index, start, end, form="runs")
     stats["build_seconds"] = round(time.perf_counter() - began, 3)
     began = time.perf_counter()
     with _threads_for(end - start):

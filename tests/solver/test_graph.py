@@ -58,6 +58,48 @@ def test_runs_build_the_same_graph_as_playing_out_every_position(name, pieces):
     for pair, (start, end) in zip(index.pairs, index.pair_ranges, strict=True):
         if pieces in pair:
             continue
-        fast, slow = _PairGraph(index, start, end).graph, _PairGraph(index, start, end, runs=False).graph
+        fast, slow = _PairGraph(index, start, end).graph, _PairGraph(index, start, end, form="played").graph
         assert np.array_equal(fast.edges, slow.edges), pair
         assert np.array_equal(fast.counts, slow.counts) and np.array_equal(fast.item_edge_end, slow.item_edge_end)
+
+
+@pytest.mark.parametrize(
+    "name, pieces", [("finkel", 3), ("finkel", 4), ("masters", 3), ("aseb", 3), ("murray", 2), ("skiriuk", 2)]
+)
+def test_the_solvers_run_graph_sweeps_to_the_same_values_to_the_last_bit(name, pieces):
+    """One move list per run, each successor found by stride: the same sweep as over every position's edges."""
+    import numba
+    from urgym.solver.solve import _PairGraph
+
+    index = PositionIndex(get_rules(name, pieces))
+    rng = np.random.default_rng(pieces)
+    before = numba.get_num_threads()
+    numba.set_num_threads(1)  # Gauss-Seidel on one thread: the order of every update is fixed
+    try:
+        for pair, (start, end) in zip(index.pairs, index.pair_ranges, strict=True):
+            if pieces in pair:
+                continue
+            runs, positions = _PairGraph(index, start, end, form="runs"), _PairGraph(index, start, end)
+            assert len(runs.graph.item_run_start) == len(positions.graph.item_run_start)  # one per work item, + 1
+            assert runs.graph.item_run_start[-1] <= end - start == positions.graph.item_run_start[-1]
+            assert len(positions.graph.strides) == 0  # runs of one position: no stride
+            values = rng.random(index.size)
+            a, b = values.copy(), values.copy()
+            for _ in range(3):
+                assert runs.sweep(a) == positions.sweep(b)  # the largest change and the ratio of changes
+                assert np.array_equal(a, b) and np.array_equal(runs.change, positions.change)
+            assert runs.residual(a) == positions.residual(b)
+    finally:
+        numba.set_num_threads(before)
+
+
+def test_the_run_graph_takes_a_fraction_of_the_memory_on_the_dense_layout():
+    from urgym.solver.solve import _PairGraph
+
+    index = PositionIndex(get_rules("finkel", 4))
+    start, end = max(index.pair_ranges, key=lambda r: r[1] - r[0])
+    runs, positions = _PairGraph(index, start, end, form="runs").graph, _PairGraph(index, start, end).graph
+    size = lambda g: sum(a.nbytes for a in g if isinstance(a, np.ndarray))  # noqa: E731
+    assert size(runs) < size(positions) / 3
+    with pytest.raises(ValueError, match="unknown graph form 'dense'; one of runs, positions, played"):
+        _PairGraph(index, start, end, form="dense")
