@@ -438,7 +438,11 @@ PairGraph = SK.PairGraph
 
 
 def pair_graph(index: PositionIndex, start: int, end: int) -> PairGraph:
-    """The solver's successor graph of the layer pair ``start:end`` (its edges: see :mod:`urgym.solver._kernels`)."""
+    """The successor graph of the layer pair ``start:end`` with every position's edges (runs of one position).
+
+    Per position and roll ``counts`` edges, in index order; an edge is ``successor << 1 | passes`` (see
+    :mod:`urgym.solver._kernels`). The solver itself sweeps the same graph stored once per run.
+    """
     return _PairGraph(index, start, end).graph
 
 

@@ -62,13 +62,13 @@ LARGE_PAIR = 50_000_000
 """Positions of a layer pair from which the tile layouts' sweeps slow down (see :data:`SOLVE_RATE_TILES_LARGE`)."""
 BASE_MEMORY = 512 << 20
 """Memory a solve needs whatever its size: Python, numpy, numba and the index."""
-GRAPH_BYTES = 9
-"""Bytes of a layer pair's graph per position besides its edges (4 bytes each): the edge counts of each roll
-(uint8, five rolls) and the position's last change (float32). The peak is the largest pair's graph plus the values
-in memory: every value for a solve kept in memory; for one written to a file, about those of the pair and the
-pairs it reads, twice the largest pair's (measured: finkel 7 2.8 GB, masters 7 10.0-10.7 GB, murray 4 9.6 GB)."""
+CHANGE_BYTES = 4
+"""Bytes a position of the pair being solved holds besides its value and graph: its last change (float32). The peak
+is the largest pair's graph (see :func:`_graph_bytes_per_position`) plus the values in memory: every value for a
+solve kept in memory; for one written to a file, about those of the pair and the pairs it reads, twice the largest
+pair's (measured: finkel 7 2.8 GB and masters 7 10.0-10.7 GB with a graph stored per position, murray 4 9.6 GB)."""
 SAMPLE_ITEMS = 16
-"""Work items of the largest pair whose edges are counted for the estimate (about 33,000 positions)."""
+"""Work items of the largest pair whose runs and edges are counted for the estimate (about 33,000 positions)."""
 
 
 class SolveEstimate(NamedTuple):
@@ -118,7 +118,7 @@ def estimate_solve(rules: Rules, dtype: str = "float64", in_file: bool = True) -
 def _estimate(count: PositionCount, dtype: str, in_file: bool) -> SolveEstimate:
     positions, largest = count.positions, count.largest_pair
     held = min(positions, 2 * largest) if in_file else positions  # a file keeps the pairs not being read
-    memory = BASE_MEMORY + 8 * held + largest * (GRAPH_BYTES + 4 * _edges_per_position(count))
+    memory = BASE_MEMORY + 8 * held + int(largest * _graph_bytes_per_position(count))
     disk = positions * 8 + table_bytes(positions, dtype) if in_file else 0
     if not count.rules.visits_tiles_twice:
         rate = SOLVE_RATE
@@ -128,20 +128,24 @@ def _estimate(count: PositionCount, dtype: str, in_file: bool) -> SolveEstimate:
     return SolveEstimate(positions, minutes, memory, disk)
 
 
-def _edges_per_position(count: PositionCount) -> float:
-    """The mean edges of a position of the largest layer pair (one per legal move and roll, or a pass), sampled.
+def _graph_bytes_per_position(count: PositionCount) -> float:
+    """The bytes of the largest layer pair's graph per position, counted on a sample of its work items.
 
-    Rule sets past the solver's size are not sampled: 12, about murray's and skiriuk's at 4 and 5 pieces.
+    A run's edges (4 bytes each, and a 2-byte stride where runs are longer than one position) and its edge counts
+    (a byte per roll), and each position's last change (4 bytes). Rule sets past the solver's size are not
+    sampled: 12 edges a position, about murray's and skiriuk's at 4 and 5 pieces.
     """
     if count.positions >= MAX_POSITIONS:
-        return 12.0
+        return CHANGE_BYTES + 5 + 4 * 12.0
     index = PositionIndex(count.rules)
     start, end = max(index.pair_ranges, key=lambda r: r[1] - r[0])
     items = _work_items(index, start, end)
     geom = geometry(count.rules)
     sample = np.ascontiguousarray(items[np.linspace(0, len(items) - 1, min(SAMPLE_ITEMS, len(items))).astype(int)])
-    item_edges = count_runs(index, SK.PairWork(sample, start), geom, runs=False)[4]
-    return float(item_edges.sum()) / max(int((sample[:, 1] - sample[:, 0]).sum()), 1)
+    size, _, _, counts, item_edges = count_runs(index, SK.PairWork(sample, start), geom)
+    edge_bytes = 4 + (2 if size.max() > 1 else 0)
+    graph = counts.nbytes + edge_bytes * int(item_edges.sum())
+    return CHANGE_BYTES + graph / max(int((sample[:, 1] - sample[:, 0]).sum()), 1)
 
 
 def available_memory() -> int:
