@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
-from urgym.solver._index import B_D, B_START, KIND_DENSE, rank_state, unrank_in_block
+from urgym.solver._index import B_START, KIND_DENSE, rank_state, unrank_in_block
 
 from urgym import core
 
@@ -40,12 +40,13 @@ class PairWork(NamedTuple):
 class PairGraph(NamedTuple):
     """A pair's successor graph, stored once per run of positions that share a move list.
 
-    Each work item is cut into runs (see :func:`_row_size`): a run starts at the item's first position and at every
-    position of the item whose offset in its block is a multiple of the block's run size ``item_run_size[it]``, so
-    run ``k`` of item ``it`` is ``item_run_start[it] + k``. Per run and roll ``counts`` edges, the edges of each item
-    ending at ``item_edge_end``; an edge holds the successor of the run's first position, and ``strides`` how far
-    that successor moves per position along the run. With runs of one position (the tile layout, and the form the
-    policy evaluations and searches read) ``strides`` is empty and ``counts`` and ``edges`` are per position.
+    Each work item is cut into runs (see :func:`urgym.solver.solve.count_runs`): a run starts at the item's first
+    position and at every position of the item whose offset in its block is a multiple of the block's run size
+    ``item_run_size[it]``, so run ``k`` of item ``it`` is ``item_run_start[it] + k``. Per run and roll ``counts``
+    edges, the edges of each item ending at ``item_edge_end``; an edge holds the successor of the run's first
+    position, and ``strides`` how far that successor moves per position along the run. With runs of one position
+    (the tile layout, and the form the policy evaluations and searches read) ``strides`` is empty and ``counts`` and
+    ``edges`` are per position.
     """
 
     work: PairWork
@@ -73,21 +74,8 @@ class SweepBuffers(NamedTuple):
 
 
 @njit(cache=True, inline="always")
-def _row_size(index, b):
-    """Positions of block ``b`` that share one move list: those that differ only in the opponent's private pieces.
-
-    The mover's moves never touch the opponent's private tiles, and the dense layout ranks those pieces last, so
-    each run of ``C(P, d)`` positions (d: the opponent's private pieces) has the same moves, and each successor's
-    index grows by a fixed stride along the run. The tile layout has no such runs (a run of one).
-    """
-    if index.kind == KIND_DENSE:
-        return index.choose_private[index.blocks[b, B_D]]
-    return 1
-
-
-@njit(cache=True, inline="always")
 def _stride(passes, mover_mask, index):
-    """How far a successor's index moves per step along a run (see :func:`_row_size`).
+    """How far a successor's index moves per step along a run (see :func:`urgym.solver.solve.count_runs`).
 
     The opponent's private pieces stay where they are: after an extra roll they are still the opponent's, ranked
     last (stride 1); after a pass they are the new mover's, ranked above the old mover's private pieces, whose

@@ -265,6 +265,10 @@ def count_runs(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The runs of a pair's work items and their edges per roll.
 
+    The mover's moves never touch the opponent's private tiles, and the dense layout ranks those pieces last, so each
+    run of ``C(P, d)`` positions of a block (``d``: the opponent's private pieces) has the same moves, and each
+    successor's index grows by a fixed stride along the run. The tile layout has no such runs (runs of one).
+
     Returns each item's run size and block start, each item's first run (and the total at the end), the edges per
     run and roll (uint8) and per item. ``runs=False``: runs of one position.
     """
