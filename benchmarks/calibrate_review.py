@@ -4,12 +4,13 @@ Run: ``python -m benchmarks.calibrate_review [--rules finkel,blitz,masters] [--g
 [--agents LIST] [--raw FILE]``
 
 Each agent of the ladder (random, greedy, heuristic, expectimax:3, expectimax:7, perfect; or ``--agents``) plays
-``--games`` games against perfect play (sides alternate, seed 0); every game is reviewed as ``review`` does, and
-the table gives, per rule set and agent, the mean of the agent's per-game accuracy, its mean error per game and
-regret per decision with a choice (win-% points), its luck-adjusted result against perfect play (the strength the
-play page shows), the share of its choices graded brilliant or great, and the ratings its games got. The review's
-criteria: accuracy rises strictly along the ladder, random's mean accuracy is at most 50% and perfect's 100%, and
-at most 2% of random's choices are brilliant or great.
+``--games`` games against perfect play (sides alternate, seed 0); every game is reviewed as ``review`` does, and the
+table gives, per rule set and agent, the mean of the agent's per-game accuracy, its mean error per game, per standard
+game (what accuracy and ratings are of) and per decision with a choice (win-% points), its rolls per game, its luck-
+adjusted result against perfect play (the strength the play page shows), the share of its choices graded brilliant or
+great, and the ratings its games got. The review's criteria: accuracy rises along the ladder (the pairs out of order
+are named: accuracy measures what the moves give away per roll, which two agents can share while one wins more),
+random's mean accuracy is at most 50% and perfect's 100%, and at most 2% of random's choices are brilliant or great.
 """
 
 from __future__ import annotations
@@ -90,6 +91,8 @@ def calibrate(
                 else 0.0,
                 "regret": statistics.fmean(100 * p.mean_regret for p in players),
                 "error": statistics.fmean(100 * p.error for p in players),
+                "game_error": statistics.fmean(100 * p.game_error for p in players),
+                "rolls": statistics.fmean(p.rolls for p in players),
                 "adjusted": statistics.fmean(p.luck_adjusted for p in players),
                 "hard_share": hard / max(choices, 1),
                 "ratings": ", ".join(f"{name} {ratings[name]}" for name, _ in RATINGS if ratings[name]),
@@ -118,28 +121,31 @@ def main() -> None:
     from urgym.evaluation.review.grades import RATINGS, rating_of
 
     print(
-        "\n| rule set | agent | games | accuracy (mean of games) | error per game (points) | rating of that error | "
-        "regret per decision (points) | vs perfect (luck-adjusted) | brilliant or great, of its choices | ratings "
-        "of its games |"
+        "\n| rule set | agent | games | accuracy (mean of games) | error per game (points) | rolls per game | "
+        "error per standard game | its rating | regret per decision (points) | vs perfect (luck-adjusted) | "
+        "brilliant or great, of its choices | ratings of its games |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for row in rows:
         print(
             f"| {row['rules']} | `{row['agent']}` | {row['games']} | {row['accuracy']:.1f}% "
-            f"(±{row['accuracy_se']:.1f}) | {row['error']:.1f} | {rating_of(row['error'] / 100)} | "
+            f"(±{row['accuracy_se']:.1f}) | {row['error']:.1f} | {row['rolls']:.1f} | {row['game_error']:.1f} | "
+            f"{rating_of(row['game_error'] / 100)} | "
             f"{row['regret']:.3f} | {100 * row['adjusted']:.1f}% | {100 * row['hard_share']:.2f}% | "
             f"{row['ratings']} |"
         )
     print(
-        "\nRatings by error per game (points), each up to its limit: "
+        "\nRatings by error per standard game (points), each up to its limit: "
         + ", ".join(f"{name} {limit:g}" if limit != float("inf") else f"{name} above" for name, limit in RATINGS)
     )
     for name in args.rules.split(","):
         mine = [r for r in rows if r["rules"] == name]
-        rising = all(a["accuracy"] < b["accuracy"] for a, b in itertools.pairwise(mine))
+        swapped = [f"{a['agent']}/{b['agent']}" for a, b in itertools.pairwise(mine) if a["accuracy"] >= b["accuracy"]]
         random_row = mine[0]
         print(
-            f"{name}: accuracy rises along the ladder: {rising}; random {random_row['accuracy']:.1f}% (at most 50%: "
+            f"{name}: accuracy rises along the ladder: {not swapped}"
+            + (f" (out of order: {', '.join(swapped)})" if swapped else "")
+            + f"; random {random_row['accuracy']:.1f}% (at most 50%: "
             f"{random_row['accuracy'] <= 50}); perfect {mine[-1]['accuracy']:.1f}%; random's brilliant or great "
             f"{100 * random_row['hard_share']:.2f}% (at most 2%: {random_row['hard_share'] <= 0.02})"
         )

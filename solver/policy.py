@@ -36,10 +36,9 @@ from numba import njit, prange
 from urgym.solver import _kernels as SK
 from urgym.solver._index import B_END, B_START, PositionIndex, unrank_in_block
 from urgym.solver.solve import (
-    EXTRAPOLATE,
     MAX_SWEEPS,
+    SlowModeTail,
     _PairGraph,
-    _steady,
     _terminal_values,
     _work_items,
     count_runs,
@@ -287,18 +286,17 @@ def _sweep_pair(index, start, end, a, b, policy_a, policy_b, best_b, tol, pair) 
     graph = _PairGraph(index, start, end).graph
     n_items = len(graph.work.items)
     buffers = SK.SweepBuffers(*(np.zeros(n_items) for _ in range(3)), np.zeros(2 * (end - start), dtype=np.float32))
-    ratios: list[float] = []
+    tail = SlowModeTail()
     for sweep in range(1, MAX_SWEEPS + 1):
-        if _policy_sweep(graph, a, b, policy_a, policy_b, best_b, buffers) < tol:
+        change = _policy_sweep(graph, a, b, policy_a, policy_b, best_b, buffers)
+        if change < tol:
             return sweep
         norm = float(buffers.item_norm.sum())
-        ratios.append(float(buffers.item_dot.sum()) / norm if norm > 0 else 0.0)
-        if EXTRAPOLATE and _steady(ratios):
-            factor = ratios[-1] / (1.0 - ratios[-1])
+        factor = tail.after_sweep(change, float(buffers.item_dot.sum()) / norm if norm > 0 else 0.0)
+        if factor is not None:
             half = end - start
             SK.extrapolate(a, start, buffers.change[:half], factor)
             SK.extrapolate(b, start, buffers.change[half:], factor)
-            ratios.clear()
     raise RuntimeError(f"layer pair {pair} did not converge to {tol} in {MAX_SWEEPS} sweeps")
 
 

@@ -23,13 +23,16 @@ best move by how hard it was to find:
 A roll with one legal move is ``forced`` and one with none ``pass``; neither counts toward accuracy.
 
 Accuracy. A player's accuracy over a game is ``100 - 2 * E`` (at least 0), with ``E`` the winning chance their
-moves gave away over the game, in points: the sum of their regrets (:attr:`PlayerReview.error`). Perfect play
-scores 100; giving away 50 points, an even game's worth, scores 0. Against perfect play ``E`` is the start
-chance minus the luck-adjusted result, so the scale orders players by strength: it is calibrated on the built-in
-ladder against perfect play (``python -m benchmarks.calibrate_review``; the measured table is in the docs'
-records page). (A mean regret per decision does not order them: a player who falls behind faces decisions that
-matter less, which flatters weak play.) A move's accuracy is the same formula over its own regret. The rating
-names the level of a game's error (:data:`RATINGS`), from ``Beginner`` to ``Perfect``.
+moves gave away per standard game, in points (:attr:`PlayerReview.game_error`): the sum of their regrets
+(:attr:`PlayerReview.error`) scaled from the rolls they had to the rolls of a standard game of the rule set
+(:func:`standard_rolls`, about a game under perfect play). So the same play scores the same over a short game and
+a long one (a 233-roll game no longer adds up two games' errors, nor a game quit early flatters). Perfect play
+scores 100; giving away 50 points a standard game, an even game's worth, scores 0. The scale is calibrated on the
+built-in ladder against perfect play (``python -m benchmarks.calibrate_review``; the measured table is in the docs'
+records page). It measures how much a player's moves give away, not their result: against perfect play, weak
+players lose quickly, in fewer rolls, and each of their rolls costs more. A move's accuracy is the same formula
+over its own regret. The rating names the level of the error per standard game (:data:`RATINGS`), from
+``Beginner`` to ``Perfect``; neither is given from fewer than :data:`MIN_RATED_DECISIONS` decisions with a choice.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ from urgym.files import PLOT_FORMATS, check_output, write_atomic
 from urgym.notation import move_text
 from urgym.position import SIDES, Position
 from urgym.records import GameRecord
+from urgym.rules import Rules
 
 __all__ = [
     "ACCURACY_ZERO_POINTS",
@@ -69,6 +73,7 @@ __all__ = [
     "mistake_reason",
     "rating_of",
     "review_game",
+    "standard_rolls",
 ]
 
 CATEGORY_LIMITS = (("best", 1e-12), ("good", 0.01), ("inaccuracy", 0.025), ("mistake", BLUNDER))
@@ -85,7 +90,7 @@ GREAT_MARGIN = 0.025
 """A best move is ``great`` when every other move loses at least this much (each would be a mistake or worse)."""
 
 ACCURACY_ZERO_POINTS = 50.0
-"""Winning chance given away over one game, in percentage points, at which its accuracy reaches 0."""
+"""Winning chance given away per standard game, in percentage points, at which the accuracy reaches 0."""
 
 RATINGS = (
     ("Perfect", 0.5),
@@ -97,8 +102,8 @@ RATINGS = (
     ("Casual", 48.0),
     ("Beginner", float("inf")),
 )
-"""Ratings by the winning chance given away per game (percentage points): a rating holds up to its limit. The
-limits sit between the levels of the built-in ladder against perfect play (see :func:`rating_of`)."""
+"""Ratings by the winning chance given away per standard game (percentage points): a rating holds up to its limit.
+The limits sit between the levels of the built-in ladder against perfect play (see :func:`rating_of`)."""
 
 SIMPLE_PLAYER = "greedy"
 """The simple player whose choice a ``great`` or ``brilliant`` move must differ from."""
@@ -147,12 +152,24 @@ def accuracy_of(error: float) -> float:
     return max(0.0, 100.0 * (1.0 - max(error, 0.0) * 100.0 / ACCURACY_ZERO_POINTS))
 
 
+def standard_rolls(rules: Rules) -> float:
+    """The rolls of one side in a standard game of ``rules``, about the length of a game under perfect play.
+
+    Twice what bringing every piece home takes at the mean roll with no capture and no pass, ``2 * pieces *
+    (length + 1) / mean roll``: finkel 105 (perfect play's games measured 102.8 rolls a side), blitz 85 (74.3),
+    masters 119, murray 196. Errors are counted per standard game (:attr:`PlayerReview.game_error`), so games of
+    any length compare, on the scale of a typical game.
+    """
+    mean = sum(roll * p for roll, p in enumerate(rules.roll_probabilities))
+    return 2 * rules.pieces * (rules.length + 1) / mean
+
+
 def rating_of(error: float) -> str:
-    """The rating of the winning chance given away per game (probability).
+    """The rating of the winning chance given away per standard game (probability).
 
     The first of :data:`RATINGS` whose limit it does not pass. The limits, calibrated on the ladder against perfect play
-    (mean error per game on finkel and blitz): random 50 and 46 points, greedy 47 and 39, heuristic 41 and 33,
-    expectimax:3 35 and 20, expectimax:7 15 and 6, perfect 0.
+    (mean error per standard game on finkel and blitz): random 81 and 100 points, greedy 72 and 69, heuristic 35 and
+    35, expectimax:3 36 and 22, expectimax:7 14 and 6.5, perfect 0.
     """
     points = max(error, 0.0) * 100.0
     return next(name for name, limit in RATINGS if points <= limit)
@@ -218,7 +235,6 @@ class PlayerReview:
 
     side: str
     player: str
-    accuracy: float
     mean_regret: float
     """Mean regret over the moves with a choice (probability)."""
     counts: dict[str, int]
@@ -229,11 +245,29 @@ class PlayerReview:
     """The side's result with the luck of both sides taken out."""
     reasons: dict[str, int] | None = None
     """How many of the side's errors had each reason (:func:`mistake_reason`; ``other`` for none)."""
+    rolls: int = 0
+    """The side's rolls in the game (passes and forced moves included)."""
+    standard: float = 0.0
+    """The rolls of a standard game of the rule set (:func:`standard_rolls`)."""
+
+    @property
+    def game_error(self) -> float:
+        """:attr:`error` per standard game: scaled by :attr:`standard` / :attr:`rolls` (probability).
+
+        What the accuracy and the rating are of, so that the same play rates the same in a short game and a long
+        one. Unscaled when the rolls are unknown.
+        """
+        return self.error * self.standard / self.rolls if self.rolls and self.standard else self.error
+
+    @property
+    def accuracy(self) -> float:
+        """The accuracy in percent of :attr:`game_error` (:func:`accuracy_of`)."""
+        return accuracy_of(self.game_error)
 
     @property
     def rating(self) -> str:
-        """The level of play of :attr:`error` (:func:`rating_of`)."""
-        return rating_of(self.error)
+        """The level of play of :attr:`game_error` (:func:`rating_of`)."""
+        return rating_of(self.game_error)
 
     @property
     def decisions(self) -> int:
@@ -258,6 +292,9 @@ class PlayerReview:
             "counts": self.counts,
             "luck": self.luck,
             "error": self.error,
+            "rolls": self.rolls,
+            "standard_rolls": self.standard,
+            "game_error": self.game_error,
             "luck_adjusted": self.luck_adjusted,
             "reasons": self.reasons or {},
         }
@@ -301,8 +338,9 @@ class GameReview:
                     "brilliant": f"every other move loses > {BLUNDER}, and {SIMPLE_PLAYER} misses it",
                 },
                 "accuracy": f"max(0, 100 * (1 - error_points / {ACCURACY_ZERO_POINTS})), error: "
-                "the winning chance the player's moves gave away over the game",
-                "ratings": {name: f"error up to {limit} points per game" for name, limit in RATINGS},
+                "the winning chance the player's moves gave away per standard game (game_error)",
+                "standard_rolls": self.players[0].standard,
+                "ratings": {name: f"error up to {limit} points per standard game" for name, limit in RATINGS},
             },
         }
 
@@ -367,7 +405,9 @@ class GameReview:
             )
         lines.append(
             "(p: percentage points of winning chance; error: what the player's moves gave away over the "
-            f"game, accuracy 100 - 2 x error, given from {MIN_RATED_DECISIONS} decisions with a choice on; adjusted: "
+            f"game; accuracy 100 - 2 x that error per standard game of {self.players[0].standard:g} rolls (the "
+            f"players had {self.players[0].rolls} and {self.players[1].rolls}), given from {MIN_RATED_DECISIONS} "
+            "decisions with a choice on; adjusted: "
             "the result with both sides' luck "
             "taken out, * where one game's estimate left 0-100% and is shown clipped (the JSON keeps it); "
             "moves per grade: " + ", ".join(f"{_ABBREVIATIONS[c]} {c}" for c in GRADED) + ")"
@@ -553,13 +593,14 @@ def _player_review(side: str, record: GameRecord, analysis: GameAnalysis, moves:
     return PlayerReview(
         side,
         record.players.get(side, ""),
-        accuracy_of(error),
         mean_regret,
         counts,
         analysis.luck(side),
         error,
         analysis.luck_adjusted(side),
         dict(reasons.most_common()),
+        len(own),
+        standard_rolls(record.rules),
     )
 
 

@@ -3,9 +3,11 @@
 Accuracy and rating, error and luck per game, grades counted, the most frequent kinds of mistake, and the accuracy of
 each game in the order played (``review FOLDER``).
 
-The overall accuracy and rating are those of the player's mean error per game (the winning chance their moves gave
-away in a game, :func:`urgym.evaluation.review.accuracy_of`, :func:`~urgym.evaluation.review.rating_of`): the
-accuracy is the mean of the games' accuracies before each is clipped at 0.
+The overall accuracy and rating are those of the player's mean error per standard game (the winning chance their
+moves gave away in a game, scaled to the rolls of a standard game:
+:attr:`~urgym.evaluation.review.PlayerReview.game_error`, :func:`urgym.evaluation.review.accuracy_of`,
+:func:`~urgym.evaluation.review.rating_of`): the accuracy is the mean of the games' accuracies before each is clipped
+at 0.
 """
 
 from __future__ import annotations
@@ -62,17 +64,17 @@ class PlayerSummary:
 
     @property
     def mean_error(self) -> float:
-        """Mean winning chance (probability) the player's moves gave away per game."""
-        return sum(g.review.error for g in self.games) / len(self.games) if self.games else 0.0
+        """Mean winning chance (probability) the player's moves gave away per standard game (``game_error``)."""
+        return sum(g.review.game_error for g in self.games) / len(self.games) if self.games else 0.0
 
     @property
     def accuracy(self) -> float:
-        """The accuracy over every game (the error per game, on the scale of one game)."""
+        """The accuracy over every game (of the mean error per standard game)."""
         return accuracy_of(self.mean_error)
 
     @property
     def rating(self) -> str:
-        """The rating of the error per game."""
+        """The rating of the mean error per standard game."""
         return rating_of(self.mean_error)
 
     @property
@@ -115,6 +117,7 @@ class PlayerSummary:
                     "rating": g.review.rating,
                     "mean_regret": g.review.mean_regret,
                     "error": g.review.error,
+                    "game_error": g.review.game_error,
                     "luck": g.review.luck,
                     "luck_adjusted": g.review.luck_adjusted,
                     "won": g.won,
@@ -142,7 +145,7 @@ class PlayerSummary:
         won = sum(g.won is True for g in self.games)
         lines.append(
             f"overall: accuracy {self.accuracy:.1f}% ({self.rating}), error {100 * self.mean_error:.1f} "
-            f"points per game, mean regret {100 * self.mean_regret:.2f} points per decision, won {won} of "
+            f"points per standard game, mean regret {100 * self.mean_regret:.2f} points per decision, won {won} of "
             f"{len(self.games)}"
         )
         lines.append("moves per grade: " + ", ".join(f"{c} {n}" for c, n in self.counts.items()))
@@ -151,7 +154,8 @@ class PlayerSummary:
                 "errors by kind, most frequent first: " + ", ".join(f"{kind} {n}" for kind, n in self.reasons.items())
             )
         lines.append(
-            "(regret: per decision with a choice; error: winning chance given away in the game; luck: the "
+            "(regret: per decision with a choice; error: winning chance given away in the game, accuracy and "
+            "rating of that error per standard game; luck: the "
             "dice's net gift; p: percentage points)"
         )
         return "\n".join(lines)

@@ -128,6 +128,39 @@ def test_solve_records_sweeps_and_time_of_every_layer_pair(tables):
     assert table.header["residual"] == max(p["residual"] for p in pairs)
 
 
+def test_the_slow_mode_tail_extrapolates_steady_ratios_and_stops_where_it_stalls():
+    from urgym.solver.solve import STALL_SWEEPS, SlowModeTail
+
+    tail = SlowModeTail()
+    assert tail.after_sweep(1e-3, 0.7) is None  # one ratio says nothing yet
+    assert tail.after_sweep(0.7e-3, 0.7) == pytest.approx(0.7 / 0.3)  # two that agree: the geometric tail
+    assert tail.after_sweep(0.5e-3, 0.2) is None  # measured afresh after a jump
+    assert tail.after_sweep(0.4e-3, 0.6) is None  # ratios that disagree
+    # changes that stay put over STALL_SWEEPS sweeps while the ratios keep agreeing: plain sweeps from then on
+    stuck = SlowModeTail()
+    factors = [stuck.after_sweep(4e-5, 0.71) for _ in range(3 * STALL_SWEEPS)]
+    assert any(f is not None for f in factors[:STALL_SWEEPS])
+    assert stuck.stalled and all(f is None for f in factors[STALL_SWEEPS:])
+    slow = SlowModeTail()
+    assert [slow.after_sweep(1e-6 * 0.953**k, 0.953) for k in range(5)] == [None] * 5  # above 0.95: never taken
+    # halving in time keeps it going
+    falling = SlowModeTail()
+    assert all(falling.after_sweep(0.9**k, 0.9) is not None or k % 2 == 0 for k in range(3 * STALL_SWEEPS))
+    assert not falling.stalled
+
+
+def test_a_pair_swept_plainly_after_a_stall_still_meets_the_tolerance(tables, monkeypatch):
+    import sys
+
+    # a sweep that does not halve the largest change stalls the tail: most pairs end their sweeps plainly
+    monkeypatch.setattr(sys.modules["urgym.solver.solve"], "STALL_SWEEPS", 1)
+    table = solver.solve(get_rules("finkel", 2), progress=False)
+    pairs = [p for p in table.header["pairs"] if p["sweeps"]]
+    assert all(p["residual"] < 1e-12 for p in pairs)
+    assert sum(p["plain_from"] is not None for p in pairs) > len(pairs) // 2
+    assert np.max(np.abs(table.probabilities() - tables["finkel", 2].probabilities())) < 1e-10
+
+
 REVISITING = ("murray", "skiriuk")  # paths down the middle row and back: the tile layout of the index
 
 

@@ -111,8 +111,11 @@ def test_player_summaries_and_key_moves(finkel3_table, reviewed):
         choices = [m for m in own if len(m.values) > 1]
         assert player.error == pytest.approx(sum(m.regret for m in own))  # forced moves give nothing away
         assert player.mean_regret == pytest.approx(sum(m.regret for m in choices) / len(choices))
-        assert player.accuracy == pytest.approx(max(0.0, 100 - 2 * 100 * player.error))
-        assert player.rating == rating_of(player.error)
+        assert player.rolls == len(own) and player.standard == 45  # 2 x 3 pieces x 15 tiles / a mean roll of 2
+        per_game = player.error * 45 / len(own)
+        assert player.game_error == pytest.approx(per_game)
+        assert player.accuracy == pytest.approx(max(0.0, 100 - 2 * 100 * per_game))
+        assert player.rating == rating_of(per_game)
         errors = [m for m in own if m.category in ERRORS]
         assert sum(player.reasons.values()) == len(errors)
         assert player.reasons.get("other", 0) == sum(not m.reason for m in errors)
@@ -157,6 +160,30 @@ def test_the_summary_counts_each_players_errors_instead_of_listing_them(reviewed
             assert f"{p.side}'s errors, largest first:" in full
             assert f"{p.side}: {errors} errors" in summary and f"{p.side}'s errors" not in summary
     assert summary.count("played ") == 0 < full.count("played ") or not any(m.category in ERRORS for m in review.moves)
+
+
+def test_accuracy_means_the_same_over_a_short_game_and_a_long_one(finkel3_table):
+    """The same play twice over (the errors and the rolls doubled) rates the same; the errors alone doubled do not."""
+    record = play(finkel3_table, "heuristic", "random", 5)
+    one = review_game(record, finkel3_table).players[0]
+    twice = dataclasses.replace(one, error=2 * one.error, rolls=2 * one.rolls)
+    assert twice.accuracy == pytest.approx(one.accuracy) and twice.rating == one.rating
+    assert one.game_error > 0
+    worse = dataclasses.replace(one, error=2 * one.error)
+    assert worse.accuracy < one.accuracy or one.accuracy == 0.0
+    # a long game is not several games' worth of errors: its error counts per standard game
+    long = dataclasses.replace(one, error=0.6, rolls=int(4 * one.standard))
+    assert long.game_error == pytest.approx(0.15) and long.accuracy == pytest.approx(70.0)
+
+
+def test_standard_game_lengths():
+    from urgym.evaluation.review.grades import standard_rolls
+
+    from urgym import get_rules
+
+    lengths = {name: standard_rolls(get_rules(name)) for name in ("finkel", "blitz", "masters", "murray")}
+    # 2 x pieces x (path + 1) / mean roll: four binary dice average 2, and so do masters' (1 to 4, no 0)
+    assert lengths == pytest.approx({"finkel": 105, "blitz": 85, "masters": 119, "murray": 196})
 
 
 def test_too_few_decisions_give_no_accuracy_or_rating(finkel3_table):
