@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import os
+import signal
 
 import pytest
 
 from urgym import get_rules, solver
+
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    # A suite started in the background of a non-interactive shell inherits Ctrl-C ignored, and so would every
+    # command the Ctrl-C tests start (an ignored signal stays ignored across exec); handled here, each child starts
+    # with the default again.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session", autouse=True)
