@@ -20,7 +20,8 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
@@ -705,15 +706,15 @@ class SlowModeTail:
     """
 
     def __init__(self) -> None:
-        self.ratios: list[float] = []
-        self.changes: list[float] = []
+        self.ratios: deque[float] = deque(maxlen=STEADY_SWEEPS)
+        self.changes: deque[float] = deque(maxlen=STALL_SWEEPS + 1)  # this sweep's and the STALL_SWEEPS before
         self.stalled = False
         """Whether the pair is swept plainly after a stall."""
 
     def after_sweep(self, change: float, ratio: float) -> float | None:
         """The factor to extrapolate the last change by (``ratio / (1 - ratio)``), or None to sweep on."""
         self.changes.append(change)
-        if len(self.changes) > STALL_SWEEPS and change > 0.5 * self.changes[-1 - STALL_SWEEPS]:
+        if len(self.changes) > STALL_SWEEPS and change > 0.5 * self.changes[0]:
             self.stalled = True
         if not EXTRAPOLATE or self.stalled:
             return None
@@ -724,9 +725,9 @@ class SlowModeTail:
         return ratio / (1.0 - ratio)
 
 
-def _steady(ratios: list[float]) -> bool:
+def _steady(ratios: Sequence[float]) -> bool:
     """True when the last change ratios agree (one mode dominates) and lie safely inside (-1, 1)."""
     if len(ratios) < STEADY_SWEEPS:
         return False
-    last = ratios[-STEADY_SWEEPS:]
+    last = list(ratios)[-STEADY_SWEEPS:]
     return all(-0.98 < r < 0.95 for r in last) and max(last) - min(last) < STEADY_SPREAD
