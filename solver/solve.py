@@ -23,6 +23,7 @@ import time
 from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
@@ -119,7 +120,7 @@ def estimate_solve(rules: Rules, dtype: str = "float64", in_file: bool = True) -
 def _estimate(count: PositionCount, dtype: str, in_file: bool) -> SolveEstimate:
     positions, largest = count.positions, count.largest_pair
     held = min(positions, 2 * largest) if in_file else positions  # a file keeps the pairs not being read
-    memory = BASE_MEMORY + 8 * held + int(largest * _graph_bytes_per_position(count))
+    memory = BASE_MEMORY + 8 * held + int(largest * _graph_bytes_per_position(count.rules, count.positions))
     disk = positions * 8 + table_bytes(positions, dtype) if in_file else 0
     if not count.rules.visits_tiles_twice:
         rate = SOLVE_RATE
@@ -129,19 +130,21 @@ def _estimate(count: PositionCount, dtype: str, in_file: bool) -> SolveEstimate:
     return SolveEstimate(positions, minutes, memory, disk)
 
 
-def _graph_bytes_per_position(count: PositionCount) -> float:
+@lru_cache(maxsize=64)
+def _graph_bytes_per_position(rules: Rules, positions: int) -> float:
     """The bytes of the largest layer pair's graph per position, counted on a sample of its work items.
 
     A run's edges (4 bytes each, and a 2-byte stride where runs are longer than one position) and its edge counts
     (a byte per roll), and each position's last change (4 bytes). Rule sets past the solver's size are not
-    sampled: 12 edges a position, about murray's and skiriuk's at 4 and 5 pieces.
+    sampled: 12 edges a position, about murray's and skiriuk's at 4 and 5 pieces. Kept per rule set: the index
+    and the sample take up to 0.4 s (masters), and the web game asks for the estimate at every request.
     """
-    if count.positions >= MAX_POSITIONS:
+    if positions >= MAX_POSITIONS:
         return CHANGE_BYTES + 5 + 4 * 12.0
-    index = PositionIndex(count.rules)
+    index = PositionIndex(rules)
     start, end = max(index.pair_ranges, key=lambda r: r[1] - r[0])
     items = _work_items(index, start, end)
-    geom = geometry(count.rules)
+    geom = geometry(rules)
     sample = np.ascontiguousarray(items[np.linspace(0, len(items) - 1, min(SAMPLE_ITEMS, len(items))).astype(int)])
     size, _, _, counts, item_edges = count_runs(index, SK.PairWork(sample, start), geom)
     edge_bytes = 4 + (2 if size.max() > 1 else 0)
