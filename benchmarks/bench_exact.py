@@ -2,6 +2,9 @@
 
 Run: ``python -m benchmarks.bench_exact [--rules finkel] [--pieces 3] [--agents random,greedy,...]``
 
+``--against-solve N`` instead times, interleaved N times, a solve of the rules (in memory) and each agent's two
+policy evaluations, and prints the medians: whether an evaluation is slower than a solve of the same rule set.
+
 For each agent: the decisions asked and the rate they were answered at (``select_moves`` in batches of 65,536), the
 seconds of the two policy evaluations (against perfect play and against the best response), and the figures. JIT
 warm-up is run first on 2 pieces and left out. One run per agent: the figures are exact, and the times of the
@@ -12,11 +15,12 @@ from __future__ import annotations
 
 import argparse
 import resource
+import statistics
 import time
 
 from urgym.agents import Agent, make_agent
 from urgym.evaluation.scoring.policies import agent_policy
-from urgym.solver import load_or_solve
+from urgym.solver import load_or_solve, solve
 from urgym.solver.policy import evaluate_policies
 
 from benchmarks.common import machine
@@ -52,11 +56,34 @@ def measure(spec: str, rules, perfect) -> dict:
     }
 
 
+def against_solve(rules, specs: list[str], perfect, repeats: int) -> None:
+    """Medians of ``repeats`` interleaved runs: a solve of ``rules`` and each agent's two evaluations."""
+    policies = {spec: agent_policy(spec, rules, progress=False).policy for spec in specs}
+    times: dict[str, list[float]] = {"solve": []}
+    for _ in range(repeats):
+        began = time.perf_counter()
+        solve(rules, progress=False)
+        times["solve"].append(time.perf_counter() - began)
+        for spec, policy in policies.items():
+            versus = evaluate_policies(rules, policy, perfect, progress=False)
+            best = evaluate_policies(rules, policy, None, progress=False)
+            times.setdefault(spec, []).append(versus.seconds)
+            times.setdefault(spec + " best", []).append(best.seconds)
+    solve_s = statistics.median(times["solve"])
+    print(f"solve: {solve_s:.2f} s (median of {repeats})")
+    print("| agent | against perfect s | against its best response s | each against the solve |")
+    print("|---|---|---|---|")
+    for spec in specs:
+        versus_s, best_s = statistics.median(times[spec]), statistics.median(times[spec + " best"])
+        print(f"| {spec} | {versus_s:.2f} | {best_s:.2f} | {versus_s / solve_s:.2f}x, {best_s / solve_s:.2f}x |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rules", default="finkel")
     parser.add_argument("--pieces", type=int, default=3)
     parser.add_argument("--agents", default=DEFAULT_AGENTS)
+    parser.add_argument("--against-solve", type=int, default=0, metavar="N", help="time evaluations against a solve")
     args = parser.parse_args()
     rules = get_rules(args.rules, args.pieces)
     load_or_solve(rules, progress=False)
@@ -66,6 +93,10 @@ def main() -> None:
     began = time.perf_counter()
     perfect = agent_policy("perfect", rules, progress=False, cache=False).policy
     print(f"perfect's policy asked in {time.perf_counter() - began:.1f} s")
+    if args.against_solve:
+        print(f"{rules.describe()}; {machine()}")
+        against_solve(rules, args.agents.split(","), perfect, args.against_solve)
+        return
     print(f"{rules.describe()}; {machine()}")
     print(
         "| agent | exact win rate vs perfect | as light | as dark | exploitability (points) | decisions asked | "

@@ -101,6 +101,7 @@ class Policy(NamedTuple):
 
 
 _NO_DENSE = np.zeros((0, core.MAX_MOVES))
+_NO_EDGES = np.zeros(0, dtype=np.uint32)
 
 
 def as_policy(policy: Policy | np.ndarray) -> Policy:
@@ -183,11 +184,14 @@ def _played(policy, row, edges, edge, n, own, other):
 
 
 @njit(cache=True, parallel=True)
-def _policy_sweep(graph, a, b, policy_a, policy_b, best_b, buffers):
+def _policy_sweep(graph, a, b, policy_a, policy_b, best_b, chosen_a, chosen_b, buffers):
     """One in-place sweep of both values over a pair, in reverse index order; returns the largest change.
 
-    ``buffers.change`` keeps each position's change of ``a`` (first half) and ``b`` (second half) for the
-    extrapolation, and ``item_dot``/``item_norm`` their products with the last sweep's (as the solver's sweep does).
+    A side with chosen edges (a deterministic policy, see :func:`_chosen_edges`) reads one edge per roll; a side
+    without them (empty) reads its policy's every move; with both sides fixed the graph's counts and edges may be
+    empty (not read). ``buffers.change`` keeps each position's change of ``a``
+    (first half) and ``b`` (second half) for the extrapolation, and ``item_dot``/``item_norm`` their products with
+    the last sweep's (as the solver's sweep does).
     """
     items, start = graph.work.items, graph.work.start
     counts, edges, probs, item_edge_end = graph.counts, graph.edges, graph.probabilities, graph.item_edge_end
@@ -195,6 +199,8 @@ def _policy_sweep(graph, a, b, policy_a, policy_b, best_b, buffers):
     half = change.shape[0] // 2
     n_rolls = probs.shape[0]
     n_items = items.shape[0]
+    fixed_a, fixed_b = chosen_a.shape[0] > 0, chosen_b.shape[0] > 0
+    walk = counts.shape[0] > 0  # the graph's edges are read (not both sides fixed)
     for t in prange(n_items):
         it = n_items - 1 - t
         e = item_edge_end[it]
@@ -203,34 +209,33 @@ def _policy_sweep(graph, a, b, policy_a, policy_b, best_b, buffers):
         norm = 0.0
         for i in range(items[it, SK.I_END] - 1, items[it, SK.I_START] - 1, -1):
             c0 = (i - start) * n_rolls
-            for k in range(n_rolls):
-                e -= counts[c0 + k]
+            if walk:
+                for k in range(n_rolls):
+                    e -= counts[c0 + k]
             edge = e
             va = 0.0
             vb = 0.0
             for k in range(n_rolls):
-                n = counts[c0 + k]
+                n = counts[c0 + k] if walk else 1
                 row = i * n_rolls + k
-                va += probs[k] * _played(policy_a, row, edges, edge, n, a, b)
+                if fixed_a:
+                    va += probs[k] * _outcome(chosen_a[c0 + k], a, b)
+                else:
+                    va += probs[k] * _played(policy_a, row, edges, edge, n, a, b)
                 if best_b:
                     wb = 0.0
                     for j in range(n):
                         wb = max(wb, _outcome(edges[edge + j], b, a))
                     vb += probs[k] * wb
+                elif fixed_b:
+                    vb += probs[k] * _outcome(chosen_b[c0 + k], b, a)
                 else:
                     vb += probs[k] * _played(policy_b, row, edges, edge, n, b, a)
                 edge += n
-            da = va - a[i]
-            db = vb - b[i]
-            delta = max(delta, abs(da), abs(db))
-            old_a = change[i - start]
-            old_b = change[half + i - start]
-            dot += da * old_a + db * old_b
-            norm += old_a * old_a + old_b * old_b
-            change[i - start] = da
-            change[half + i - start] = db
-            a[i] = va
-            b[i] = vb
+            largest, dot_term, norm_term = _store(a, b, i, va, vb, change, half, i - start)
+            delta = max(delta, largest)
+            dot += dot_term
+            norm += norm_term
         item_delta[it] = delta
         item_dot[it] = dot
         item_norm[it] = norm
@@ -247,7 +252,7 @@ def evaluate_policies(
     """The exact values of policy A against policy B, or against its best response when ``policy_b`` is None.
 
     Args:
-        rules: A rule set the solver indexes (finkel, blitz, masters, aseb and custom single-visit rules).
+        rules: A rule set the solver indexes (every built-in one, murray and skiriuk too, and custom rules).
         policy_a: A's :class:`Policy`, or its moves as ``uint8[positions * rolls]`` (see the module docstring).
         policy_b: B's in the same form, or None for B the best response to A.
         tol: Sweep a layer pair until no value changes by more than this.
@@ -282,13 +287,25 @@ def evaluate_policies(
 
 
 def _sweep_pair(index, start, end, a, b, policy_a, policy_b, best_b, tol, pair) -> int:
-    """Sweep one layer pair to ``tol``, extrapolating the slow mode as the solver does; return the sweeps."""
+    """Sweep one layer pair to ``tol``, extrapolating the slow mode as the solver does; return the sweeps.
+
+    A deterministic policy's moves are taken out of the graph once (:func:`_chosen_edges`): its sweeps then read one
+    edge per roll instead of every legal move's, and with both policies deterministic the graph itself is let go.
+    """
     graph = _PairGraph(index, start, end).graph
+    chosen_a = _checked_choices(graph, policy_a, "policy A", pair)
+    chosen_b = _NO_EDGES if best_b else _checked_choices(graph, policy_b, "policy B", pair)
+    if not policy_a.deterministic:
+        chosen_a = _NO_EDGES
+    if not policy_b.deterministic:
+        chosen_b = _NO_EDGES
+    if len(chosen_a) > 0 and len(chosen_b) > 0:  # only the chosen edges are read: the graph's memory goes
+        graph = graph._replace(counts=graph.counts[:0].copy(), edges=graph.edges[:0].copy())
     n_items = len(graph.work.items)
     buffers = SK.SweepBuffers(*(np.zeros(n_items) for _ in range(3)), np.zeros(2 * (end - start), dtype=np.float32))
     tail = SlowModeTail()
     for sweep in range(1, MAX_SWEEPS + 1):
-        change = _policy_sweep(graph, a, b, policy_a, policy_b, best_b, buffers)
+        change = _policy_sweep(graph, a, b, policy_a, policy_b, best_b, chosen_a, chosen_b, buffers)
         if change < tol:
             return sweep
         norm = float(buffers.item_norm.sum())
@@ -298,6 +315,69 @@ def _sweep_pair(index, start, end, a, b, policy_a, policy_b, best_b, tol, pair) 
             SK.extrapolate(a, start, buffers.change[:half], factor)
             SK.extrapolate(b, start, buffers.change[half:], factor)
     raise RuntimeError(f"layer pair {pair} did not converge to {tol} in {MAX_SWEEPS} sweeps")
+
+
+def _checked_choices(graph, policy, name, pair) -> np.ndarray:
+    """The edge of each decision's chosen move in a pair (see :func:`_chosen_edges`), after checking every choice.
+
+    Raises ``ValueError`` naming the first decision whose choice is not one of its legal moves (a policy built by
+    hand, or read from outside, can hold any byte).
+    """
+    chosen = np.empty(len(graph.counts), dtype=np.uint32)
+    bad = _chosen_edges(graph, policy.choices, chosen)
+    if bad >= 0:
+        n_rolls = graph.probabilities.shape[0]
+        i, k = divmod(graph.work.start * n_rolls + bad, n_rolls)
+        n = max(int(graph.counts[bad]), 1)
+        raise ValueError(
+            f"{name} chooses move {int(policy.choices[i * n_rolls + k])} in position {i} with roll number {k} "
+            f"(layer pair {pair}), which has {n} legal move{'s' if n > 1 else ''} (choices are 0 to {n - 1})"
+        )
+    return chosen
+
+
+@njit(cache=True, parallel=True)
+def _chosen_edges(graph, choices, out):
+    """``out[(i - start) * R + k]``: the edge of the move ``choices`` aims at in position i with roll k.
+
+    Returns the first row (pair-local) whose choice is past its legal moves, or -1 when every choice is legal.
+    """
+    items, start = graph.work.items, graph.work.start
+    counts, edges, item_edge_end = graph.counts, graph.edges, graph.item_edge_end
+    n_rolls = graph.probabilities.shape[0]
+    first_bad = np.full(items.shape[0], -1, dtype=np.int64)
+    for it in prange(items.shape[0]):
+        e = item_edge_end[it - 1] if it > 0 else 0
+        for i in range(items[it, SK.I_START], items[it, SK.I_END]):
+            c0 = (i - start) * n_rolls
+            for k in range(n_rolls):
+                n = counts[c0 + k]
+                j = choices[i * n_rolls + k]
+                if j >= n and first_bad[it] < 0:
+                    first_bad[it] = c0 + k
+                out[c0 + k] = edges[e + min(j, n - 1)]
+                e += n
+    for it in range(items.shape[0]):
+        if first_bad[it] >= 0:
+            return first_bad[it]
+    return -1
+
+
+@njit(cache=True, inline="always")
+def _store(a, b, i, va, vb, change, half, local):
+    """Write position i's new values, keeping their changes for the extrapolation.
+
+    Returns the larger change and the position's terms of the dot products (see :func:`_policy_sweep`).
+    """
+    da = va - a[i]
+    db = vb - b[i]
+    a[i] = va
+    b[i] = vb
+    old_a = change[local]
+    old_b = change[half + local]
+    change[local] = da
+    change[half + local] = db
+    return max(abs(da), abs(db)), da * old_a + db * old_b, old_a * old_a + old_b * old_b
 
 
 @njit(cache=True, inline="always")

@@ -513,7 +513,7 @@ def solve(
     """Solve a rule set exactly: every position's winning probability for the side to move.
 
     Args:
-        rules: A :class:`~urgym.Rules` or a rule-set name (single-visit paths: finkel, blitz, masters, aseb).
+        rules: A :class:`~urgym.Rules` or a rule-set name (any the index addresses, murray and skiriuk too).
         tol: Stop iterating a layer pair when no value changes by more than this in a sweep.
         progress: Show a progress bar (pair, sweep, largest change, ETA).
         out: Write the table here (atomically); the solve checkpoints beside it and resumes if interrupted.

@@ -445,8 +445,10 @@ def _dense_fits(rows: int, spec: str) -> bool:
 EVALUATE_RATE = 300_000
 """Positions a core evaluates per second, one evaluation of two policies (measured: finkel 5 pieces, 14.7 M
 positions in 24 s on 2 cores)."""
-BYTES_PER_POSITION = 36
-"""Peak memory of an evaluation per position: two values, the sweep's changes and the largest pair's graph."""
+BYTES_PER_POSITION = 44
+"""Peak memory of an evaluation per position: two values, the sweep's changes, and the largest pair's graph and the
+edges of each deterministic policy's moves there (spread over every position: finkel 7's largest pair holds a fifth
+of them)."""
 PERFECT_RATE = 400_000
 """Decisions a core answers per second by the solved table's lookups (``perfect:epsilon=E``; measured on finkel)."""
 SAMPLE = 2048

@@ -143,6 +143,18 @@ def test_agent_against_perfect_equals_the_linear_solve(plain, agent):
     assert ours.win_rate == pytest.approx(50 * (light + dark), abs=1e-8)
 
 
+def test_a_path_that_visits_tiles_twice_is_evaluated_exactly_too():
+    """Skiriuk 2 (69,819 positions, its own index): greedy against perfect play, against the plain linear solve."""
+    rules = get_rules("skiriuk", 2)
+    load_or_solve(rules, progress=False)
+    game = PlainGame(rules)
+    a, b = game.solve(game.moves_of(make_agent("greedy")), game.moves_of(make_agent("perfect")))
+    i = game.index.rank(Position.start(rules))
+    ours = exact_match("greedy", "perfect", rules, progress=False)
+    assert ours.win_rate_light == pytest.approx(100 * a[i], abs=1e-8)
+    assert ours.win_rate_dark == pytest.approx(100 * (1.0 - b[i]), abs=1e-8)
+
+
 @pytest.mark.parametrize("agent", ["greedy", "last", "perfect"])
 def test_best_response_equals_policy_iteration(plain, agent):
     ours = exploitability(agent, RULES, progress=False)
@@ -185,6 +197,36 @@ def test_a_policy_is_one_legal_move_per_decision():
     assert policy.exact and policy.policy.deterministic
     with pytest.raises(ValueError, match=r"policy A must choose with uint8\[65560\]"):
         evaluate_policies(RULES, choices[:-1], None, progress=False)
+
+
+def _as_dense(policy):
+    """The same deterministic policy written as a distribution over the legal moves (the general sweep reads it)."""
+    from urgym.solver.policy import Policy
+
+    dense = np.zeros((len(policy.choices), core.MAX_MOVES))
+    dense[np.arange(len(policy.choices)), policy.choices] = 1.0
+    return Policy(policy.choices, policy.keep, dense)
+
+
+@pytest.mark.parametrize("opponent", ["perfect", None])
+def test_the_chosen_edge_sweeps_equal_the_general_sweep(opponent):
+    """A deterministic policy is swept from its chosen edges alone; written as a distribution it takes every edge."""
+    greedy = agent_policy("greedy", RULES, progress=False, cache=False).policy
+    other = None if opponent is None else agent_policy(opponent, RULES, progress=False, cache=False).policy
+    fast = evaluate_policies(RULES, greedy, other, progress=False)
+    general = evaluate_policies(RULES, _as_dense(greedy), None if other is None else _as_dense(other), progress=False)
+    assert not _as_dense(greedy).deterministic
+    np.testing.assert_allclose(fast.a, general.a, rtol=0, atol=1e-11)
+    np.testing.assert_allclose(fast.b, general.b, rtol=0, atol=1e-11)
+
+
+def test_a_choice_past_the_legal_moves_is_refused():
+    choices = agent_policy("greedy", RULES, progress=False, cache=False).policy.choices.copy()
+    start = PositionIndex(RULES).rank(Position.start(RULES))
+    choices[start * 5 + 2] = 9  # a roll of 2 at the start has one legal move: entering a piece
+    refusal = r"policy A chooses move 9 in position \d+ with roll number 2 .*has 1 legal move \(choices are 0 to 0\)"
+    with pytest.raises(ValueError, match=refusal):
+        evaluate_policies(RULES, choices, None, progress=False)
 
 
 def test_evaluate_exact_prints_and_writes_the_exact_figures(tmp_path, capsys):
