@@ -248,6 +248,7 @@ def evaluate_policies(
     policy_b: Policy | np.ndarray | None = None,
     tol: float = EXACT_TOL,
     progress: bool = True,
+    initial: PolicyValues | None = None,
 ) -> PolicyValues:
     """The exact values of policy A against policy B, or against its best response when ``policy_b`` is None.
 
@@ -257,9 +258,11 @@ def evaluate_policies(
         policy_b: B's in the same form, or None for B the best response to A.
         tol: Sweep a layer pair until no value changes by more than this.
         progress: Show a progress bar.
+        initial: Values to start the sweeps from (A's against another opponent, say): the same fixed point is
+            reached, in fewer sweeps the nearer they are to it.
 
     Raises:
-        ValueError: If a policy does not have one entry per position and roll.
+        ValueError: If a policy does not have one entry per position and roll, or ``initial`` is of other rules.
     """
     rules = get_rules(rules)
     index = PositionIndex(rules)
@@ -269,8 +272,10 @@ def evaluate_policies(
     best_b = policy_b is None
     policy_b = policy_a if best_b else as_policy(policy_b)
     policy_b.check(rows, "policy B")
-    a = np.zeros(index.size, dtype=np.float64)
-    b = np.zeros(index.size, dtype=np.float64)
+    if initial is not None and (initial.rules != rules or len(initial.a) != index.size):
+        raise ValueError(f"initial values are of {initial.rules.describe()}, not of {rules.describe()}")
+    a = np.zeros(index.size) if initial is None else initial.a.copy()
+    b = np.zeros(index.size) if initial is None else initial.b.copy()
     began, sweeps = time.perf_counter(), 0
     bar = progress_bar(index.size, f"exact {rules.name}", progress, unit="pos", unit_scale=True)
     try:

@@ -220,6 +220,20 @@ def test_the_chosen_edge_sweeps_equal_the_general_sweep(opponent):
     np.testing.assert_allclose(fast.b, general.b, rtol=0, atol=1e-11)
 
 
+def test_a_best_response_started_from_the_match_reaches_the_same_values_sooner():
+    greedy = agent_policy("greedy", RULES, progress=False, cache=False).policy
+    perfect = agent_policy("perfect", RULES, progress=False, cache=False).policy
+    match = evaluate_policies(RULES, greedy, perfect, progress=False)
+    cold = evaluate_policies(RULES, greedy, None, progress=False)
+    warm = evaluate_policies(RULES, greedy, None, progress=False, initial=match)
+    np.testing.assert_allclose(warm.a, cold.a, rtol=0, atol=1e-11)
+    np.testing.assert_allclose(warm.b, cold.b, rtol=0, atol=1e-11)
+    assert warm.sweeps < cold.sweeps
+    three = match._replace(rules=get_rules("finkel", 3))
+    with pytest.raises(ValueError, match=r"initial values are of finkel: .*3 pieces.*, not of finkel: .*2 pieces"):
+        evaluate_policies(RULES, greedy, None, progress=False, initial=three)
+
+
 def test_a_choice_past_the_legal_moves_is_refused():
     choices = agent_policy("greedy", RULES, progress=False, cache=False).policy.choices.copy()
     start = PositionIndex(RULES).rank(Position.start(RULES))
