@@ -60,22 +60,27 @@ def against_solve(rules, specs: list[str], perfect, repeats: int) -> None:
     """Medians of ``repeats`` interleaved runs: a solve of ``rules`` and each agent's two evaluations."""
     policies = {spec: agent_policy(spec, rules, progress=False).policy for spec in specs}
     times: dict[str, list[float]] = {"solve": []}
+    sweeps: dict[str, int] = {}
     for _ in range(repeats):
         began = time.perf_counter()
-        solve(rules, progress=False)
+        sweeps["solve"] = solve(rules, progress=False).header["sweeps"]
         times["solve"].append(time.perf_counter() - began)
         for spec, policy in policies.items():
             versus = evaluate_policies(rules, policy, perfect, progress=False)
             best = evaluate_policies(rules, policy, None, progress=False, initial=versus)
             times.setdefault(spec, []).append(versus.seconds)
             times.setdefault(spec + " best", []).append(best.seconds)
+            sweeps[spec], sweeps[spec + " best"] = versus.sweeps, best.sweeps
     solve_s = statistics.median(times["solve"])
-    print(f"solve: {solve_s:.2f} s (median of {repeats})")
-    print("| agent | against perfect s | against its best response s | each against the solve |")
+    print(f"solve: {solve_s:.2f} s, {sweeps['solve']} sweeps (median of {repeats} runs)")
+    print("| agent | against perfect s (sweeps) | against its best response s (sweeps) | each against the solve |")
     print("|---|---|---|---|")
     for spec in specs:
         versus_s, best_s = statistics.median(times[spec]), statistics.median(times[spec + " best"])
-        print(f"| {spec} | {versus_s:.2f} | {best_s:.2f} | {versus_s / solve_s:.2f}x, {best_s / solve_s:.2f}x |")
+        print(
+            f"| {spec} | {versus_s:.2f} ({sweeps[spec]}) | {best_s:.2f} ({sweeps[spec + ' best']}) "
+            f"| {versus_s / solve_s:.2f}x, {best_s / solve_s:.2f}x |"
+        )
 
 
 def main() -> None:
