@@ -189,9 +189,9 @@ def _policy_sweep(graph, a, b, policy_a, policy_b, best_b, chosen_a, chosen_b, b
 
     A side with chosen edges (a deterministic policy, see :func:`_chosen_edges`) reads one edge per roll; a side
     without them (empty) reads its policy's every move; with both sides fixed the graph's counts and edges may be
-    empty (not read). ``buffers.change`` keeps each position's change of ``a``
-    (first half) and ``b`` (second half) for the extrapolation, and ``item_dot``/``item_norm`` their products with
-    the last sweep's (as the solver's sweep does).
+    empty (not read). ``buffers.change`` keeps each position's change of ``a`` (first half) and ``b`` (second half)
+    for the extrapolation, and ``item_dot``/``item_norm`` their products with the last sweep's (as the solver's
+    sweep does).
     """
     items, start = graph.work.items, graph.work.start
     counts, edges, probs, item_edge_end = graph.counts, graph.edges, graph.probabilities, graph.item_edge_end
@@ -274,8 +274,8 @@ def evaluate_policies(
     policy_b.check(rows, "policy B")
     if initial is not None and (initial.rules != rules or len(initial.a) != index.size):
         raise ValueError(f"initial values are of {initial.rules.describe()}, not of {rules.describe()}")
-    a = np.zeros(index.size) if initial is None else initial.a.copy()
-    b = np.zeros(index.size) if initial is None else initial.b.copy()
+    a = np.zeros(index.size) if initial is None else np.array(initial.a, dtype=np.float64)  # copies
+    b = np.zeros(index.size) if initial is None else np.array(initial.b, dtype=np.float64)
     began, sweeps = time.perf_counter(), 0
     bar = progress_bar(index.size, f"exact {rules.name}", progress, unit="pos", unit_scale=True)
     try:
