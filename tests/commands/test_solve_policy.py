@@ -39,6 +39,7 @@ def test_the_estimate_follows_the_measured_rates():
         ("skiriuk", 4, 3.5, 2.39e9),
         ("murray", 3, 0.59, 0.53e9),
         ("murray", 4, 88.6, 9.6e9),  # three runs, the last two resuming (RESULTS: the wall time of all three)
+        ("skiriuk", 5, 109.5, 18.3e9),
     ],
 )
 def test_the_estimate_is_within_a_factor_of_two_of_the_measured_solves(name, pieces, minutes, peak, monkeypatch):
