@@ -98,11 +98,10 @@ def main() -> None:
     began = time.perf_counter()
     perfect = agent_policy("perfect", rules, progress=False, cache=False).policy
     print(f"perfect's policy asked in {time.perf_counter() - began:.1f} s")
+    print(f"{rules.describe()}; {machine()}")
     if args.against_solve:
-        print(f"{rules.describe()}; {machine()}")
         against_solve(rules, args.agents.split(","), perfect, args.against_solve)
         return
-    print(f"{rules.describe()}; {machine()}")
     print(
         "| agent | exact win rate vs perfect | as light | as dark | exploitability (points) | decisions asked | "
         "asked in s | evaluation s (both) | peak memory so far |"
