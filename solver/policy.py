@@ -300,10 +300,6 @@ def _sweep_pair(index, start, end, a, b, policy_a, policy_b, best_b, tol, pair) 
     graph = _PairGraph(index, start, end).graph
     chosen_a = _checked_choices(graph, policy_a, "policy A", pair)
     chosen_b = _NO_EDGES if best_b else _checked_choices(graph, policy_b, "policy B", pair)
-    if not policy_a.deterministic:
-        chosen_a = _NO_EDGES
-    if not policy_b.deterministic:
-        chosen_b = _NO_EDGES
     if len(chosen_a) > 0 and len(chosen_b) > 0:  # only the chosen edges are read: the graph's memory goes
         graph = graph._replace(counts=graph.counts[:0].copy(), edges=graph.edges[:0].copy())
     n_items = len(graph.work.items)
@@ -325,10 +321,11 @@ def _sweep_pair(index, start, end, a, b, policy_a, policy_b, best_b, tol, pair) 
 def _checked_choices(graph, policy, name, pair) -> np.ndarray:
     """The edge of each decision's chosen move in a pair (see :func:`_chosen_edges`), after checking every choice.
 
+    A policy that randomizes reads every legal move's edge, so its choices are only checked (no edges listed).
     Raises ``ValueError`` naming the first decision whose choice is not one of its legal moves (a policy built by
     hand, or read from outside, can hold any byte).
     """
-    chosen = np.empty(len(graph.counts), dtype=np.uint32)
+    chosen = np.empty(len(graph.counts), dtype=np.uint32) if policy.deterministic else _NO_EDGES
     bad = _chosen_edges(graph, policy.choices, chosen)
     if bad >= 0:
         n_rolls = graph.probabilities.shape[0]
@@ -345,11 +342,13 @@ def _checked_choices(graph, policy, name, pair) -> np.ndarray:
 def _chosen_edges(graph, choices, out):
     """``out[(i - start) * R + k]``: the edge of the move ``choices`` aims at in position i with roll k.
 
-    Returns the first row (pair-local) whose choice is past its legal moves, or -1 when every choice is legal.
+    Returns the first row (pair-local) whose choice is past its legal moves, or -1 when every choice is legal. An
+    empty ``out`` only checks.
     """
     items, start = graph.work.items, graph.work.start
     counts, edges, item_edge_end = graph.counts, graph.edges, graph.item_edge_end
     n_rolls = graph.probabilities.shape[0]
+    listing = out.shape[0] > 0
     first_bad = np.full(items.shape[0], -1, dtype=np.int64)
     for it in prange(items.shape[0]):
         e = item_edge_end[it - 1] if it > 0 else 0
@@ -360,7 +359,8 @@ def _chosen_edges(graph, choices, out):
                 j = choices[i * n_rolls + k]
                 if j >= n and first_bad[it] < 0:
                     first_bad[it] = c0 + k
-                out[c0 + k] = edges[e + min(j, n - 1)]
+                if listing:
+                    out[c0 + k] = edges[e + min(j, n - 1)]
                 e += n
     for it in range(items.shape[0]):
         if first_bad[it] >= 0:
