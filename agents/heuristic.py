@@ -445,6 +445,13 @@ def _sequence_tables(max_moves, pieces):
     return rows, start, stop
 
 
+@njit(cache=True, inline="always")
+def _rolls_again(state, roll, source, geom):
+    """Whether the legal move of the piece at ``source`` gives another move this turn (an extra roll, no win)."""
+    flags = core.apply_move(state, roll, source, geom)[1]
+    return bool(flags & core.EXTRA_ROLL) and not flags & core.WIN
+
+
 @njit(cache=True)
 def _gain_choice(state, roll, max_moves, ctx, work, tables):
     """The source of the first move of the best sequence (:meth:`GainTable.best`) for ``roll`` in ``state``."""
@@ -461,11 +468,17 @@ def _gain_choice(state, roll, max_moves, ctx, work, tables):
     sums, endings = work[0], work[1]
     best_total = -np.inf
     best_source = -1
+    settled = -1  # a first piece whose move ends the turn: its sequences (contiguous) all walk the same
     for s in range(first[home, pieces.shape[0]], last[home, pieces.shape[0]]):
         order = rows[s]
+        if order[0] == settled:
+            continue
         source = pieces[order[0]]
         if not _can_play(state, roll, source, geom):
+            settled = order[0]
             continue
+        if max_moves == 1 or not _rolls_again(state, roll, source, geom):
+            settled = order[0]
         sums[:] = 0.0
         endings[0, 0] = 0
         _walk_kernel(state, pieces, order, roll, max_moves, ctx, work)
