@@ -19,7 +19,7 @@ from urgym.evaluation.scoring.match import play_match
 from urgym.evaluation.scoring.policies import agent_policy
 from urgym.evaluation.scoring.runner import RunOptions
 from urgym.solver import PositionIndex, load_or_solve
-from urgym.solver.policy import evaluate_policies, policy_losses
+from urgym.solver.policy import Policy, evaluate_policies, policy_losses
 
 from urgym import Position, core, get_rules
 from urgym.records import GameRecord
@@ -241,6 +241,10 @@ def test_a_choice_past_the_legal_moves_is_refused():
     refusal = r"policy A chooses move 9 in position \d+ with roll number 2 .*has 1 legal move \(choices are 0 to 0\)"
     with pytest.raises(ValueError, match=refusal):
         evaluate_policies(RULES, choices, None, progress=False)
+    randomizing = Policy(choices, np.full(core.MAX_MOVES + 1, 0.9), np.zeros((0, core.MAX_MOVES)))
+    assert not randomizing.deterministic  # checked without listing its edges
+    with pytest.raises(ValueError, match=refusal):
+        evaluate_policies(RULES, randomizing, None, progress=False)
 
 
 def test_evaluate_exact_prints_and_writes_the_exact_figures(tmp_path, capsys):
