@@ -18,8 +18,9 @@ move. With ``P(r)`` the roll probabilities, ``s'`` the position after a move (se
 and the same for ``b`` with the sides exchanged; a roll without a legal move passes. With B's policy left out,
 ``b`` takes the best of B's moves instead: B is the *best response* to A, the perfect adversary that knows A's
 policy, and ``b`` is the value of that Markov decision process (the solver's equation with A's moves fixed). Both
-are solved by Gauss-Seidel sweeps over each layer pair, in the solver's order, to ``tol``, with the solver's
-extrapolation of the slow mode.
+are solved by Gauss-Seidel sweeps over each layer pair's graph (the solver's own, stored once per run of
+positions), in the solver's order, to ``tol``, with the solver's extrapolation of the slow mode; the best response
+by modified policy iteration (sweeps that choose B's best moves, each followed by a few that hold them).
 
 :func:`policy_losses` runs the game forwards: how often each position is reached when A plays B from the start,
 and what A's moves there give away against perfect play. Against a perfect B these losses add up exactly to the
@@ -40,6 +41,7 @@ from urgym.solver.solve import (
     SlowModeTail,
     _PairGraph,
     _terminal_values,
+    _threads_for,
     _work_items,
     count_runs,
 )
@@ -101,7 +103,6 @@ class Policy(NamedTuple):
 
 
 _NO_DENSE = np.zeros((0, core.MAX_MOVES))
-_NO_EDGES = np.zeros(0, dtype=np.uint32)
 
 
 def as_policy(policy: Policy | np.ndarray) -> Policy:
@@ -166,79 +167,131 @@ def _outcome(x, own, other):
 
 
 @njit(cache=True, inline="always")
-def _played(policy, row, edges, edge, n, own, other):
-    """The mover's expected winning chance over the moves ``policy`` plays in decision ``row``."""
+def _edge_along(edges, strides, edge, step):
+    """The ``edge`` of a run for the position ``step`` places along it: its successor moved on by the edge's stride."""
+    x = edges[edge]
+    if strides.shape[0] > 0:
+        x = np.uint32(x + ((step * np.int64(strides[edge])) << 1))
+    return x
+
+
+@njit(cache=True, inline="always")
+def _played(policy, rest, row, edges, strides, edge, step, n, own, other):
+    """The mover's expected winning chance over the moves a randomizing ``policy`` plays in decision ``row``.
+
+    ``edge`` is the decision's first edge in its run, ``step`` the position's place along the run, ``rest[n]`` the
+    chance of each move but the chosen one among ``n`` (:func:`_other_chances`).
+    """
     if n > 1 and policy.dense.shape[0] > 0:  # (dense rows hold nothing where there is no choice)
         v = 0.0
         for j in range(n):
-            v += policy.dense[row, j] * _outcome(edges[edge + j], own, other)
+            v += policy.dense[row, j] * _outcome(_edge_along(edges, strides, edge + j, step), own, other)
         return v
-    chosen = _outcome(edges[edge + policy.choices[row]], own, other)
-    keep = policy.keep[n]
-    if n == 1 or keep == 1.0:
-        return chosen
     total = 0.0
     for j in range(n):
-        total += _outcome(edges[edge + j], own, other)
-    return keep * chosen + (1.0 - keep) * (total - chosen) / (n - 1)
+        total += _outcome(_edge_along(edges, strides, edge + j, step), own, other)
+    chosen = _outcome(_edge_along(edges, strides, edge + policy.choices[row], step), own, other)
+    return rest[n] * total + (policy.keep[n] - rest[n]) * chosen
+
+
+def _other_chances(policy: Policy) -> np.ndarray:
+    """Per number of legal moves n, the chance of each move a policy of the compact form plays besides its choice."""
+    n = np.arange(len(policy.keep))
+    return np.where(n > 1, (1.0 - policy.keep) / np.maximum(n - 1, 1), 0.0)
 
 
 @njit(cache=True, parallel=True)
-def _policy_sweep(graph, a, b, policy_a, policy_b, best_b, chosen_a, chosen_b, buffers):
-    """One in-place sweep of both values over a pair, in reverse index order; returns the largest change.
+def _fixed_sweep(work, probs, a, b, chosen_a, chosen_b, buffers):
+    """One in-place sweep of two deterministic policies over a pair, in reverse index order; the largest change.
 
-    A side with chosen edges (a deterministic policy, see :func:`_chosen_edges`) reads one edge per roll; a side
-    without them (empty) reads its policy's every move; with both sides fixed the graph's counts and edges may be
-    empty (not read). ``buffers.change`` keeps each position's change of ``a`` (first half) and ``b`` (second half)
-    for the extrapolation, and ``item_dot``/``item_norm`` their products with the last sweep's (as the solver's
-    sweep does).
+    Each side reads its chosen edge per roll (:func:`_chosen_edges`), not the graph. ``buffers.change`` keeps each
+    position's change of ``a`` (first half) and ``b`` (second half) for the extrapolation, and
+    ``item_dot``/``item_norm`` their products with the last sweep's (as the solver's sweep does).
     """
-    items, start = graph.work.items, graph.work.start
-    counts, edges, probs, item_edge_end = graph.counts, graph.edges, graph.probabilities, graph.item_edge_end
+    items, start = work.items, work.start
     change, item_delta, item_dot, item_norm = buffers.change, buffers.item_delta, buffers.item_dot, buffers.item_norm
-    half = change.shape[0] // 2
     n_rolls = probs.shape[0]
     n_items = items.shape[0]
-    fixed_a, fixed_b = chosen_a.shape[0] > 0, chosen_b.shape[0] > 0
-    walk = counts.shape[0] > 0  # the graph's edges are read (not both sides fixed)
+    for t in prange(n_items):
+        it = n_items - 1 - t
+        delta = 0.0
+        dot = 0.0
+        norm = 0.0
+        for i in range(items[it, SK.I_END] - 1, items[it, SK.I_START] - 1, -1):
+            c0 = (i - start) * n_rolls
+            va = 0.0
+            vb = 0.0
+            for k in range(n_rolls):
+                va += probs[k] * _outcome(chosen_a[c0 + k], a, b)
+                vb += probs[k] * _outcome(chosen_b[c0 + k], b, a)
+            delta, dot, norm = _store(a, b, i, va, vb, change, i - start, delta, dot, norm)
+        item_delta[it], item_dot[it], item_norm[it] = delta, dot, norm
+    return item_delta.max()
+
+
+@njit(cache=True, parallel=True)
+def _policy_sweep(graph, a, b, policy_a, policy_b, rest_a, rest_b, chosen_a, chosen_b, best_edges, buffers):
+    """:func:`_fixed_sweep` where a side randomizes or is the best response, reading the solver's graph of runs.
+
+    A side with chosen edges (a deterministic policy) reads one edge per roll; a side without them (None) reads its
+    policy's every move, and B with no policy either (None) the best of its moves, as
+    :func:`urgym.solver._kernels.sweep` reads them; that best move's edge is written to ``best_edges`` (unless
+    None), where later sweeps may read it as B's chosen edges. (numba compiles each combination of None apart,
+    without the branches it cannot take.)
+    """
+    items, start = graph.work.items, graph.work.start
+    counts, edges, strides, probs = graph.counts, graph.edges, graph.strides, graph.probabilities
+    item_edge_end, item_run_start, item_run_size = graph.item_edge_end, graph.item_run_start, graph.item_run_size
+    item_block_start = graph.item_block_start
+    change, item_delta, item_dot, item_norm = buffers.change, buffers.item_delta, buffers.item_dot, buffers.item_norm
+    n_rolls = probs.shape[0]
+    n_items = items.shape[0]
     for t in prange(n_items):
         it = n_items - 1 - t
         e = item_edge_end[it]
         delta = 0.0
         dot = 0.0
         norm = 0.0
-        for i in range(items[it, SK.I_END] - 1, items[it, SK.I_START] - 1, -1):
-            c0 = (i - start) * n_rolls
-            if walk:
-                for k in range(n_rolls):
-                    e -= counts[c0 + k]
-            edge = e
-            va = 0.0
-            vb = 0.0
+        size, first = item_run_size[it], item_block_start[it]
+        for run in range(item_run_start[it + 1] - item_run_start[it] - 1, -1, -1):
+            lo, hi = SK._run_bounds(items, it, run, size, first)
+            c0 = (item_run_start[it] + run) * n_rolls
             for k in range(n_rolls):
-                n = counts[c0 + k] if walk else 1
-                row = i * n_rolls + k
-                if fixed_a:
-                    va += probs[k] * _outcome(chosen_a[c0 + k], a, b)
-                else:
-                    va += probs[k] * _played(policy_a, row, edges, edge, n, a, b)
-                if best_b:
-                    wb = 0.0
-                    for j in range(n):
-                        wb = max(wb, _outcome(edges[edge + j], b, a))
-                    vb += probs[k] * wb
-                elif fixed_b:
-                    vb += probs[k] * _outcome(chosen_b[c0 + k], b, a)
-                else:
-                    vb += probs[k] * _played(policy_b, row, edges, edge, n, b, a)
-                edge += n
-            largest, dot_term, norm_term = _store(a, b, i, va, vb, change, half, i - start)
-            delta = max(delta, largest)
-            dot += dot_term
-            norm += norm_term
-        item_delta[it] = delta
-        item_dot[it] = dot
-        item_norm[it] = norm
+                e -= counts[c0 + k]
+            for i in range(hi - 1, lo - 1, -1):
+                step = i - lo
+                own = (i - start) * n_rolls  # the position's first row of chosen edges
+                edge = e
+                va = 0.0
+                vb = 0.0
+                if chosen_b is not None:  # (read apart from the graph's edges: numba compiles it faster so)
+                    for k in range(n_rolls):
+                        vb += probs[k] * _outcome(chosen_b[own + k], b, a)
+                for k in range(n_rolls):
+                    n = counts[c0 + k]
+                    if chosen_a is None:
+                        va += probs[k] * _played(policy_a, rest_a, i * n_rolls + k, edges, strides, edge, step, n, a, b)
+                    else:
+                        va += probs[k] * _outcome(chosen_a[own + k], a, b)
+                    if chosen_b is not None:
+                        pass  # read above
+                    elif policy_b is None:  # the best response: the solver's update, with the sides' values
+                        wb = -1.0
+                        top = edges[edge]
+                        for j in range(edge, edge + n):
+                            x = _edge_along(edges, strides, j, step)
+                            w = _outcome(x, b, a)
+                            if w > wb:
+                                wb = w
+                                top = x
+                        vb += probs[k] * wb
+                        if best_edges is not None:
+                            best_edges[own + k] = top
+                    else:
+                        vb += probs[k] * _played(policy_b, rest_b, i * n_rolls + k, edges, strides, edge, step, n, b, a)
+                    edge += n
+                delta, dot, norm = _store(a, b, i, va, vb, change, i - start, delta, dot, norm)
+        item_delta[it], item_dot[it], item_norm[it] = delta, dot, norm
     return item_delta.max()
 
 
@@ -291,89 +344,128 @@ def evaluate_policies(
     return PolicyValues(rules, a, b, index, sweeps, time.perf_counter() - began)
 
 
+POLICY_SWEEPS = 5
+"""Sweeps of the best response with its moves held, between sweeps that choose them afresh (see :func:`_sweep_pair`)."""
+
+
 def _sweep_pair(index, start, end, a, b, policy_a, policy_b, best_b, tol, pair) -> int:
     """Sweep one layer pair to ``tol``, extrapolating the slow mode as the solver does; return the sweeps.
 
-    A deterministic policy's moves are taken out of the graph once (:func:`_chosen_edges`): its sweeps then read one
-    edge per roll instead of every legal move's, and with both policies deterministic the graph itself is let go.
+    The pair's graph is the solver's own, stored once per run of positions. A deterministic policy's moves are
+    listed out of it once (:func:`_chosen_edges`): its sweeps then read one edge per roll. Small pairs are swept on
+    one thread, as the solver sweeps them.
+
+    The best response is found by modified policy iteration: a sweep that takes the best of B's moves (and keeps
+    them) is followed by :data:`POLICY_SWEEPS` sweeps that hold them, which read one edge per roll instead of
+    every legal move's. Only a choosing sweep may end the pair, so the result meets the solver's own test: no value
+    changes by ``tol`` in a sweep that takes the best of every move.
     """
-    graph = _PairGraph(index, start, end).graph
+    graph = _PairGraph(index, start, end, form="runs").graph
     chosen_a = _checked_choices(graph, policy_a, "policy A", pair)
-    chosen_b = _NO_EDGES if best_b else _checked_choices(graph, policy_b, "policy B", pair)
-    if len(chosen_a) > 0 and len(chosen_b) > 0:  # only the chosen edges are read: the graph's memory goes
-        graph = graph._replace(counts=graph.counts[:0].copy(), edges=graph.edges[:0].copy())
+    chosen_b = None if best_b else _checked_choices(graph, policy_b, "policy B", pair)
+    best_edges = None  # the best response's moves, by the last sweep that chose them
+    if best_b:
+        policy_b, best_edges = None, np.empty((end - start) * graph.probabilities.shape[0], dtype=np.uint32)
     n_items = len(graph.work.items)
     buffers = SK.SweepBuffers(*(np.zeros(n_items) for _ in range(3)), np.zeros(2 * (end - start), dtype=np.float32))
     tail = SlowModeTail()
-    for sweep in range(1, MAX_SWEEPS + 1):
-        change = _policy_sweep(graph, a, b, policy_a, policy_b, best_b, chosen_a, chosen_b, buffers)
-        if change < tol:
-            return sweep
-        norm = float(buffers.item_norm.sum())
-        factor = tail.after_sweep(change, float(buffers.item_dot.sum()) / norm if norm > 0 else 0.0)
-        if factor is not None:
-            half = end - start
-            SK.extrapolate(a, start, buffers.change[:half], factor)
-            SK.extrapolate(b, start, buffers.change[half:], factor)
+    held = 0  # sweeps left with the best response's moves held
+    with _threads_for(end - start):
+        for sweep in range(1, MAX_SWEEPS + 1):
+            if best_b and held > 0:
+                change = _sweep(graph, a, b, policy_a, policy_b, chosen_a, best_edges, None, buffers)
+                held = 0 if change < tol else held - 1
+            else:
+                change = _sweep(graph, a, b, policy_a, policy_b, chosen_a, chosen_b, best_edges, buffers)
+                if change < tol:
+                    return sweep
+                held = POLICY_SWEEPS
+            norm = float(buffers.item_norm.sum())
+            factor = tail.after_sweep(change, float(buffers.item_dot.sum()) / norm if norm > 0 else 0.0)
+            if factor is not None:
+                half = end - start
+                SK.extrapolate(a, start, buffers.change[:half], factor)
+                SK.extrapolate(b, start, buffers.change[half:], factor)
     raise RuntimeError(f"layer pair {pair} did not converge to {tol} in {MAX_SWEEPS} sweeps")
 
 
-def _checked_choices(graph, policy, name, pair) -> np.ndarray:
+def _sweep(graph, a, b, policy_a, policy_b, chosen_a, chosen_b, best_edges, buffers) -> float:
+    """One sweep of a pair by the kernel that fits: one edge per roll each (both sides' moves held), or the graph's."""
+    if chosen_a is not None and chosen_b is not None:
+        return _fixed_sweep(graph.work, graph.probabilities, a, b, chosen_a, chosen_b, buffers)
+    rest_a = _other_chances(policy_a)
+    rest_b = rest_a if policy_b is None else _other_chances(policy_b)
+    return _policy_sweep(graph, a, b, policy_a, policy_b, rest_a, rest_b, chosen_a, chosen_b, best_edges, buffers)
+
+
+def _checked_choices(graph, policy, name, pair) -> np.ndarray | None:
     """The edge of each decision's chosen move in a pair (see :func:`_chosen_edges`), after checking every choice.
 
-    A policy that randomizes reads every legal move's edge, so its choices are only checked (no edges listed).
+    A policy that randomizes reads every legal move's edge, so its choices are only checked (None).
     Raises ``ValueError`` naming the first decision whose choice is not one of its legal moves (a policy built by
     hand, or read from outside, can hold any byte).
     """
-    chosen = np.empty(len(graph.counts), dtype=np.uint32) if policy.deterministic else _NO_EDGES
-    bad = _chosen_edges(graph, policy.choices, chosen)
-    if bad >= 0:
-        n_rolls = graph.probabilities.shape[0]
-        i, k = divmod(graph.work.start * n_rolls + bad, n_rolls)
-        n = max(int(graph.counts[bad]), 1)
+    n_rolls = graph.probabilities.shape[0]
+    positions = graph.work.items[:, SK.I_END].max() - graph.work.start
+    chosen = np.empty(positions * n_rolls if policy.deterministic else 0, dtype=np.uint32)
+    row, n = _chosen_edges(graph, policy.choices, chosen)
+    if row >= 0:
+        i, k = divmod(row, n_rolls)
         raise ValueError(
-            f"{name} chooses move {int(policy.choices[i * n_rolls + k])} in position {i} with roll number {k} "
+            f"{name} chooses move {int(policy.choices[row])} in position {i} with roll number {k} "
             f"(layer pair {pair}), which has {n} legal move{'s' if n > 1 else ''} (choices are 0 to {n - 1})"
         )
-    return chosen
+    return chosen if policy.deterministic else None
 
 
 @njit(cache=True, parallel=True)
 def _chosen_edges(graph, choices, out):
-    """``out[(i - start) * R + k]``: the edge of the move ``choices`` aims at in position i with roll k.
+    """``out[(i - start) * R + k]``: the successor edge of the move ``choices`` aims at in position i with roll k.
 
-    Returns the first row (pair-local) whose choice is past its legal moves, or -1 when every choice is legal. An
+    Read off the graph of runs (the run's edge moved along by its stride). Returns the first decision row
+    ``i * R + k`` whose choice is past its legal moves and their number, or (-1, 0) when every choice is legal. An
     empty ``out`` only checks.
     """
     items, start = graph.work.items, graph.work.start
-    counts, edges, item_edge_end = graph.counts, graph.edges, graph.item_edge_end
+    counts, edges, strides = graph.counts, graph.edges, graph.strides
+    item_edge_end, item_run_start, item_run_size = graph.item_edge_end, graph.item_run_start, graph.item_run_size
+    item_block_start = graph.item_block_start
     n_rolls = graph.probabilities.shape[0]
     listing = out.shape[0] > 0
-    first_bad = np.full(items.shape[0], -1, dtype=np.int64)
+    bad_row = np.full(items.shape[0], -1, dtype=np.int64)
+    bad_count = np.zeros(items.shape[0], dtype=np.int64)
     for it in prange(items.shape[0]):
         e = item_edge_end[it - 1] if it > 0 else 0
-        for i in range(items[it, SK.I_START], items[it, SK.I_END]):
-            c0 = (i - start) * n_rolls
+        size, first = item_run_size[it], item_block_start[it]
+        for run in range(item_run_start[it + 1] - item_run_start[it]):
+            lo, hi = SK._run_bounds(items, it, run, size, first)
+            c0 = (item_run_start[it] + run) * n_rolls
+            for i in range(lo, hi):
+                edge = e
+                for k in range(n_rolls):
+                    n = counts[c0 + k]
+                    j = choices[i * n_rolls + k]
+                    if j >= n and bad_row[it] < 0:
+                        bad_row[it] = i * n_rolls + k
+                        bad_count[it] = n
+                    if listing:
+                        out[(i - start) * n_rolls + k] = _edge_along(edges, strides, edge + min(j, n - 1), i - lo)
+                    edge += n
             for k in range(n_rolls):
-                n = counts[c0 + k]
-                j = choices[i * n_rolls + k]
-                if j >= n and first_bad[it] < 0:
-                    first_bad[it] = c0 + k
-                if listing:
-                    out[c0 + k] = edges[e + min(j, n - 1)]
-                e += n
+                e += counts[c0 + k]
     for it in range(items.shape[0]):
-        if first_bad[it] >= 0:
-            return first_bad[it]
-    return -1
+        if bad_row[it] >= 0:
+            return bad_row[it], bad_count[it]
+    return -1, 0
 
 
 @njit(cache=True, inline="always")
-def _store(a, b, i, va, vb, change, half, local):
+def _store(a, b, i, va, vb, change, local, delta, dot, norm):
     """Write position i's new values, keeping their changes for the extrapolation.
 
-    Returns the larger change and the position's terms of the dot products (see :func:`_policy_sweep`).
+    Returns the item's running largest change and dot products (see :func:`_fixed_sweep`) with the position's added.
     """
+    half = change.shape[0] // 2
     da = va - a[i]
     db = vb - b[i]
     a[i] = va
@@ -382,7 +474,7 @@ def _store(a, b, i, va, vb, change, half, local):
     old_b = change[half + local]
     change[local] = da
     change[half + local] = db
-    return max(abs(da), abs(db)), da * old_a + db * old_b, old_a * old_a + old_b * old_b
+    return max(delta, abs(da), abs(db)), dot + da * old_a + db * old_b, norm + old_a * old_a + old_b * old_b
 
 
 @njit(cache=True, inline="always")

@@ -169,6 +169,37 @@ def test_best_response_equals_policy_iteration(plain, agent):
         assert ours["exploitability_points"] > 1.0
 
 
+@pytest.mark.parametrize(
+    ("agent", "chances"),
+    [
+        ("random", lambda plain: lambda position, roll, legal: [1 / len(legal)] * len(legal)),
+        ("perfect:epsilon=0.3", lambda plain: _slip(plain, 0.3)),
+    ],
+    ids=["random", "slip-0.3"],
+)
+def test_the_best_response_to_a_randomizing_agent_equals_policy_iteration(plain, agent, chances):
+    ours = exploitability(agent, RULES, progress=False)
+    a, b = plain.best_response(plain.distribution_of(chances(plain)), plain.perfect)
+    light, dark = start_rates(plain.index, a, b)
+    assert ours["vs_best_response"]["win_rate"] == pytest.approx(50 * (light + dark), abs=1e-8)
+    assert ours["exploitability_points"] > 1.0
+
+
+@pytest.mark.parametrize("agent", ["greedy", "random"])
+def test_held_best_response_sweeps_reach_the_value_iteration_values(agent, monkeypatch):
+    """Sweeps that hold B's moves between those that choose them end where choosing every sweep ends (finkel 3)."""
+    import urgym.solver.policy as solver_policy
+
+    rules = get_rules("finkel", 3)
+    load_or_solve(rules, progress=False)
+    policy = agent_policy(agent, rules, progress=False, cache=False).policy
+    held = evaluate_policies(rules, policy, None, progress=False)
+    monkeypatch.setattr(solver_policy, "POLICY_SWEEPS", 0)  # value iteration: every sweep takes the best move
+    chosen = evaluate_policies(rules, policy, None, progress=False)
+    np.testing.assert_allclose(held.a, chosen.a, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(held.b, chosen.b, rtol=0, atol=1e-10)
+
+
 def test_perfect_against_perfect_is_the_solved_start_value():
     table = load_or_solve(RULES, progress=False)
     result = exact_match("perfect", "perfect", RULES, progress=False)
