@@ -19,6 +19,7 @@ import statistics
 import time
 
 from urgym.agents import Agent, make_agent
+from urgym.evaluation.scoring.exact import perfect_values
 from urgym.evaluation.scoring.policies import agent_policy
 from urgym.solver import load_or_solve, solve
 from urgym.solver.policy import evaluate_policies
@@ -37,7 +38,7 @@ def measure(spec: str, rules, perfect) -> dict:
     asked_policy = agent_policy(spec, rules, progress=False, cache=False)
     asking = time.perf_counter() - began
     policy, asked = asked_policy.policy, asked_policy.asked
-    versus = evaluate_policies(rules, policy, perfect, progress=False)
+    versus = evaluate_policies(rules, policy, perfect, progress=False, initial=perfect_values(rules))
     best = evaluate_policies(rules, policy, None, progress=False, initial=versus)  # as evaluate --exact does
     light, dark = versus.start()
     best_light, best_dark = best.start()
@@ -66,7 +67,7 @@ def against_solve(rules, specs: list[str], perfect, repeats: int) -> None:
         sweeps["solve"] = solve(rules, progress=False).header["sweeps"]
         times["solve"].append(time.perf_counter() - began)
         for spec, policy in policies.items():
-            versus = evaluate_policies(rules, policy, perfect, progress=False)
+            versus = evaluate_policies(rules, policy, perfect, progress=False, initial=perfect_values(rules))
             best = evaluate_policies(rules, policy, None, progress=False, initial=versus)
             times.setdefault(spec, []).append(versus.seconds)
             times.setdefault(spec + " best", []).append(best.seconds)

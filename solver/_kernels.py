@@ -45,7 +45,7 @@ class PairGraph(NamedTuple):
     ``item_run_size[it]``, so run ``k`` of item ``it`` is ``item_run_start[it] + k``. Per run and roll ``counts``
     edges, the edges of each item ending at ``item_edge_end``; an edge holds the successor of the run's first
     position, and ``strides`` how far that successor moves per position along the run. With runs of one position
-    (the tile layout, and the form the policy evaluations and searches read) ``strides`` is empty and ``counts`` and
+    (the tile layout, and the form the policy losses and searches read) ``strides`` is empty and ``counts`` and
     ``edges`` are per position.
     """
 

@@ -198,7 +198,7 @@ class _PairGraph:
 
     A :class:`~urgym.solver._kernels.PairGraph` in one of three forms (``form``): ``"runs"``, the solver's (one move
     list per run of positions that share it, see ``urgym.solver._kernels``: a fraction of the memory);
-    ``"positions"``, runs of one position, every position's edges stored, which the policy evaluations and searches
+    ``"positions"``, runs of one position, every position's edges stored, which the policy losses and the searches
     read (built run by run); ``"played"``, the same built by playing out every position (for comparisons).
     """
 

@@ -14,7 +14,7 @@ import pytest
 import scipy.sparse
 import scipy.sparse.linalg
 from urgym.agents import Agent, make_agent
-from urgym.evaluation.scoring.exact import exact_match, exact_results, exploitability
+from urgym.evaluation.scoring.exact import exact_match, exact_results, exploitability, perfect_values
 from urgym.evaluation.scoring.match import play_match
 from urgym.evaluation.scoring.policies import agent_policy
 from urgym.evaluation.scoring.runner import RunOptions
@@ -263,6 +263,18 @@ def test_a_best_response_started_from_the_match_reaches_the_same_values_sooner()
     three = match._replace(rules=get_rules("finkel", 3))
     with pytest.raises(ValueError, match=r"initial values are of finkel: .*3 pieces.*, not of finkel: .*2 pieces"):
         evaluate_policies(RULES, greedy, None, progress=False, initial=three)
+
+
+def test_a_match_against_perfect_play_started_from_its_values_reaches_the_same_values_sooner():
+    rules = get_rules("finkel", 3)
+    load_or_solve(rules, progress=False)
+    greedy = agent_policy("greedy", rules, progress=False, cache=False).policy
+    perfect = agent_policy("perfect", rules, progress=False, cache=False).policy
+    cold = evaluate_policies(rules, greedy, perfect, progress=False)
+    warm = evaluate_policies(rules, greedy, perfect, progress=False, initial=perfect_values(rules))
+    np.testing.assert_allclose(warm.a, cold.a, rtol=0, atol=1e-11)
+    np.testing.assert_allclose(warm.b, cold.b, rtol=0, atol=1e-11)
+    assert warm.sweeps < cold.sweeps
 
 
 def test_a_choice_past_the_legal_moves_is_refused():
