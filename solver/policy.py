@@ -366,6 +366,7 @@ def _sweep_pair(index, start, end, a, b, policy_a, policy_b, best_b, tol, pair) 
     best_edges = None  # the best response's moves, by the last sweep that chose them
     if best_b:
         policy_b, best_edges = None, np.empty((end - start) * graph.probabilities.shape[0], dtype=np.uint32)
+    rest = _other_chances(policy_a), _other_chances(policy_a if policy_b is None else policy_b)
     n_items = len(graph.work.items)
     buffers = SK.SweepBuffers(*(np.zeros(n_items) for _ in range(3)), np.zeros(2 * (end - start), dtype=np.float32))
     tail = SlowModeTail()
@@ -373,10 +374,10 @@ def _sweep_pair(index, start, end, a, b, policy_a, policy_b, best_b, tol, pair) 
     with _threads_for(end - start):
         for sweep in range(1, MAX_SWEEPS + 1):
             if best_b and held > 0:
-                change = _sweep(graph, a, b, policy_a, policy_b, chosen_a, best_edges, None, buffers)
+                change = _sweep(graph, a, b, policy_a, policy_b, rest, chosen_a, best_edges, None, buffers)
                 held = 0 if change < tol else held - 1
             else:
-                change = _sweep(graph, a, b, policy_a, policy_b, chosen_a, chosen_b, best_edges, buffers)
+                change = _sweep(graph, a, b, policy_a, policy_b, rest, chosen_a, chosen_b, best_edges, buffers)
                 if change < tol:
                     return sweep
                 held = POLICY_SWEEPS
@@ -389,13 +390,14 @@ def _sweep_pair(index, start, end, a, b, policy_a, policy_b, best_b, tol, pair) 
     raise RuntimeError(f"layer pair {pair} did not converge to {tol} in {MAX_SWEEPS} sweeps")
 
 
-def _sweep(graph, a, b, policy_a, policy_b, chosen_a, chosen_b, best_edges, buffers) -> float:
-    """One sweep of a pair by the kernel that fits: one edge per roll each (both sides' moves held), or the graph's."""
+def _sweep(graph, a, b, policy_a, policy_b, rest, chosen_a, chosen_b, best_edges, buffers) -> float:
+    """One sweep of a pair by the kernel that fits: one edge per roll each (both sides' moves held), or the graph's.
+
+    ``rest`` holds each policy's :func:`_other_chances`, worked out once per pair.
+    """
     if chosen_a is not None and chosen_b is not None:
         return _fixed_sweep(graph.work, graph.probabilities, a, b, chosen_a, chosen_b, buffers)
-    rest_a = _other_chances(policy_a)
-    rest_b = rest_a if policy_b is None else _other_chances(policy_b)
-    return _policy_sweep(graph, a, b, policy_a, policy_b, rest_a, rest_b, chosen_a, chosen_b, best_edges, buffers)
+    return _policy_sweep(graph, a, b, policy_a, policy_b, *rest, chosen_a, chosen_b, best_edges, buffers)
 
 
 def _checked_choices(graph, policy, name, pair) -> np.ndarray | None:
