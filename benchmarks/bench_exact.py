@@ -4,6 +4,8 @@ Run: ``python -m benchmarks.bench_exact [--rules finkel] [--pieces 3] [--agents 
 
 ``--against-solve N`` instead times, interleaved N times, a solve of the rules (in memory) and each agent's two
 policy evaluations, and prints the medians: whether an evaluation is slower than a solve of the same rule set.
+``--one-sweep N`` times single sweeps of the largest layer pair instead (medians of N after a warm-up): the solver's,
+and per agent one against perfect play, one of the best response choosing its moves and one holding them.
 
 For each agent: the decisions asked and the rate they were answered at (``select_moves`` in batches of 65,536), the
 seconds of the two policy evaluations (against perfect play and against the best response), and the figures. JIT
@@ -18,11 +20,15 @@ import resource
 import statistics
 import time
 
+import numpy as np
 from urgym.agents import Agent, make_agent
 from urgym.evaluation.scoring.exact import perfect_values
 from urgym.evaluation.scoring.policies import agent_policy
-from urgym.solver import load_or_solve, solve
+from urgym.solver import PositionIndex, load_or_solve, solve
+from urgym.solver import _kernels as SK
+from urgym.solver import policy as P
 from urgym.solver.policy import evaluate_policies
+from urgym.solver.solve import _PairGraph
 
 from benchmarks.common import machine
 from urgym import get_rules
@@ -84,12 +90,54 @@ def against_solve(rules, specs: list[str], perfect, repeats: int) -> None:
         )
 
 
+def one_sweep(rules, specs: list[str], perfect, repeats: int) -> None:
+    """Median milliseconds of single sweeps of the largest layer pair: the solver's and each agent's kinds."""
+    index = PositionIndex(rules)
+    start, end = max(index.pair_ranges, key=lambda r: r[1] - r[0])
+    pair = index.pairs[index.pair_ranges.index((start, end))]
+    solver_graph = _PairGraph(index, start, end, form="runs")
+    graph = solver_graph.graph
+    values = np.array(load_or_solve(rules, progress=False).probabilities(), dtype=np.float64)
+    solver_ms = _median_ms(repeats, solver_graph.sweep, values)
+    print(f"largest pair {pair}: {end - start:,} positions; the solver's sweep {solver_ms:.0f} ms")
+    print("| agent | against perfect ms | best response choosing ms | best response holding ms |")
+    print("|---|---|---|---|")
+    perfect = P.as_policy(perfect)
+    for spec in specs:
+        policy = P.as_policy(agent_policy(spec, rules, progress=False).policy)
+        a, b = values.copy(), values.copy()
+        chosen_a = P._checked_choices(graph, policy, "policy A", pair)
+        chosen_b = P._checked_choices(graph, perfect, "policy B", pair)
+        items = len(graph.work.items)
+        buffers = SK.SweepBuffers(*(np.zeros(items) for _ in range(3)), np.zeros(2 * (end - start), np.float32))
+        best_edges = np.empty((end - start) * graph.probabilities.shape[0], dtype=np.uint32)
+        rest, alone = (P._other_chances(policy), P._other_chances(perfect)), (P._other_chances(policy),) * 2
+        times = (
+            _median_ms(repeats, P._sweep, graph, a, b, policy, perfect, rest, chosen_a, chosen_b, None, buffers),
+            _median_ms(repeats, P._sweep, graph, a, b, policy, None, alone, chosen_a, None, best_edges, buffers),
+            _median_ms(repeats, P._sweep, graph, a, b, policy, None, alone, chosen_a, best_edges, None, buffers),
+        )
+        print(f"| {spec} | " + " | ".join(f"{t:.0f}" for t in times) + " |", flush=True)
+
+
+def _median_ms(repeats: int, sweep, *args) -> float:
+    """The median milliseconds of ``sweep(*args)`` over ``repeats`` calls, after one to warm up."""
+    sweep(*args)
+    times = []
+    for _ in range(repeats):
+        began = time.perf_counter()
+        sweep(*args)
+        times.append(time.perf_counter() - began)
+    return 1000 * statistics.median(times)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rules", default="finkel")
     parser.add_argument("--pieces", type=int, default=3)
     parser.add_argument("--agents", default=DEFAULT_AGENTS)
     parser.add_argument("--against-solve", type=int, default=0, metavar="N", help="time evaluations against a solve")
+    parser.add_argument("--one-sweep", type=int, default=0, metavar="N", help="time single sweeps of the largest pair")
     args = parser.parse_args()
     rules = get_rules(args.rules, args.pieces)
     load_or_solve(rules, progress=False)
@@ -100,6 +148,9 @@ def main() -> None:
     perfect = agent_policy("perfect", rules, progress=False, cache=False).policy
     print(f"perfect's policy asked in {time.perf_counter() - began:.1f} s")
     print(f"{rules.describe()}; {machine()}")
+    if args.one_sweep:
+        one_sweep(rules, args.agents.split(","), perfect, args.one_sweep)
+        return
     if args.against_solve:
         against_solve(rules, args.agents.split(","), perfect, args.against_solve)
         return

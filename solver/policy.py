@@ -285,7 +285,7 @@ def _policy_sweep(graph, a, b, policy_a, policy_b, rest_a, rest_b, chosen_a, cho
                                 wb = w
                                 top = x
                         vb += probs[k] * wb
-                        if best_edges is not None:
+                        if best_edges is not None and best_edges[own + k] != top:  # (a write dirties a line)
                             best_edges[own + k] = top
                     else:
                         vb += probs[k] * _played(policy_b, rest_b, i * n_rolls + k, edges, strides, edge, step, n, b, a)

@@ -388,6 +388,24 @@ def test_randomizing_agents_are_evaluated_by_their_distribution(plain, agent, ch
     assert ours.win_rate_dark == pytest.approx(100 * dark, abs=1e-8)
 
 
+RANDOMIZERS = {
+    "random": ("random", lambda plain: lambda position, roll, legal: [1 / len(legal)] * len(legal)),
+    "slip-0.3": ("perfect:epsilon=0.3", lambda plain: _slip(plain, 0.3)),
+    "dense": (Proportional(), lambda plain: proportional),
+}
+
+
+@pytest.mark.parametrize(("a", "b"), [("random", "slip-0.3"), ("slip-0.3", "dense"), ("dense", "random")])
+def test_two_randomizing_agents_against_each_other_equal_the_linear_solve(plain, a, b):
+    """Both sides randomize, in each form: one pass over every move reads both sides' chances of it."""
+    (agent_a, chances_a), (agent_b, chances_b) = RANDOMIZERS[a], RANDOMIZERS[b]
+    ours = exact_match(agent_a, agent_b, RULES, progress=False)
+    values_a, values_b = plain.solve(plain.distribution_of(chances_a(plain)), plain.distribution_of(chances_b(plain)))
+    light, dark = start_rates(plain.index, values_a, values_b)
+    assert ours.win_rate_light == pytest.approx(100 * light, abs=1e-8)
+    assert ours.win_rate_dark == pytest.approx(100 * dark, abs=1e-8)
+
+
 def test_a_compact_distribution_is_kept_compactly():
     random = agent_policy("random", RULES, progress=False, cache=False).policy
     slip = agent_policy("perfect:epsilon=0.9", RULES, progress=False, cache=False).policy
