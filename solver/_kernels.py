@@ -109,6 +109,18 @@ def _row_edges(state, geom, moves, index, succ, stride, passes, n_moves):
 
 
 @njit(cache=True, inline="always")
+def edge_along(edges, strides, edge, step):
+    """The ``edge`` of a run for the position ``step`` places along it: its successor moved on by the edge's stride.
+
+    With runs of one position (``strides`` empty) the edge itself.
+    """
+    x = edges[edge]
+    if strides.shape[0] > 0:
+        x = np.uint32(x + ((step * np.int64(strides[edge])) << 1))
+    return x
+
+
+@njit(cache=True, inline="always")
 def _run_bounds(items, it, k, size, first):
     """The positions [lo, hi) of run ``k`` of item ``it`` (``first``: its block's first index)."""
     lo_item, hi_item = items[it, I_START], items[it, I_END]
@@ -186,7 +198,6 @@ def expand(graph, item_edge_start, counts, edges):
     run_counts, run_edges, strides = graph.counts, graph.edges, graph.strides
     item_run_start, item_run_size, item_block_start = graph.item_run_start, graph.item_run_size, graph.item_block_start
     item_edge_end = graph.item_edge_end
-    strided = strides.shape[0] > 0
     for it in prange(items.shape[0]):
         source = item_edge_end[it - 1] if it > 0 else 0  # the run graph's edges of this item
         e = item_edge_start[it]
@@ -201,10 +212,7 @@ def expand(graph, item_edge_start, counts, edges):
                 for r in range(n_rolls):
                     counts[(i - start) * n_rolls + r] = run_counts[c0 + r]
                 for j in range(n_run):
-                    x = run_edges[source + j]
-                    if strided:
-                        x = np.uint32(x + ((step * np.int64(strides[source + j])) << 1))
-                    edges[e] = x
+                    edges[e] = edge_along(run_edges, strides, source + j, step)
                     e += 1
             source += n_run
 

@@ -167,15 +167,6 @@ def _outcome(x, own, other):
 
 
 @njit(cache=True, inline="always")
-def _edge_along(edges, strides, edge, step):
-    """The ``edge`` of a run for the position ``step`` places along it: its successor moved on by the edge's stride."""
-    x = edges[edge]
-    if strides.shape[0] > 0:
-        x = np.uint32(x + ((step * np.int64(strides[edge])) << 1))
-    return x
-
-
-@njit(cache=True, inline="always")
 def _played(policy, rest, row, edges, strides, edge, step, n, own, other):
     """The mover's expected winning chance over the moves a randomizing ``policy`` plays in decision ``row``.
 
@@ -185,12 +176,12 @@ def _played(policy, rest, row, edges, strides, edge, step, n, own, other):
     if n > 1 and policy.dense.shape[0] > 0:  # (dense rows hold nothing where there is no choice)
         v = 0.0
         for j in range(n):
-            v += policy.dense[row, j] * _outcome(_edge_along(edges, strides, edge + j, step), own, other)
+            v += policy.dense[row, j] * _outcome(SK.edge_along(edges, strides, edge + j, step), own, other)
         return v
     total = 0.0
     for j in range(n):
-        total += _outcome(_edge_along(edges, strides, edge + j, step), own, other)
-    chosen = _outcome(_edge_along(edges, strides, edge + policy.choices[row], step), own, other)
+        total += _outcome(SK.edge_along(edges, strides, edge + j, step), own, other)
+    chosen = _outcome(SK.edge_along(edges, strides, edge + policy.choices[row], step), own, other)
     return rest[n] * total + (policy.keep[n] - rest[n]) * chosen
 
 
@@ -279,7 +270,7 @@ def _policy_sweep(graph, a, b, policy_a, policy_b, rest_a, rest_b, chosen_a, cho
                         wb = -1.0
                         top = edges[edge]
                         for j in range(edge, edge + n):
-                            x = _edge_along(edges, strides, j, step)
+                            x = SK.edge_along(edges, strides, j, step)
                             w = _outcome(x, b, a)
                             if w > wb:
                                 wb = w
@@ -451,7 +442,7 @@ def _chosen_edges(graph, choices, out):
                         bad_row[it] = i * n_rolls + k
                         bad_count[it] = n
                     if listing:
-                        out[(i - start) * n_rolls + k] = _edge_along(edges, strides, edge + min(j, n - 1), i - lo)
+                        out[(i - start) * n_rolls + k] = SK.edge_along(edges, strides, edge + min(j, n - 1), i - lo)
                     edge += n
             for k in range(n_rolls):
                 e += counts[c0 + k]
