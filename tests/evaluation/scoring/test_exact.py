@@ -392,12 +392,15 @@ RANDOMIZERS = {
     "random": ("random", lambda plain: lambda position, roll, legal: [1 / len(legal)] * len(legal)),
     "slip-0.3": ("perfect:epsilon=0.3", lambda plain: _slip(plain, 0.3)),
     "dense": (Proportional(), lambda plain: proportional),
+    "perfect": ("perfect", lambda plain: _slip(plain, 0.0)),  # (deterministic: A's moves held, B's read)
 }
 
 
-@pytest.mark.parametrize(("a", "b"), [("random", "slip-0.3"), ("slip-0.3", "dense"), ("dense", "random")])
+@pytest.mark.parametrize(
+    ("a", "b"), [("random", "slip-0.3"), ("slip-0.3", "dense"), ("dense", "random"), ("perfect", "slip-0.3")]
+)
 def test_two_randomizing_agents_against_each_other_equal_the_linear_solve(plain, a, b):
-    """Both sides randomize, in each form: one pass over every move reads both sides' chances of it."""
+    """Both sides randomize, in each form (or A plays its moves held while B randomizes): each side's half-sweep."""
     (agent_a, chances_a), (agent_b, chances_b) = RANDOMIZERS[a], RANDOMIZERS[b]
     ours = exact_match(agent_a, agent_b, RULES, progress=False)
     values_a, values_b = plain.solve(plain.distribution_of(chances_a(plain)), plain.distribution_of(chances_b(plain)))
