@@ -195,13 +195,13 @@ def _other_chances(policy: Policy) -> np.ndarray:
 
 
 @njit(cache=True, parallel=True)
-def _held_side_sweep(work, probs, own, other, chosen, half, buffers, first):
+def _held_side_sweep(work, probs, own, other, chosen, half, buffers):
     """One side's half of a sweep, in place and in reverse index order, reading its chosen edge per roll.
 
     ``own`` is the side's values, ``other`` the other side's; ``chosen`` its moves' edges (:func:`_chosen_edges`).
     Each position's change is kept at ``buffers.change[half + local]`` for the extrapolation, and each item's
-    largest change and products with the last sweep's changes (as the solver's sweep keeps them) are added to what
-    the other side's half left in ``buffers`` (started afresh when ``first``). Returns the largest change so far.
+    largest change and products with the last sweep's changes (as the solver's sweep keeps them) go to ``buffers``:
+    A's half (``half`` 0, swept first) starts them afresh, B's adds to them. Returns the largest change so far.
     """
     items, start = work.items, work.start
     change, item_delta, item_dot, item_norm = buffers.change, buffers.item_delta, buffers.item_dot, buffers.item_norm
@@ -209,7 +209,7 @@ def _held_side_sweep(work, probs, own, other, chosen, half, buffers, first):
     n_items = items.shape[0]
     for t in prange(n_items):
         it = n_items - 1 - t
-        delta, dot, norm = (0.0, 0.0, 0.0) if first else (item_delta[it], item_dot[it], item_norm[it])
+        delta, dot, norm = (0.0, 0.0, 0.0) if half == 0 else (item_delta[it], item_dot[it], item_norm[it])
         for i in range(items[it, SK.I_END] - 1, items[it, SK.I_START] - 1, -1):
             c0 = (i - start) * n_rolls
             v = 0.0
@@ -221,7 +221,7 @@ def _held_side_sweep(work, probs, own, other, chosen, half, buffers, first):
 
 
 @njit(cache=True, parallel=True)
-def _graph_side_sweep(graph, own, other, policy, rest, best_edges, half, buffers, first):
+def _graph_side_sweep(graph, own, other, policy, rest, best_edges, half, buffers):
     """:func:`_held_side_sweep` for a side that randomizes or is the best response, reading the solver's graph.
 
     A side with a ``policy`` reads every move it may play; with none (the best response) the best of its moves, as
@@ -239,10 +239,10 @@ def _graph_side_sweep(graph, own, other, policy, rest, best_edges, half, buffers
     for t in prange(n_items):
         it = n_items - 1 - t
         e = item_edge_end[it]
-        delta, dot, norm = (0.0, 0.0, 0.0) if first else (item_delta[it], item_dot[it], item_norm[it])
-        size, first_index = item_run_size[it], item_block_start[it]
+        delta, dot, norm = (0.0, 0.0, 0.0) if half == 0 else (item_delta[it], item_dot[it], item_norm[it])
+        size, first = item_run_size[it], item_block_start[it]
         for run in range(item_run_start[it + 1] - item_run_start[it] - 1, -1, -1):
-            lo, hi = SK._run_bounds(items, it, run, size, first_index)
+            lo, hi = SK._run_bounds(items, it, run, size, first)
             c0 = (item_run_start[it] + run) * n_rolls
             for k in range(n_rolls):
                 e -= counts[c0 + k]
@@ -384,12 +384,12 @@ def _sweep(graph, a, b, policy_a, policy_b, rest, chosen_a, chosen_b, best_edges
     """
     half = len(buffers.change) // 2
     if chosen_a is not None:
-        _held_side_sweep(graph.work, graph.probabilities, a, b, chosen_a, 0, buffers, True)
+        _held_side_sweep(graph.work, graph.probabilities, a, b, chosen_a, 0, buffers)
     else:
-        _graph_side_sweep(graph, a, b, policy_a, rest[0], None, 0, buffers, True)
+        _graph_side_sweep(graph, a, b, policy_a, rest[0], None, 0, buffers)
     if chosen_b is not None:
-        return _held_side_sweep(graph.work, graph.probabilities, b, a, chosen_b, half, buffers, False)
-    return _graph_side_sweep(graph, b, a, policy_b, rest[1], best_edges, half, buffers, False)
+        return _held_side_sweep(graph.work, graph.probabilities, b, a, chosen_b, half, buffers)
+    return _graph_side_sweep(graph, b, a, policy_b, rest[1], best_edges, half, buffers)
 
 
 def _checked_choices(graph, policy, name, pair) -> np.ndarray | None:

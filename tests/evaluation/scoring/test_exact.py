@@ -388,7 +388,7 @@ def test_randomizing_agents_are_evaluated_by_their_distribution(plain, agent, ch
     assert ours.win_rate_dark == pytest.approx(100 * dark, abs=1e-8)
 
 
-RANDOMIZERS = {
+DISTRIBUTIONS = {
     "random": ("random", lambda plain: lambda position, roll, legal: [1 / len(legal)] * len(legal)),
     "slip-0.3": ("perfect:epsilon=0.3", lambda plain: _slip(plain, 0.3)),
     "dense": (Proportional(), lambda plain: proportional),
@@ -399,9 +399,9 @@ RANDOMIZERS = {
 @pytest.mark.parametrize(
     ("a", "b"), [("random", "slip-0.3"), ("slip-0.3", "dense"), ("dense", "random"), ("perfect", "slip-0.3")]
 )
-def test_two_randomizing_agents_against_each_other_equal_the_linear_solve(plain, a, b):
+def test_two_agents_given_by_their_distributions_equal_the_linear_solve(plain, a, b):
     """Both sides randomize, in each form (or A plays its moves held while B randomizes): each side's half-sweep."""
-    (agent_a, chances_a), (agent_b, chances_b) = RANDOMIZERS[a], RANDOMIZERS[b]
+    (agent_a, chances_a), (agent_b, chances_b) = DISTRIBUTIONS[a], DISTRIBUTIONS[b]
     ours = exact_match(agent_a, agent_b, RULES, progress=False)
     values_a, values_b = plain.solve(plain.distribution_of(chances_a(plain)), plain.distribution_of(chances_b(plain)))
     light, dark = start_rates(plain.index, values_a, values_b)
