@@ -111,11 +111,11 @@ def one_sweep(rules, specs: list[str], perfect, repeats: int) -> None:
         items = len(graph.work.items)
         buffers = SK.SweepBuffers(*(np.zeros(items) for _ in range(3)), np.zeros(2 * (end - start), np.float32))
         best_edges = np.empty((end - start) * graph.probabilities.shape[0], dtype=np.uint32)
-        rest, alone = (P._other_chances(policy), P._other_chances(perfect)), (P._other_chances(policy),) * 2
+        versus, alone = (P._graph_play(policy), P._graph_play(perfect)), (P._graph_play(policy), P._graph_play(None))
         times = (
-            _median_ms(repeats, P._sweep, graph, a, b, policy, perfect, rest, chosen_a, chosen_b, None, buffers),
-            _median_ms(repeats, P._sweep, graph, a, b, policy, None, alone, chosen_a, None, best_edges, buffers),
-            _median_ms(repeats, P._sweep, graph, a, b, policy, None, alone, chosen_a, best_edges, None, buffers),
+            _median_ms(repeats, P._sweep, graph, a, b, versus, chosen_a, chosen_b, None, buffers),
+            _median_ms(repeats, P._sweep, graph, a, b, alone, chosen_a, None, best_edges, buffers),
+            _median_ms(repeats, P._sweep, graph, a, b, alone, chosen_a, best_edges, None, buffers),
         )
         print(f"| {spec} | " + " | ".join(f"{t:.0f}" for t in times) + " |", flush=True)
 

@@ -167,31 +167,34 @@ def _outcome(x, own, other):
     return own[x >> 1] if (x & 1) == 0 else 1.0 - other[x >> 1]
 
 
-@njit(cache=True, inline="always")
-def _played(policy, rest, row, edges, strides, edge, step, n, own, other):
-    """The mover's expected winning chance over the moves a randomizing ``policy`` plays in decision ``row``.
+def _move_chances(policy: Policy) -> np.ndarray:
+    """A randomizing policy of the compact form as a sweep reads it: ``[share, bonus]``, each per number of moves n.
 
-    ``edge`` is the decision's first edge in its run, ``step`` the position's place along the run, ``rest[n]`` the
-    chance of each move but the chosen one among ``n`` (:func:`_other_chances`).
+    Among n legal moves every move is played with chance ``share[n]`` and the chosen one with ``bonus[n]`` more:
+    ``share[n] = (1 - keep[n]) / (n - 1)``, ``bonus[n] = keep[n] - share[n]``; a single move is played for sure
+    (``share[1] = 1``). A bonus within rounding of 0 is 0 (``keep[n] = 1 / n`` is uniform play, though
+    ``(1 - 1/3) / 2`` is not ``1/3`` in floating point), so uniform play never reads its chosen move.
     """
-    if n > 1 and policy.dense.shape[0] > 0:  # (dense rows hold nothing where there is no choice)
-        v = 0.0
-        for j in range(n):
-            v += policy.dense[row, j] * _outcome(SK.edge_along(edges, strides, edge + j, step), own, other)
-        return v
-    total = 0.0
-    for j in range(n):
-        total += _outcome(SK.edge_along(edges, strides, edge + j, step), own, other)
-    if policy.keep[n] == rest[n]:  # uniform play: the chosen move is read for nothing
-        return rest[n] * total
-    chosen = _outcome(SK.edge_along(edges, strides, edge + policy.choices[row], step), own, other)
-    return rest[n] * total + (policy.keep[n] - rest[n]) * chosen
-
-
-def _other_chances(policy: Policy) -> np.ndarray:
-    """Per number of legal moves n, the chance of each move a policy of the compact form plays besides its choice."""
     n = np.arange(len(policy.keep))
-    return np.where(n > 1, (1.0 - policy.keep) / np.maximum(n - 1, 1), 0.0)
+    share = np.where(n > 1, (1.0 - policy.keep) / np.maximum(n - 1, 1), np.where(n == 1, 1.0, 0.0))
+    bonus = np.where(n > 1, policy.keep - share, 0.0)
+    bonus[np.abs(bonus) <= 4 * np.finfo(np.float64).eps] = 0.0
+    return np.stack([share, bonus])
+
+
+class _GraphPlay(NamedTuple):
+    """How :func:`_graph_side_sweep` reads a side's moves: the arguments after the values, unpacked."""
+
+    choices: np.ndarray | None  # the policy's choices; None for the best response
+    dense: np.ndarray | None  # its chances per move, or None for the compact form
+    chances: np.ndarray  # the compact form's [share, bonus] (:func:`_move_chances`)
+
+
+def _graph_play(policy: Policy | None) -> _GraphPlay:
+    """A side's :class:`_GraphPlay`: its policy's, or the best response's for None."""
+    if policy is None:
+        return _GraphPlay(None, None, np.zeros((2, core.MAX_MOVES + 1)))
+    return _GraphPlay(policy.choices, policy.dense if len(policy.dense) else None, _move_chances(policy))
 
 
 @njit(cache=True, parallel=True)
@@ -221,13 +224,17 @@ def _held_side_sweep(work, probs, own, other, chosen, half, buffers):
 
 
 @njit(cache=True, parallel=True)
-def _graph_side_sweep(graph, own, other, policy, rest, best_edges, half, buffers):
+def _graph_side_sweep(graph, own, other, choices, dense, chances, best_edges, half, buffers):
     """:func:`_held_side_sweep` for a side that randomizes or is the best response, reading the solver's graph.
 
-    A side with a ``policy`` reads every move it may play; with none (the best response) the best of its moves, as
+    A side with a ``policy`` reads every move it may play, weighted by its dense chances or by ``chances``
+    (:func:`_move_chances`); with none (the best response) the best of its moves, as
     :func:`urgym.solver._kernels.sweep` reads them, and writes that move's edge to ``best_edges`` (unless None),
     where later sweeps may read it as the side's chosen edges. (numba compiles each combination of None apart,
     without the branches it cannot take.)
+
+    The mean is summed in the loop over the moves written out here, its stride test hoisted, as the solver's sweep
+    does: through a helper per move the same sum took about a fifth longer (finkel 5's largest pair).
     """
     items, start = graph.work.items, graph.work.start
     counts, edges, strides, probs = graph.counts, graph.edges, graph.strides, graph.probabilities
@@ -236,6 +243,8 @@ def _graph_side_sweep(graph, own, other, policy, rest, best_edges, half, buffers
     change, item_delta, item_dot, item_norm = buffers.change, buffers.item_delta, buffers.item_dot, buffers.item_norm
     n_rolls = probs.shape[0]
     n_items = items.shape[0]
+    strided = strides.shape[0] > 0
+    share, bonus = chances[0], chances[1]
     for t in prange(n_items):
         it = n_items - 1 - t
         e = item_edge_end[it]
@@ -254,8 +263,27 @@ def _graph_side_sweep(graph, own, other, policy, rest, best_edges, half, buffers
                 v = 0.0
                 for k in range(n_rolls):
                     n = counts[c0 + k]
-                    if policy is not None:
-                        v += probs[k] * _played(policy, rest, decision + k, edges, strides, edge, step, n, own, other)
+                    if choices is not None:
+                        w = 0.0
+                        weighted = False
+                        if dense is not None:  # noqa: SIM102 (alone, numba drops it for the compact form)
+                            if n > 1:
+                                for j in range(n):
+                                    x = SK.edge_along(edges, strides, edge + j, step)
+                                    w += dense[decision + k, j] * _outcome(x, own, other)
+                                weighted = True
+                        if not weighted:
+                            for j in range(edge, edge + n):
+                                x = edges[j]
+                                at = np.int64(x >> 1)
+                                if strided:
+                                    at += step * np.int64(strides[j])
+                                w += own[at] if (x & 1) == 0 else 1.0 - other[at]
+                            w *= share[n]
+                            if bonus[n] != 0.0:  # the chosen move's extra chance
+                                x = SK.edge_along(edges, strides, edge + choices[decision + k], step)
+                                w += bonus[n] * _outcome(x, own, other)
+                        v += probs[k] * w
                     else:  # the best response: the solver's update, with the sides' values
                         best = -1.0
                         top = edges[edge]
@@ -345,7 +373,7 @@ def _sweep_pair(index, start, end, a, b, policy_a, policy_b, best_b, tol, pair) 
     best_edges = None  # the best response's moves, by the last sweep that chose them
     if best_b:
         policy_b, best_edges = None, np.empty((end - start) * graph.probabilities.shape[0], dtype=np.uint32)
-    rest = _other_chances(policy_a), _other_chances(policy_a if policy_b is None else policy_b)
+    plays = _graph_play(policy_a), _graph_play(policy_b)
     n_items = len(graph.work.items)
     buffers = SK.SweepBuffers(*(np.zeros(n_items) for _ in range(3)), np.zeros(2 * (end - start), dtype=np.float32))
     tail = SlowModeTail()
@@ -353,10 +381,10 @@ def _sweep_pair(index, start, end, a, b, policy_a, policy_b, best_b, tol, pair) 
     with _threads_for(end - start):
         for sweep in range(1, MAX_SWEEPS + 1):
             if best_b and held > 0:
-                change = _sweep(graph, a, b, policy_a, policy_b, rest, chosen_a, best_edges, None, buffers)
+                change = _sweep(graph, a, b, plays, chosen_a, best_edges, None, buffers)
                 held = 0 if change < tol else held - 1
             else:
-                change = _sweep(graph, a, b, policy_a, policy_b, rest, chosen_a, chosen_b, best_edges, buffers)
+                change = _sweep(graph, a, b, plays, chosen_a, chosen_b, best_edges, buffers)
                 if change < tol:
                     return sweep
                 held = POLICY_SWEEPS
@@ -369,13 +397,13 @@ def _sweep_pair(index, start, end, a, b, policy_a, policy_b, best_b, tol, pair) 
     raise RuntimeError(f"layer pair {pair} did not converge to {tol} in {MAX_SWEEPS} sweeps")
 
 
-def _sweep(graph, a, b, policy_a, policy_b, rest, chosen_a, chosen_b, best_edges, buffers) -> float:
+def _sweep(graph, a, b, plays, chosen_a, chosen_b, best_edges, buffers) -> float:
     """One sweep of a pair: A's values over the whole pair, then B's, each by the kernel that fits its side.
 
     A side with chosen edges (a deterministic policy, or the best response's moves held) reads one edge per roll;
-    a side without them (None) reads the graph: its policy's every move, or the best of them for B with no policy
-    (None), writing the best moves to ``best_edges`` unless None. ``rest`` holds each policy's
-    :func:`_other_chances`, worked out once per pair. Returns the largest change of either side.
+    a side without them (None) reads the graph as its :class:`_GraphPlay` in ``plays`` says (worked out once per
+    pair): its policy's every move, or the best of them for B with no policy, writing the best moves to
+    ``best_edges`` unless None. Returns the largest change of either side.
 
     Sweeping each side apart (block Gauss-Seidel: B's update reads A's values of this sweep) took fewer sweeps than
     updating both sides of a position together (finkel 5's largest pair: 51 against 56-63 for random against
@@ -386,10 +414,10 @@ def _sweep(graph, a, b, policy_a, policy_b, rest, chosen_a, chosen_b, best_edges
     if chosen_a is not None:
         _held_side_sweep(graph.work, graph.probabilities, a, b, chosen_a, 0, buffers)
     else:
-        _graph_side_sweep(graph, a, b, policy_a, rest[0], None, 0, buffers)
+        _graph_side_sweep(graph, a, b, *plays[0], None, 0, buffers)
     if chosen_b is not None:
         return _held_side_sweep(graph.work, graph.probabilities, b, a, chosen_b, half, buffers)
-    return _graph_side_sweep(graph, b, a, policy_b, rest[1], best_edges, half, buffers)
+    return _graph_side_sweep(graph, b, a, *plays[1], best_edges, half, buffers)
 
 
 def _checked_choices(graph, policy, name, pair) -> np.ndarray | None:

@@ -19,7 +19,14 @@ from urgym.evaluation.scoring.match import play_match
 from urgym.evaluation.scoring.policies import agent_policy
 from urgym.evaluation.scoring.runner import RunOptions
 from urgym.solver import PositionIndex, load_or_solve
-from urgym.solver.policy import Policy, evaluate_policies, policy_losses
+from urgym.solver.policy import (
+    Policy,
+    _move_chances,
+    decision_states,
+    evaluate_policies,
+    legal_move_lists,
+    policy_losses,
+)
 
 from urgym import Position, core, get_rules
 from urgym.records import GameRecord
@@ -616,3 +623,32 @@ def test_evaluate_exact_tournament_and_worst_from_the_command_line(tmp_path, cap
     # too long for the limit given: refused before any work, with the estimate
     assert evaluate_main(["--agent", "greedy", "--exact", "--pieces", "3", "--max-minutes", "0.00001"]) == 2
     assert "more than --max-minutes" in capsys.readouterr().err
+
+
+def test_uniform_play_reads_no_chosen_move_and_a_slip_does():
+    """1/n per move is uniform play though (1 - 1/3) / 2 is not 1/3 in floating point: no bonus for the chosen."""
+    n = np.arange(core.MAX_MOVES + 1)
+    uniform = Policy(np.zeros(1, np.uint8), np.where(n > 0, 1.0 / np.maximum(n, 1), 1.0), np.zeros((0, core.MAX_MOVES)))
+    share, bonus = _move_chances(uniform)
+    assert np.all(bonus == 0.0) and share[1] == 1.0
+    assert share[2:] == pytest.approx(1.0 / n[2:], rel=1e-15)
+    slip = Policy(uniform.choices, np.full(core.MAX_MOVES + 1, 0.7), uniform.dense)
+    share, bonus = _move_chances(slip)
+    assert share[1] == 1.0 and bonus[1] == 0.0
+    assert share[3] == pytest.approx(0.15) and bonus[3] == pytest.approx(0.55)
+
+
+def test_uniform_play_with_three_moves_equals_its_dense_form():
+    """On 3 pieces (up to three moves) the uniform sweep agrees with the same chances given move by move."""
+    rules = get_rules("finkel", 3)
+    policy = agent_policy("random", rules, progress=False, cache=False).policy
+    perfect = agent_policy("perfect", rules, progress=False, cache=False).policy
+    index = PositionIndex(rules)
+    states = np.concatenate([decision_states(index, lo, hi) for lo, hi in index.pair_ranges])
+    n_moves = legal_move_lists(states, rules)[2]
+    assert n_moves.max() == 3
+    width = np.arange(core.MAX_MOVES)[None, :]
+    dense = np.where(width < n_moves[:, None], 1.0 / np.maximum(n_moves, 1)[:, None], 0.0)
+    compact = evaluate_policies(rules, policy, perfect, progress=False)
+    given = evaluate_policies(rules, Policy(policy.choices, policy.keep, dense), perfect, progress=False)
+    assert np.abs(compact.a - given.a).max() < 1e-11 and np.abs(compact.b - given.b).max() < 1e-11
