@@ -183,18 +183,24 @@ def _move_chances(policy: Policy) -> np.ndarray:
 
 
 class _GraphPlay(NamedTuple):
-    """How :func:`_graph_side_sweep` reads a side's moves: the arguments after the values, unpacked."""
+    """How :func:`_graph_side_sweep` reads a side's moves: the arguments after the values, unpacked.
 
-    choices: np.ndarray | None  # the policy's choices; None for the best response
-    dense: np.ndarray | None  # its chances per move, or None for the compact form
-    chances: np.ndarray  # the compact form's [share, bonus] (:func:`_move_chances`)
+    numba compiles each combination of None apart, so uniform play's loop holds nothing of the other forms.
+    """
+
+    chances: np.ndarray | None  # the compact form's [share, bonus] (:func:`_move_chances`); None: the best response
+    slip: np.ndarray | None  # the policy's choices where a chosen move has a bonus (compact form), else None
+    dense: np.ndarray | None  # the policy's chances per move, or None for the compact form
 
 
 def _graph_play(policy: Policy | None) -> _GraphPlay:
     """A side's :class:`_GraphPlay`: its policy's, or the best response's for None."""
     if policy is None:
-        return _GraphPlay(None, None, np.zeros((2, core.MAX_MOVES + 1)))
-    return _GraphPlay(policy.choices, policy.dense if len(policy.dense) else None, _move_chances(policy))
+        return _GraphPlay(None, None, None)
+    chances = _move_chances(policy)
+    if len(policy.dense):  # every choice among several moves is dense; a single move is played for sure
+        return _GraphPlay(chances, None, policy.dense)
+    return _GraphPlay(chances, policy.choices if np.any(chances[1] != 0.0) else None, None)
 
 
 @njit(cache=True, parallel=True)
@@ -224,17 +230,19 @@ def _held_side_sweep(work, probs, own, other, chosen, half, buffers):
 
 
 @njit(cache=True, parallel=True)
-def _graph_side_sweep(graph, own, other, choices, dense, chances, best_edges, half, buffers):
+def _graph_side_sweep(graph, own, other, chances, slip, dense, best_edges, half, buffers):
     """:func:`_held_side_sweep` for a side that randomizes or is the best response, reading the solver's graph.
 
-    A side with a ``policy`` reads every move it may play, weighted by its dense chances or by ``chances``
-    (:func:`_move_chances`); with none (the best response) the best of its moves, as
-    :func:`urgym.solver._kernels.sweep` reads them, and writes that move's edge to ``best_edges`` (unless None),
-    where later sweeps may read it as the side's chosen edges. (numba compiles each combination of None apart,
-    without the branches it cannot take.)
+    A side that plays by chances (its :class:`_GraphPlay`) reads every move it may play, weighted by its dense
+    chances, by the compact form's share with the chosen move's bonus (``slip``), or by the share alone (uniform
+    play); with no chances (the best response) the best of its moves, as :func:`urgym.solver._kernels.sweep` reads
+    them, and writes that move's edge to ``best_edges`` (unless None), where later sweeps may read it as the side's
+    chosen edges. (numba compiles each combination of None apart, without the branches it cannot take.)
 
-    The mean is summed in the loop over the moves written out here, its stride test hoisted, as the solver's sweep
-    does: through a helper per move the same sum took about a fifth longer (finkel 5's largest pair).
+    The mean is summed in loops over the moves written out here, the stride test hoisted, as the solver's sweep
+    does, one loop per form: through a helper per move the same sum took about a fifth longer, and with every form's
+    branch in one loop uniform play took a third longer (finkel 5's largest pair). A slip weighs the chosen move in
+    the loop (a select, not a branch) rather than reading it again: 107 against 121 ms.
     """
     items, start = graph.work.items, graph.work.start
     counts, edges, strides, probs = graph.counts, graph.edges, graph.strides, graph.probabilities
@@ -244,7 +252,7 @@ def _graph_side_sweep(graph, own, other, choices, dense, chances, best_edges, ha
     n_rolls = probs.shape[0]
     n_items = items.shape[0]
     strided = strides.shape[0] > 0
-    share, bonus = chances[0], chances[1]
+    share, bonus = (chances[0], chances[1]) if chances is not None else (probs, probs)
     for t in prange(n_items):
         it = n_items - 1 - t
         e = item_edge_end[it]
@@ -263,16 +271,28 @@ def _graph_side_sweep(graph, own, other, choices, dense, chances, best_edges, ha
                 v = 0.0
                 for k in range(n_rolls):
                     n = counts[c0 + k]
-                    if choices is not None:
+                    if chances is not None:
                         w = 0.0
-                        weighted = False
-                        if dense is not None:  # noqa: SIM102 (alone, numba drops it for the compact form)
-                            if n > 1:
+                        done = False  # (numba drops each block below whose argument is None)
+                        if dense is not None:  # noqa: SIM102 (alone, numba drops it)
+                            if n > 1:  # every move's own chance
                                 for j in range(n):
                                     x = SK.edge_along(edges, strides, edge + j, step)
                                     w += dense[decision + k, j] * _outcome(x, own, other)
-                                weighted = True
-                        if not weighted:
+                                done = True
+                        if slip is not None:  # noqa: SIM102 (alone, numba drops it)
+                            if bonus[n] != 0.0:  # the chosen move's chance above the others'
+                                pick = edge + np.int64(slip[decision + k])
+                                each, extra = share[n], bonus[n]
+                                for j in range(edge, edge + n):
+                                    x = edges[j]
+                                    at = np.int64(x >> 1)
+                                    if strided:
+                                        at += step * np.int64(strides[j])
+                                    chance = each + (extra if j == pick else 0.0)
+                                    w += chance * (own[at] if (x & 1) == 0 else 1.0 - other[at])
+                                done = True
+                        if not done:  # uniform play: one chance for every move
                             for j in range(edge, edge + n):
                                 x = edges[j]
                                 at = np.int64(x >> 1)
@@ -280,9 +300,6 @@ def _graph_side_sweep(graph, own, other, choices, dense, chances, best_edges, ha
                                     at += step * np.int64(strides[j])
                                 w += own[at] if (x & 1) == 0 else 1.0 - other[at]
                             w *= share[n]
-                            if bonus[n] != 0.0:  # the chosen move's extra chance
-                                x = SK.edge_along(edges, strides, edge + choices[decision + k], step)
-                                w += bonus[n] * _outcome(x, own, other)
                         v += probs[k] * w
                     else:  # the best response: the solver's update, with the sides' values
                         best = -1.0

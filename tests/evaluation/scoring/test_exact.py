@@ -638,17 +638,21 @@ def test_uniform_play_reads_no_chosen_move_and_a_slip_does():
     assert share[3] == pytest.approx(0.15) and bonus[3] == pytest.approx(0.55)
 
 
-def test_uniform_play_with_three_moves_equals_its_dense_form():
-    """On 3 pieces (up to three moves) the uniform sweep agrees with the same chances given move by move."""
+@pytest.mark.parametrize("agent", ["random", "perfect:epsilon=0.3"])
+def test_the_compact_form_with_three_moves_equals_its_dense_form(agent):
+    """On 3 pieces (up to three moves) uniform play and a slip agree with the same chances given move by move."""
     rules = get_rules("finkel", 3)
-    policy = agent_policy("random", rules, progress=False, cache=False).policy
+    policy = agent_policy(agent, rules, progress=False, cache=False).policy
     perfect = agent_policy("perfect", rules, progress=False, cache=False).policy
     index = PositionIndex(rules)
     states = np.concatenate([decision_states(index, lo, hi) for lo, hi in index.pair_ranges])
     n_moves = legal_move_lists(states, rules)[2]
     assert n_moves.max() == 3
-    width = np.arange(core.MAX_MOVES)[None, :]
-    dense = np.where(width < n_moves[:, None], 1.0 / np.maximum(n_moves, 1)[:, None], 0.0)
+    chosen = np.arange(core.MAX_MOVES)[None, :] == policy.choices[:, None]
+    others = np.where(n_moves > 1, (1.0 - policy.keep[n_moves]) / np.maximum(n_moves - 1, 1), 0.0)[:, None]
+    dense = np.where(chosen, policy.keep[n_moves][:, None], others)
+    dense[np.arange(core.MAX_MOVES)[None, :] >= n_moves[:, None]] = 0.0
+    assert np.allclose(dense.sum(axis=1)[n_moves > 1], 1.0)  # (no choice: a sure move, or the pass)
     compact = evaluate_policies(rules, policy, perfect, progress=False)
     given = evaluate_policies(rules, Policy(policy.choices, policy.keep, dense), perfect, progress=False)
     assert np.abs(compact.a - given.a).max() < 1e-11 and np.abs(compact.b - given.b).max() < 1e-11
