@@ -167,6 +167,19 @@ def _outcome(x, own, other):
     return own[x >> 1] if (x & 1) == 0 else 1.0 - other[x >> 1]
 
 
+@njit(cache=True, inline="always")
+def _value_along(edges, strides, strided, j, step, own, other):
+    """:func:`_outcome` of edge j of a run for the position ``step`` places along it (``strided``: a graph of runs).
+
+    Computed as the solver's sweep computes it: moving the uint32 edge on by its stride first compiled slower.
+    """
+    x = edges[j]
+    at = np.int64(x >> 1)
+    if strided:
+        at += step * np.int64(strides[j])
+    return own[at] if (x & 1) == 0 else 1.0 - other[at]
+
+
 def _move_chances(policy: Policy) -> np.ndarray:
     """A randomizing policy of the compact form as a sweep reads it: ``[share, bonus]``, each per number of moves n.
 
@@ -242,7 +255,8 @@ def _graph_side_sweep(graph, own, other, chances, slip, dense, best_edges, half,
     The mean is summed in loops over the moves written out here, the stride test hoisted, as the solver's sweep
     does, one loop per form: through a helper per move the same sum took about a fifth longer, and with every form's
     branch in one loop uniform play took a third longer (finkel 5's largest pair). A slip weighs the chosen move in
-    the loop (a select, not a branch) rather than reading it again: 107 against 121 ms.
+    the loop (a select, not a branch) rather than reading it again: 107-114 against 121-134 ms. Each move's value
+    comes from :func:`_value_along`, inlined.
     """
     items, start = graph.work.items, graph.work.start
     counts, edges, strides, probs = graph.counts, graph.edges, graph.strides, graph.probabilities
@@ -252,7 +266,7 @@ def _graph_side_sweep(graph, own, other, chances, slip, dense, best_edges, half,
     n_rolls = probs.shape[0]
     n_items = items.shape[0]
     strided = strides.shape[0] > 0
-    share, bonus = (chances[0], chances[1]) if chances is not None else (probs, probs)
+    share, bonus = (chances[0], chances[1]) if chances is not None else (probs, probs)  # (unread by the best)
     for t in prange(n_items):
         it = n_items - 1 - t
         e = item_edge_end[it]
@@ -277,28 +291,21 @@ def _graph_side_sweep(graph, own, other, chances, slip, dense, best_edges, half,
                         if dense is not None:  # noqa: SIM102 (alone, numba drops it)
                             if n > 1:  # every move's own chance
                                 for j in range(n):
-                                    x = SK.edge_along(edges, strides, edge + j, step)
-                                    w += dense[decision + k, j] * _outcome(x, own, other)
+                                    w += dense[decision + k, j] * _value_along(
+                                        edges, strides, strided, edge + j, step, own, other
+                                    )
                                 done = True
                         if slip is not None:  # noqa: SIM102 (alone, numba drops it)
                             if bonus[n] != 0.0:  # the chosen move's chance above the others'
                                 pick = edge + np.int64(slip[decision + k])
                                 each, extra = share[n], bonus[n]
                                 for j in range(edge, edge + n):
-                                    x = edges[j]
-                                    at = np.int64(x >> 1)
-                                    if strided:
-                                        at += step * np.int64(strides[j])
                                     chance = each + (extra if j == pick else 0.0)
-                                    w += chance * (own[at] if (x & 1) == 0 else 1.0 - other[at])
+                                    w += chance * _value_along(edges, strides, strided, j, step, own, other)
                                 done = True
                         if not done:  # uniform play: one chance for every move
                             for j in range(edge, edge + n):
-                                x = edges[j]
-                                at = np.int64(x >> 1)
-                                if strided:
-                                    at += step * np.int64(strides[j])
-                                w += own[at] if (x & 1) == 0 else 1.0 - other[at]
+                                w += _value_along(edges, strides, strided, j, step, own, other)
                             w *= share[n]
                         v += probs[k] * w
                     else:  # the best response: the solver's update, with the sides' values
