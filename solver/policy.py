@@ -7,10 +7,11 @@ A :class:`Policy` gives the move of every decision: ``choices[i * R + k]`` is th
 :class:`~urgym.solver.PositionIndex` (mover's view) with the k-th roll of the rules' dice (0 where there is no
 choice). A policy that randomizes plays that move with probability ``keep[n]`` among ``n`` legal moves and each other
 with ``(1 - keep[n]) / (n - 1)`` (uniform play: ``keep[n] = 1 / n``; a slip of chance e: ``keep[n] = 1 - e``), or,
-where no such form fits, gives every probability in ``dense``. Two policies A and B playing each other give, for
-each position i, two values: ``a[i]``, A's winning chance when A is to move in i, and ``b[i]``, B's when B is to
-move. With ``P(r)`` the roll probabilities, ``s'`` the position after a move (seen by the side to move next) and
-``p_A(m | s, r)`` A's chance of playing m,
+where no such form fits, gives every probability in ``dense`` (``dense[i * R + k, :n]``, summing to 1). With one
+legal move or none there is no choice: ``keep[0]``, ``keep[1]`` and such rows of ``dense`` are not read. Two
+policies A and B playing each other give, for each position i, two values: ``a[i]``, A's winning chance when A is
+to move in i, and ``b[i]``, B's when B is to move. With ``P(r)`` the roll probabilities, ``s'`` the position after
+a move (seen by the side to move next) and ``p_A(m | s, r)`` A's chance of playing m,
 
     a(s) = sum_r P(r) * sum_m p_A(m | s, r) * W_A(s, r, m),    W_A = a(s')       after an extra roll,
                                                                W_A = 1 - b(s')   when the turn passes to B,
@@ -69,6 +70,9 @@ __all__ = [
     "policy_losses",
 ]
 
+DENSE_TOL = 1e-9
+"""How far from 1 a decision's dense chances over its legal moves may sum (as agents' distributions are checked)."""
+
 REACH_TOL = 1e-14
 """Run the game forwards over a layer pair until the probability mass still moving there is below this."""
 
@@ -77,7 +81,7 @@ class Policy(NamedTuple):
     """A policy over every decision of a rule set (see the module docstring)."""
 
     choices: np.ndarray  # uint8[positions * rolls]: the move aimed at, by its place among the legal moves
-    keep: np.ndarray  # float64[MAX_MOVES + 1]: the chance of playing it among n legal moves
+    keep: np.ndarray  # float64[MAX_MOVES + 1]: the chance of playing it among n legal moves (n >= 2 read)
     dense: np.ndarray  # float64[positions * rolls, MAX_MOVES] every move's chance, or no rows: the form above
 
     @classmethod
@@ -88,10 +92,14 @@ class Policy(NamedTuple):
     @property
     def deterministic(self) -> bool:
         """True when the policy never randomizes."""
-        return len(self.dense) == 0 and bool(np.all(self.keep == 1.0))
+        return len(self.dense) == 0 and bool(np.all(self.keep[2:] == 1.0))
 
     def check(self, rows: int, name: str = "policy") -> None:
-        """Raise ``ValueError`` unless the policy has one entry per position and roll and its chances are chances."""
+        """Raise ``ValueError`` unless the policy has one entry per position and roll and its chances are chances.
+
+        Whether each decision's choice is one of its legal moves, and its dense chances sum to 1 over them, is checked
+        against the solver's graph as each layer pair is evaluated.
+        """
         if self.choices.shape != (rows,) or self.choices.dtype != np.uint8:
             raise ValueError(
                 f"{name} must choose with uint8[{rows}] (a move per position and roll), got "
@@ -101,6 +109,8 @@ class Policy(NamedTuple):
             raise ValueError(f"{name}'s keep must be {core.MAX_MOVES + 1} chances in [0, 1]")
         if len(self.dense) and self.dense.shape != (rows, core.MAX_MOVES):
             raise ValueError(f"{name}'s dense chances must be float64[{rows}, {core.MAX_MOVES}]")
+        if len(self.dense) and not np.all(np.isfinite(self.dense) & (self.dense >= 0)):
+            raise ValueError(f"{name}'s dense chances must be finite and non-negative")
 
 
 _NO_DENSE = np.zeros((0, core.MAX_MOVES))
@@ -454,23 +464,24 @@ def _checked_choices(graph, policy, name, pair) -> np.ndarray | None:
     n_rolls = graph.probabilities.shape[0]
     positions = graph.work.items[:, SK.I_END].max() - graph.work.start
     chosen = np.empty(positions * n_rolls if policy.deterministic else 0, dtype=np.uint32)
-    row, n = _chosen_edges(graph, policy.choices, chosen)
+    row, n, total = _chosen_edges(graph, policy.choices, policy.dense, chosen)
     if row >= 0:
         i, k = divmod(row, n_rolls)
-        raise ValueError(
-            f"{name} chooses move {int(policy.choices[row])} in position {i} with roll number {k} "
-            f"(layer pair {pair}), which has {n} legal move{'s' if n > 1 else ''} (choices are 0 to {n - 1})"
-        )
+        where = f"in position {i} with roll number {k} (layer pair {pair}), which has {n} legal move{'s' * (n > 1)}"
+        if np.isnan(total):
+            raise ValueError(f"{name} chooses move {int(policy.choices[row])} {where} (choices are 0 to {n - 1})")
+        raise ValueError(f"{name}'s dense chances sum to {total!r} {where} (they must sum to 1 over those moves)")
     return chosen if policy.deterministic else None
 
 
 @njit(cache=True, parallel=True)
-def _chosen_edges(graph, choices, out):
+def _chosen_edges(graph, choices, dense, out):
     """``out[(i - start) * R + k]``: the successor edge of the move ``choices`` aims at in position i with roll k.
 
     Read off the graph of runs (the run's edge moved along by its stride). Returns the first decision row
-    ``i * R + k`` whose choice is past its legal moves and their number, or (-1, 0) when every choice is legal. An
-    empty ``out`` only checks.
+    ``i * R + k`` whose choice is past its legal moves, or (a choice among several) whose ``dense`` chances (unless
+    it is empty) do not sum to 1 within :data:`DENSE_TOL` over them; with the number of its legal moves, and NaN
+    for a bad choice or the chances' sum. (-1, 0, NaN) when every decision is sound. An empty ``out`` only checks.
     """
     items, start = graph.work.items, graph.work.start
     counts, edges, strides = graph.counts, graph.edges, graph.strides
@@ -480,6 +491,8 @@ def _chosen_edges(graph, choices, out):
     listing = out.shape[0] > 0
     bad_row = np.full(items.shape[0], -1, dtype=np.int64)
     bad_count = np.zeros(items.shape[0], dtype=np.int64)
+    bad_total = np.full(items.shape[0], np.nan)
+    checking_dense = dense.shape[0] > 0
     for it in prange(items.shape[0]):
         e = item_edge_end[it - 1] if it > 0 else 0
         size, first = item_run_size[it], item_block_start[it]
@@ -494,6 +507,10 @@ def _chosen_edges(graph, choices, out):
                     if j >= n and bad_row[it] < 0:
                         bad_row[it] = i * n_rolls + k
                         bad_count[it] = n
+                    if checking_dense and n > 1 and bad_row[it] < 0:
+                        total = dense[i * n_rolls + k, :n].sum()
+                        if not abs(total - 1.0) <= DENSE_TOL:
+                            bad_row[it], bad_count[it], bad_total[it] = i * n_rolls + k, n, total
                     if listing:
                         out[(i - start) * n_rolls + k] = SK.edge_along(edges, strides, edge + min(j, n - 1), i - lo)
                     edge += n
@@ -501,8 +518,8 @@ def _chosen_edges(graph, choices, out):
                 e += counts[c0 + k]
     for it in range(items.shape[0]):
         if bad_row[it] >= 0:
-            return bad_row[it], bad_count[it]
-    return -1, 0
+            return bad_row[it], bad_count[it], bad_total[it]
+    return -1, 0, np.nan
 
 
 @njit(cache=True, inline="always")

@@ -32,7 +32,7 @@ import numpy as np
 from urgym.agents import Agent, make_agent
 from urgym.agents.registry import AGENTS, builtin_name, parse_spec
 from urgym.solver import PositionIndex
-from urgym.solver.policy import Policy, block_chunks, count_decisions, decision_states, legal_move_lists
+from urgym.solver.policy import DENSE_TOL, Policy, block_chunks, count_decisions, decision_states, legal_move_lists
 from urgym.solver.solve import _size, available_memory
 
 import urgym
@@ -204,7 +204,7 @@ def _fit(asking: _Asking, rows: np.ndarray, probabilities: np.ndarray, counts: n
         or not np.all(np.isfinite(probabilities))
         or np.any(probabilities < 0)
         or np.any(probabilities[~legal] != 0)
-        or np.any(np.abs(probabilities.sum(axis=1) - 1.0) > 1e-9)
+        or np.any(np.abs(probabilities.sum(axis=1) - 1.0) > DENSE_TOL)
     ):
         raise ValueError(
             f"agent {spec}: move_probabilities must give float[{len(rows)}, {core.MAX_MOVES}] chances over each "

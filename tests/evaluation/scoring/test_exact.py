@@ -644,15 +644,54 @@ def test_the_compact_form_with_three_moves_equals_its_dense_form(agent):
     rules = get_rules("finkel", 3)
     policy = agent_policy(agent, rules, progress=False, cache=False).policy
     perfect = agent_policy("perfect", rules, progress=False, cache=False).policy
+    dense, n_moves = _dense_form(policy, rules)
+    assert n_moves.max() == 3
+    compact = evaluate_policies(rules, policy, perfect, progress=False)
+    given = evaluate_policies(rules, Policy(policy.choices, policy.keep, dense), perfect, progress=False)
+    assert np.abs(compact.a - given.a).max() < 1e-11 and np.abs(compact.b - given.b).max() < 1e-11
+
+
+def _dense_form(policy: Policy, rules) -> tuple[np.ndarray, np.ndarray]:
+    """A compact policy's chances given move by move, and each decision's number of legal moves."""
     index = PositionIndex(rules)
     states = np.concatenate([decision_states(index, lo, hi) for lo, hi in index.pair_ranges])
     n_moves = legal_move_lists(states, rules)[2]
-    assert n_moves.max() == 3
     chosen = np.arange(core.MAX_MOVES)[None, :] == policy.choices[:, None]
     others = np.where(n_moves > 1, (1.0 - policy.keep[n_moves]) / np.maximum(n_moves - 1, 1), 0.0)[:, None]
     dense = np.where(chosen, policy.keep[n_moves][:, None], others)
     dense[np.arange(core.MAX_MOVES)[None, :] >= n_moves[:, None]] = 0.0
     assert np.allclose(dense.sum(axis=1)[n_moves > 1], 1.0)  # (no choice: a sure move, or the pass)
-    compact = evaluate_policies(rules, policy, perfect, progress=False)
-    given = evaluate_policies(rules, Policy(policy.choices, policy.keep, dense), perfect, progress=False)
-    assert np.abs(compact.a - given.a).max() < 1e-11 and np.abs(compact.b - given.b).max() < 1e-11
+    return dense, n_moves
+
+
+def test_dense_chances_that_are_not_a_distribution_over_the_legal_moves_are_refused():
+    policy = agent_policy("random", RULES, progress=False, cache=False).policy
+    dense, n_moves = _dense_form(policy, RULES)
+    index = PositionIndex(RULES)
+    playing = np.zeros(index.size, dtype=bool)  # positions where the game goes on (the rest are not swept)
+    for pair, (lo, hi) in zip(index.pairs, index.pair_ranges, strict=True):
+        playing[lo:hi] = index.pieces not in pair
+    row = int(np.flatnonzero((n_moves == 2) & np.repeat(playing, 5))[0])
+    leaking = dense.copy()
+    leaking[row, :3] = [0.25, 0.25, 0.5]  # half the mass on a move past the two legal ones
+    with pytest.raises(ValueError, match=r"policy B's dense chances sum to 0\.5 in position \d+ .*has 2 legal moves"):
+        evaluate_policies(RULES, policy, Policy(policy.choices, policy.keep, leaking), progress=False)
+    for bad in (-0.5, np.nan):
+        hostile = dense.copy()
+        hostile[row, 0] = bad
+        with pytest.raises(ValueError, match="policy A's dense chances must be finite and non-negative"):
+            evaluate_policies(RULES, Policy(policy.choices, policy.keep, hostile), None, progress=False)
+    no_choice = dense.copy()
+    no_choice[n_moves <= 1] = 0.0  # rows without a choice are not read: any content is accepted
+    fine = evaluate_policies(RULES, Policy(policy.choices, policy.keep, no_choice), None, progress=False)
+    assert fine.start() == evaluate_policies(RULES, policy, None, progress=False).start()
+
+
+def test_the_chance_of_a_single_legal_move_is_not_read():
+    choices = agent_policy("greedy", RULES, progress=False, cache=False).policy.choices
+    keep = np.ones(core.MAX_MOVES + 1)
+    keep[:2] = 0.3  # no choice among one move or none
+    policy = Policy(choices, keep, np.zeros((0, core.MAX_MOVES)))
+    assert policy.deterministic
+    held = evaluate_policies(RULES, policy, None, progress=False)
+    np.testing.assert_array_equal(held.a, evaluate_policies(RULES, choices, None, progress=False).a)
