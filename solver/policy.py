@@ -172,22 +172,29 @@ def decision_states(index: PositionIndex, start: int, end: int) -> np.ndarray:
 
 
 @njit(cache=True, inline="always")
+def _outcome_at(x, at, own, other):
+    """The mover's chance after edge ``x`` to ``at``: its own value after an extra roll, else 1 - the other's."""
+    return own[at] if (x & 1) == 0 else 1.0 - other[at]
+
+
+@njit(cache=True, inline="always")
 def _outcome(x, own, other):
-    """The mover's winning chance after edge ``x``: its own value after an extra roll, else 1 - the other's."""
-    return own[x >> 1] if (x & 1) == 0 else 1.0 - other[x >> 1]
+    """:func:`_outcome_at` of edge ``x`` to the successor it holds."""
+    return _outcome_at(x, x >> 1, own, other)
 
 
 @njit(cache=True, inline="always")
 def _value_along(edges, strides, strided, j, step, own, other):
-    """:func:`_outcome` of edge j of a run for the position ``step`` places along it (``strided``: a graph of runs).
+    """:func:`_outcome_at` of edge j of a run for the position ``step`` places along it (``strided``: a graph of runs).
 
-    Computed as the solver's sweep computes it: moving the uint32 edge on by its stride first compiled slower.
+    The successor is computed as the solver's sweep computes it: moving the uint32 edge on by its stride first
+    compiled slower.
     """
     x = edges[j]
     at = np.int64(x >> 1)
     if strided:
         at += step * np.int64(strides[j])
-    return own[at] if (x & 1) == 0 else 1.0 - other[at]
+    return _outcome_at(x, at, own, other)
 
 
 def _move_chances(policy: Policy) -> np.ndarray:

@@ -671,7 +671,7 @@ def test_dense_chances_that_are_not_a_distribution_over_the_legal_moves_are_refu
     playing = np.zeros(index.size, dtype=bool)  # positions where the game goes on (the rest are not swept)
     for pair, (lo, hi) in zip(index.pairs, index.pair_ranges, strict=True):
         playing[lo:hi] = index.pieces not in pair
-    row = int(np.flatnonzero((n_moves == 2) & np.repeat(playing, 5))[0])
+    row = int(np.flatnonzero((n_moves == 2) & np.repeat(playing, len(n_moves) // index.size))[0])
     leaking = dense.copy()
     leaking[row, :3] = [0.25, 0.25, 0.5]  # half the mass on a move past the two legal ones
     with pytest.raises(ValueError, match=r"policy B's dense chances sum to 0\.5 in position \d+ .*has 2 legal moves"):
