@@ -105,9 +105,10 @@ class Policy(NamedTuple):
                 f"{name} must choose with uint8[{rows}] (a move per position and roll), got "
                 f"{self.choices.dtype}{list(self.choices.shape)}"
             )
-        if self.keep.shape != (core.MAX_MOVES + 1,) or not np.all((self.keep >= 0) & (self.keep <= 1)):
-            raise ValueError(f"{name}'s keep must be {core.MAX_MOVES + 1} chances in [0, 1]")
-        if len(self.dense) and self.dense.shape != (rows, core.MAX_MOVES):
+        keep_ok = self.keep.dtype == np.float64 and self.keep.shape == (core.MAX_MOVES + 1,)
+        if not keep_ok or not np.all((self.keep >= 0) & (self.keep <= 1)):
+            raise ValueError(f"{name}'s keep must be float64[{core.MAX_MOVES + 1}], chances in [0, 1]")
+        if len(self.dense) and (self.dense.dtype != np.float64 or self.dense.shape != (rows, core.MAX_MOVES)):
             raise ValueError(f"{name}'s dense chances must be float64[{rows}, {core.MAX_MOVES}]")
         if len(self.dense) and not np.all(np.isfinite(self.dense) & (self.dense >= 0)):
             raise ValueError(f"{name}'s dense chances must be finite and non-negative")

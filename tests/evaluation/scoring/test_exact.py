@@ -695,3 +695,21 @@ def test_the_chance_of_a_single_legal_move_is_not_read():
     assert policy.deterministic
     held = evaluate_policies(RULES, policy, None, progress=False)
     np.testing.assert_array_equal(held.a, evaluate_policies(RULES, choices, None, progress=False).a)
+
+
+@pytest.mark.parametrize(
+    ("part", "value", "refusal"),
+    [
+        ("dense", lambda rows: np.full((rows, core.MAX_MOVES), "x"), "dense chances must be float64"),
+        ("dense", lambda rows: np.full((rows, core.MAX_MOVES), None, dtype=object), "dense chances must be float64"),
+        ("dense", lambda rows: np.ones((rows, core.MAX_MOVES), dtype=np.int64), "dense chances must be float64"),
+        ("keep", lambda rows: np.full(core.MAX_MOVES + 1, "1"), r"keep must be float64\[\d+\], chances in \[0, 1\]"),
+        ("keep", lambda rows: np.ones(core.MAX_MOVES + 1, dtype=np.int64), r"keep must be float64"),
+    ],
+)
+def test_a_policy_of_the_wrong_kind_of_numbers_is_refused_by_name(part, value, refusal):
+    """Strings, objects and integers where chances belong get the policy's own error, not numpy's or numba's."""
+    policy = agent_policy("random", RULES, progress=False, cache=False).policy
+    hostile = policy._replace(**{part: value(len(policy.choices))})
+    with pytest.raises(ValueError, match="policy A's " + refusal):
+        evaluate_policies(RULES, hostile, None, progress=False)
