@@ -12,6 +12,7 @@ COMMANDS = {
     "review": ("review", "review a recorded game against perfect play"),
     "solve": ("solve", "solve a rule set exactly and cache its table; count positions; RoyalUr tables"),
     "train": ("train", "learn an agent (MaskablePPO, TD(lambda)) and pick its best model"),
+    "bench": ("bench", "the RL benchmark: tasks, training under the protocol, results, the leaderboard"),
     "stats": ("stats", "game-tree statistics from self-play or saved records"),
     "simulate": ("simulate", "games between the core's built-in policies, and the simulator's speed"),
     "engine-check": ("engine_check", "check that an engine program speaks UEI 1"),

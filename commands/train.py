@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     }[args.algo]
     result = train(rules, table, plan, settings)
     plot_curves({args.algo: out / "curve.csv"}, out / "curve.png")
-    unit = {"distill": "decisions", "expected-td": "positions"}.get(args.algo, "timesteps")
+    unit = "decisions" if args.algo in ("distill", "expected-td") else "timesteps"
     print(
         f"trained {result['timesteps']:,} {unit} in {result['seconds'] / 60:.1f} min; best mean regret "
         f"{result['best_regret']:.4f} win-% points; models in {out}"

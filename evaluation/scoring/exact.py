@@ -26,6 +26,7 @@ from urgym.solver.policy import PolicyValues, evaluate_policies, policy_losses
 
 from urgym import Position, Rules, core, get_rules
 from urgym.records import GameRecord, GameStep
+from urgym.threads import keep_torch_threads
 
 __all__ = [
     "ExactReport",
@@ -134,8 +135,14 @@ def exact_results(
     ``worst`` decisions of :func:`worst_decisions` against the opponent.
 
     ``cache`` reads and writes the agents' policies in urgym's cache (see :mod:`~urgym.evaluation.scoring.policies`).
+    Torch's thread count is left as it was (:func:`urgym.threads.keep_torch_threads`): an exact evaluation inside a
+    training process does not slow its learner.
     """
-    rules = get_rules(rules)
+    with keep_torch_threads():
+        return _exact_results(agent, opponent, get_rules(rules), seed, progress, best_response, worst, cache)
+
+
+def _exact_results(agent, opponent, rules, seed, progress, best_response, worst, cache) -> ExactReport:
     a = agent_policy(agent, rules, seed, progress, cache)
     b = agent_policy(opponent, rules, seed + 1, progress, cache) if opponent is not None else None
     match = exploit = values = None

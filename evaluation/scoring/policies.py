@@ -100,8 +100,14 @@ def _file_digest(path: str) -> str | None:
 
 
 def _cache_key(agent: Agent, spec: str | Agent, rules: Rules, seed: int) -> str | None:
-    """The key of an agent's policy in the cache, None for an agent whose moves the spec does not pin down."""
-    name = builtin_name(spec if isinstance(spec, str) else agent.spec)
+    """The key of an agent's policy in the cache, None for an agent whose moves the spec does not pin down.
+
+    Only an agent given by its spec is cached: an agent object's ``spec`` names what it is (``td`` for any TD
+    network), not which weights it plays.
+    """
+    if not isinstance(spec, str):
+        return None
+    name = builtin_name(spec)
     if name is None or name in UNCACHED:
         return None
     params = parse_spec(agent.spec)[1]

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 from urgym.agents.networks.neural import selfplay_context, selfplay_targets
-from urgym.evaluation.training.run import RunPlan, TrainingRun, learning_rate
+from urgym.evaluation.training.run import Metrics, RunPlan, TrainingRun, learning_rate
 from urgym.evaluation.training.valuefit import (
     TorchValueLearner,
     ValueBatches,
@@ -73,41 +73,56 @@ class ExpectedTDSettings:
     validation: int = 5000
     """Validation decisions scored at each evaluation."""
     eval_every: int = 1_000_000
-    """Self-play positions between scorings on the validation decisions."""
+    """Self-play moves (the learner's decisions) between scorings on the validation decisions."""
 
 
 def _generate(
-    network: Any, settings: ExpectedTDSettings, seed: int, first_game: int, threads: int
-) -> tuple[np.ndarray, np.ndarray, int]:
-    """``settings.generate`` self-play positions and their targets, in ``threads`` slices played at once."""
-    rules = network.rules
-    per = math.ceil(settings.generate / threads)
+    network: Any, settings: ExpectedTDSettings, count: int, seed: int, first_game: int, threads: int
+) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """``count`` self-play positions and their targets, in ``threads`` slices played at once.
 
-    def slice_(t: int) -> tuple[np.ndarray, np.ndarray, int]:
+    Returns the positions, their targets, the games started and the moves played (the learner's decisions).
+    """
+    rules = network.rules
+    per = math.ceil(count / threads)
+
+    def slice_(t: int) -> tuple[np.ndarray, np.ndarray, int, int]:
         ctx = selfplay_context(network)
         states, targets, found = np.zeros(per, np.int64), np.zeros(per, np.float64), np.zeros(1, np.int64)
         pick = np.zeros(1, np.uint64)
         core.policy_stream(pick, np.uint64(seed), first_game + t, 5)
-        games = 0
+        games = moves = 0
         while found[0] < per:
             flows = core.flow_buffers(64)
             core.start_games(flows, rules.pieces, np.uint64(seed), first_game + (t << 40) + games)
             games += 64
             selfplay_targets(flows, ctx, settings.epsilon, settings.lam, settings.keep, pick, states, targets, found)
-        return states, targets, games
+            moves += int(flows["played"].sum())
+        return states, targets, games, moves
 
     with ThreadPoolExecutor(threads) as pool:
         parts = list(pool.map(slice_, range(threads)))
-    return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]), sum(p[2] for p in parts))
+    return (
+        np.concatenate([p[0] for p in parts]),
+        np.concatenate([p[1] for p in parts]),
+        sum(p[2] for p in parts),
+        sum(p[3] for p in parts),
+    )
 
 
 def train_expected_td(
-    rules: Rules, table: SolvedTable, plan: RunPlan, settings: ExpectedTDSettings | None = None
+    rules: Rules,
+    table: SolvedTable,
+    plan: RunPlan,
+    settings: ExpectedTDSettings | None = None,
+    metrics: Metrics | None = None,
 ) -> dict[str, Any]:
     """Learn a value network by self-play with expected TD(0) (see the module docstring).
 
-    ``timesteps`` counts the self-play positions generated. Writes the best network (by validation regret, the table's
-    only use) and the last one to ``out`` with their cards, the curve and the logs.
+    ``timesteps`` counts the moves played in self-play (the learner's decisions). Writes the best network (by
+    validation regret, the table's only use) and the last one to ``out`` with their cards, the curve and the logs.
+
+    ``metrics`` measures more figures at each evaluation (see :class:`~urgym.evaluation.training.run.TrainingRun`).
     """
     torch = require_extra("torch", "learn", "train --algo expected-td")
     settings = settings or ExpectedTDSettings()
@@ -123,18 +138,22 @@ def train_expected_td(
         rules,
         plan,
         TorchValueLearner(net, torch, check, rules, settings.features),
-        "position",
+        "decision",
         network_facts(net, settings),
+        metrics=metrics,
     )
     buffer_states = np.zeros(settings.buffer, np.int64)
     buffer_targets = np.zeros(settings.buffer, np.float32)
-    written = generated = games = steps = 0
+    written = generated = decisions = games = steps = 0
     next_eval = settings.eval_every
     rng = np.random.default_rng(seed)
-    while run.share(generated) < 1.0:
+    while run.share(decisions) < 1.0:
         network = to_value_network(net, rules, settings.features, {})
-        states, targets, played = _generate(network, settings, seed, games, settings.threads)
+        # Near the end, fewer positions (about 0.6 a move): the run stops close to its budget of moves.
+        count = min(settings.generate, max(1_000, (plan.timesteps - decisions) // 2))
+        states, targets, played, moves = _generate(network, settings, count, seed, games, settings.threads)
         games += played
+        decisions += moves
         for k in range(0, len(states), settings.buffer):  # into the ring buffer
             chunk = states[k : k + settings.buffer]
             at = (written + np.arange(len(chunk))) % settings.buffer
@@ -142,20 +161,26 @@ def train_expected_td(
             written += len(chunk)
         filled = min(settings.buffer, written)
         generated += len(states)
-        run.advance(generated)
+        run.advance(decisions)
         for _ in range(max(1, int(settings.replay * len(states) / settings.batch))):
             rows = rng.integers(0, filled, settings.batch)
             x = np.zeros((settings.batch, size), np.float32)
             write_value_features_batch(buffer_states[rows], geom, kind, x)
             for group in optimizer.param_groups:  # a cosine over the run, no warm-up
-                group["lr"] = learning_rate(settings.learning_rate, run.share(generated), warmup=0.0)
+                group["lr"] = learning_rate(settings.learning_rate, run.share(decisions), warmup=0.0)
             prediction = torch.sigmoid(net(torch.from_numpy(x))[:, 0])
             loss = ((prediction - torch.from_numpy(buffer_targets[rows])) ** 2).mean()
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
             steps += 1
-        if generated >= next_eval:
-            next_eval += settings.eval_every
-            run.evaluate(generated, games=games, steps=steps, learning_rate=optimizer.param_groups[0]["lr"])
-    return run.finish(generated, games=games, steps=steps, learning_rate=optimizer.param_groups[0]["lr"])
+        if decisions >= next_eval or run.share(decisions) >= 1.0:
+            while next_eval <= decisions:
+                next_eval += settings.eval_every
+            run.evaluate(decisions, **_state(games, generated, steps, optimizer))
+    return run.finish(decisions, **_state(games, generated, steps, optimizer))
+
+
+def _state(games: int, generated: int, steps: int, optimizer: Any) -> dict[str, Any]:
+    """What a row of the logs says of the run besides its decisions."""
+    return {"games": games, "positions": generated, "steps": steps, "learning_rate": optimizer.param_groups[0]["lr"]}

@@ -20,7 +20,7 @@ from urgym.agents import Agent
 from urgym.agents.outside.policies import PPOAgent, SB3Agent
 from urgym.evaluation.scoring.positions import validation_positions
 from urgym.evaluation.scoring.report import write_csv
-from urgym.evaluation.training.run import AgentLearner, RunPlan, TrainingRun
+from urgym.evaluation.training.run import AgentLearner, Metrics, RunPlan, TrainingRun
 from urgym.solver import SolvedTable
 
 from urgym import Position, Rules
@@ -61,7 +61,13 @@ class PPOSettings:
     """Validation positions scored to pick the best model."""
 
 
-def train_ppo(rules: Rules, table: SolvedTable, plan: RunPlan, settings: PPOSettings | None = None) -> dict[str, Any]:
+def train_ppo(
+    rules: Rules,
+    table: SolvedTable,
+    plan: RunPlan,
+    settings: PPOSettings | None = None,
+    metrics: Metrics | None = None,
+) -> dict[str, Any]:
     """MaskablePPO against opponents dealt to the environments in turn (``self``: the live learner, sampled).
 
     ``vec_env="native"`` steps the ``envs`` games together in numba (:class:`urgym.sb3.SB3VecEnv` over
@@ -113,6 +119,7 @@ def train_ppo(rules: Rules, table: SolvedTable, plan: RunPlan, settings: PPOSett
         "step",
         facts,
         own_logs=False,
+        metrics=metrics,
     )
 
     class Progress(BaseCallback):
@@ -124,6 +131,9 @@ def train_ppo(rules: Rules, table: SolvedTable, plan: RunPlan, settings: PPOSett
             if self.num_timesteps >= self.next_eval:
                 self.next_eval += settings.eval_every
                 self.logger.record("eval/mean_regret", run.evaluate(self.num_timesteps))
+                for key, value in run.figures.items():
+                    if isinstance(value, (int, float)):
+                        self.logger.record(f"eval/{key}", value)
             return run.share(self.num_timesteps) < 1.0  # the minutes (learn() itself stops at the timesteps)
 
     model.learn(plan.timesteps, callback=Progress())

@@ -45,6 +45,7 @@ __all__ = [
     "MODEL_SUFFIXES",
     "AgentLearner",
     "Learner",
+    "Metrics",
     "RunPlan",
     "TrainingRun",
     "check_run_folder",
@@ -57,6 +58,11 @@ ALGORITHMS = ("maskable-ppo", "td-lambda", "distill", "expected-td")
 """The algorithms of ``train``, a module each."""
 MODEL_SUFFIXES = {"maskable-ppo": ".zip", "td-lambda": ".npz", "distill": ".npz", "expected-td": ".npz"}
 """The model file's suffix of each algorithm."""
+
+
+Metrics = Callable[[Any, bool], dict[str, Any]]
+"""Figures measured at each evaluation besides the validation regret: called with the learner as an agent and whether
+the run ends there (the benchmark's exact metrics, :class:`urgym.evaluation.bench.TaskEvaluator`)."""
 
 
 @dataclass(frozen=True)
@@ -117,6 +123,9 @@ class Learner(Protocol):
     def save(self, path: Path, facts: dict[str, Any]) -> None:
         """Write the model to ``path`` (its card is the run's to write)."""
 
+    def agent(self) -> Any:
+        """The learner as it plays now, as an :class:`urgym.agents.Agent`."""
+
 
 @dataclass
 class AgentLearner:
@@ -164,6 +173,9 @@ class TrainingRun:
         unit: What a timestep is, for the bar (``step``, ``decision``, ``position``).
         facts: What every card of the run says besides the measured figures (settings, sizes).
         own_logs: Write ``logs/progress.csv`` and TensorBoard here (False where the algorithm's framework does).
+        metrics: Measures more figures at each evaluation (the benchmark's exact metrics): called with the learner as
+            an agent and whether the run ends there, it returns figures by name, added to the curve and the logs
+            (TensorBoard's ``eval/NAME``).
     """
 
     def __init__(
@@ -175,6 +187,7 @@ class TrainingRun:
         unit: str = "step",
         facts: dict[str, Any] | None = None,
         own_logs: bool = True,
+        metrics: Metrics | None = None,
     ) -> None:
         plan.out.mkdir(parents=True, exist_ok=True)
         claim_folder(plan.out, "a training run")  # first: of two runs started together, one gets past the check
@@ -186,6 +199,9 @@ class TrainingRun:
         self.best = math.inf
         self.log: list[dict[str, Any]] = []
         self.own_logs = own_logs
+        self.metrics = metrics
+        self.figures: dict[str, Any] = {}
+        """The figures of ``metrics`` at the last evaluation."""
         self.writer = _tensorboard(plan.out) if own_logs else None  # logs/ checked: a real folder, not a link
         self.bar = progress_bar(plan.timesteps, algo, plan.progress, unit=unit)
 
@@ -212,13 +228,17 @@ class TrainingRun:
         """Score the learner, log it, add it to the curve, and keep it if it is the best so far."""
         regret = self.learner.score()
         self.bar.set_postfix_str(f"regret {regret:.4f}")
-        self.log.append({"timesteps": done, **values, "seconds": round(self.seconds, 2), "eval/mean_regret": regret})
+        self.figures = self.metrics(self.learner.agent(), done >= self.plan.timesteps) if self.metrics else {}
+        numbers = {key: value for key, value in self.figures.items() if isinstance(value, (int, float))}
+        row = {"timesteps": done, **values, "seconds": round(self.seconds, 2), "eval/mean_regret": regret}
+        self.log.append({**row, **{f"eval/{key}": value for key, value in numbers.items()}})
         if self.own_logs:
             _write_rows(self.plan.out / "logs" / "progress.csv", self.log)
             if self.writer:
-                self.writer.add_scalar("eval/mean_regret", regret, done)
-        self.curve.append({"timesteps": done, "seconds": round(self.seconds, 1), "mean_regret": regret})
-        write_csv(self.plan.out / "curve.csv", self.curve)
+                for key, value in {"mean_regret": regret, **numbers}.items():
+                    self.writer.add_scalar(f"eval/{key}", value, done)
+        self.curve.append({"timesteps": done, "seconds": round(self.seconds, 1), "mean_regret": regret, **self.figures})
+        _write_rows(self.plan.out / "curve.csv", self.curve)
         if regret < self.best:
             self.best = regret
             self._save("best_model", done, regret, values)

@@ -31,7 +31,7 @@ from urgym.agents import search
 from urgym.agents.networks.td import TDAgent
 from urgym.agents.networks.value import ValueNetwork, evaluate, layers_of, net_arrays, scratch
 from urgym.evaluation.scoring.positions import validation_positions
-from urgym.evaluation.training.run import AgentLearner, RunPlan, TrainingRun
+from urgym.evaluation.training.run import AgentLearner, Metrics, RunPlan, TrainingRun
 from urgym.solver import SolvedTable
 
 from urgym import Rules, core
@@ -209,7 +209,11 @@ def _save(learner: TDLambda, path: Path, facts: dict[str, Any]) -> None:
 
 
 def train_td_lambda(
-    rules: Rules, table: SolvedTable, plan: RunPlan, settings: TDLambdaSettings | None = None
+    rules: Rules,
+    table: SolvedTable,
+    plan: RunPlan,
+    settings: TDLambdaSettings | None = None,
+    metrics: Metrics | None = None,
 ) -> dict[str, Any]:
     """Self-play TD(lambda) (see the module docstring); ``alpha`` decays linearly to a tenth of itself over the run.
 
@@ -237,6 +241,7 @@ def train_td_lambda(
         ),
         "step",
         facts,
+        metrics=metrics,
     )
     done = games = 0
     while run.share(done) < 1.0:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
+from urgym.agents.networks.neural import NeuralAgent
 from urgym.agents.networks.value import ValueNetwork
 from urgym.evaluation.scoring.positions import validation_positions
 from urgym.solver import SolvedTable
@@ -153,6 +154,10 @@ class TorchValueLearner:
     def save(self, path: Path, facts: dict[str, Any]) -> None:
         """Write the network (its header holding ``facts``)."""
         to_value_network(self.net, self.rules, self.features, facts).save(path)
+
+    def agent(self) -> NeuralAgent:
+        """The network as it plays now (its best after-state), as an agent."""
+        return NeuralAgent(to_value_network(self.net, self.rules, self.features, {}), threads=1)
 
 
 def network_facts(net: Any, settings: Any) -> dict[str, Any]:

@@ -295,7 +295,7 @@ def test_expected_td_learns_by_self_play_alone(tmp_path):
     settings = ExpectedTDSettings(
         hidden=(32,), generate=20_000, buffer=60_000, threads=1, validation=300, eval_every=100_000
     )
-    result = train_expected_td(rules, table, RunPlan(tmp_path, 400_000, seed=1, progress=False), settings)
+    result = train_expected_td(rules, table, RunPlan(tmp_path, 600_000, seed=1, progress=False), settings)
     network = ValueNetwork.load(tmp_path / "best_model.npz")
     assert network.info["algo"] == "expected-td" and network.info["games"] > 0
     learned = _regret(NeuralAgent(network), table, 300)

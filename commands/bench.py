@@ -1,0 +1,149 @@
+"""``urgym bench``: the RL benchmark's protocol, from the command line.
+
+- ``urgym bench --list``: the tasks and what each fixes;
+- ``urgym bench --task T --algo A --out DIR``: train A on every seed of T (resumable seed by seed), write
+  ``DIR/results.json`` and ``DIR/curves.png``;
+- ``urgym bench --task T --agent SPEC``: score an existing agent or model under T's metrics, without training;
+- ``urgym bench --leaderboard [FILES]``: the shipped baselines beside the results given.
+
+docs/benchmark.md gives the protocol: tasks, budgets, metrics and their equations, seeds, intervals, and how to
+submit a result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from pathlib import Path
+
+from urgym.commands.common import ArgumentParser, check_count, check_solve_allowed, command, seed
+from urgym.evaluation.bench.metrics import TaskEvaluator
+from urgym.evaluation.bench.protocol import BENCH_ALGORITHMS, estimate_minutes, run_task, score_agent
+from urgym.evaluation.bench.results import ResultError, baseline_results, leaderboard, load_result
+from urgym.evaluation.bench.tasks import METRICS, TASKS, get_task
+
+from urgym.files import check_output, require_extra, write_atomic
+
+__all__ = ["ALGO_ALIASES", "main"]
+
+ALGO_ALIASES = {"td": "td-lambda", "ppo": "maskable-ppo"}
+"""The agent specs' names for the algorithms that train them (``td`` plays what ``td-lambda`` trains)."""
+MAX_SEEDS = 100
+MAX_MINUTES = 24 * 60.0
+"""The longest run started without ``--max-minutes`` raised (a day)."""
+
+
+@command("urgym bench", interrupted="run the same command again to resume: finished seeds are kept")
+def main(argv: list[str] | None = None) -> int:
+    """Run ``urgym bench``; return the exit status."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.list:
+        print(_task_list())
+        return 0
+    if args.leaderboard is not None:
+        print(leaderboard([*baseline_results(), *_results(parser, args.leaderboard)]))
+        return 0
+    if args.task is None:
+        parser.error("give --task (see --list), or --list, or --leaderboard")
+    try:
+        task = get_task(args.task)
+    except ValueError as err:
+        parser.error(str(err))
+    if (args.algo is None) == (args.agent is None):
+        parser.error("give either --algo (train under the task) or --agent (score an existing agent)")
+    algo = ALGO_ALIASES.get(args.algo, args.algo)
+    seeds = task.seeds if args.seeds is None else args.seeds
+    check_count(parser, "seeds", seeds, 1, MAX_SEEDS)
+    check_count(parser, "jobs", args.jobs, 1, os.cpu_count() or 1, "this machine's cores")
+    if not 0 < args.max_minutes <= 10 * MAX_MINUTES:
+        parser.error(f"--max-minutes must be above 0 and at most {10 * MAX_MINUTES:g}, got {args.max_minutes}")
+    if algo is not None and args.out is None:
+        parser.error("--algo trains: give --out DIR for the seeds' models, curves and results.json")
+    minutes = estimate_minutes(task, algo, seeds, args.jobs)
+    if minutes > args.max_minutes:
+        parser.error(
+            f"{algo or args.agent} on {task.id} with {seeds} seeds is estimated at {minutes:.0f} minutes on this "
+            f"machine, over --max-minutes {args.max_minutes:g}: raise --max-minutes, or run fewer --seeds now "
+            "(a later run with more resumes)"
+        )
+    try:
+        check_solve_allowed(task.get_rules(), args.solve)
+        if algo is not None:
+            if algo != "td-lambda":
+                require_extra("torch", "learn", f"urgym bench --algo {algo}")
+            if args.out is not None:
+                check_output(Path(args.out) / "results.json")
+    except (ValueError, ImportError) as err:
+        parser.error(str(err))
+    progress = not args.no_progress
+    if algo is None:
+        TaskEvaluator(task, progress=progress)  # solves a missing table before the agent is asked
+        result = score_agent(task, args.agent, args.seed, progress)
+        if args.out is not None:
+            out = Path(args.out) / "results.json"
+            write_atomic(out, lambda tmp: tmp.write_text(json.dumps(result, indent=1)))
+    else:
+        TaskEvaluator(task, progress=progress)
+        result = run_task(task, algo, args.out, seeds, args.jobs, progress)
+    print(leaderboard([result]))
+    if args.out is not None:
+        print(f"results in {Path(args.out) / 'results.json'}")
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = ArgumentParser(
+        prog="urgym bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--list", action="store_true", help="list the tasks and what each fixes")
+    parser.add_argument("--task", help=f"the task: {', '.join(TASKS)} (a name without -vN: its newest version)")
+    names = [*BENCH_ALGORITHMS, *ALGO_ALIASES]
+    parser.add_argument(
+        "--algo", choices=names, help="train this algorithm under the task (td = td-lambda, ppo = maskable-ppo)"
+    )
+    parser.add_argument("--agent", help="score this agent spec under the task without training (any evaluate --agent)")
+    parser.add_argument("--seeds", type=int, help="seeds 0 to N-1 (default: the task's)")
+    parser.add_argument("--seed", type=seed, default=0, help="--agent: the agent's seed (default 0)")
+    parser.add_argument("--jobs", type=int, default=1, help="seeds trained at once, one core each (default 1)")
+    parser.add_argument(
+        "--out", help="folder of the run (seed folders, results.json, curves.png); resumed if it exists"
+    )
+    parser.add_argument(
+        "--leaderboard",
+        nargs="*",
+        metavar="FILE",
+        help="print the shipped baselines beside these results.json files",
+    )
+    parser.add_argument(
+        "--max-minutes",
+        type=float,
+        default=MAX_MINUTES,
+        help=f"refuse a run estimated to take longer on this machine (default {MAX_MINUTES:g})",
+    )
+    parser.add_argument("--solve", action="store_true", help="solve the task's table even when that takes long")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bars")
+    return parser
+
+
+def _task_list() -> str:
+    lines = []
+    for task in TASKS.values():
+        lines += [
+            f"{task.id}: {task.description}",
+            f"    rules {task.rules}, {task.pieces} pieces; the learner plays {task.learner}",
+            f"    budget {task.budget:,} decisions, evaluated every {task.eval_every:,}; {task.seeds} seeds",
+            f"    metrics: {', '.join(task.metrics_at(False))} at every point, "
+            f"{', '.join(task.metrics_at(True))} at the end",
+        ]
+    lines.append("metrics:")
+    lines += [f"    {name}: {meaning}" for name, meaning in METRICS.items()]
+    return "\n".join(lines)
+
+
+def _results(parser: argparse.ArgumentParser, files: list[str]) -> list[dict]:
+    try:
+        return [load_result(path) for path in files]
+    except ResultError as err:
+        parser.error(str(err))

@@ -1,0 +1,264 @@
+"""A protocol run: an algorithm trained on a task under every seed, or an agent scored under the task.
+
+A run folder holds ``run.json`` (what the run is: the task, the algorithm and its settings, the seeds), one folder
+per seed (``seed-0/``: the training run's models, curve and logs, and ``seed.json``, that seed's curve and final
+figures once it is done), and at the end ``results.json`` (:mod:`urgym.evaluation.bench.results`) and
+``curves.png``. An interrupted run resumes seed by seed: a finished seed is kept, an unfinished one trained again
+from its start (a seed's result depends only on the task, the algorithm and the seed, so nothing changes).
+
+Each seed trains and is measured on one core (torch and numba on one thread each), so its figures do not depend on
+how many seeds run at once; ``jobs`` seeds run at once in processes of their own.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import multiprocessing
+import os
+import platform
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from urgym.agents import make_agent
+from urgym.evaluation.bench.metrics import TaskEvaluator
+from urgym.evaluation.bench.results import RESULT_FORMAT, plot_seed_curves, summarize, validate_result
+from urgym.evaluation.bench.tasks import Task
+from urgym.evaluation.training.run import RunPlan
+
+import urgym
+from urgym.files import claim_folder, release_folder, write_atomic
+from urgym.threads import one_thread
+
+__all__ = ["BENCH_ALGORITHMS", "estimate_minutes", "machine", "run_task", "score_agent", "train_seed"]
+
+_RATES = {"td-lambda": 30_000, "expected-td": 15_000, "maskable-ppo": 3_000}
+"""Decisions a core trains per second (measured on finkel 4, one core), for the estimate before a run."""
+_EVAL_SECONDS = {3: 2.0, 4: 15.0, 5: 80.0, 6: 300.0, 7: 700.0}
+"""Seconds of one exact evaluation point by piece count (measured: a value network, one core)."""
+
+
+def _settings(algo: str, task: Task) -> Any:
+    from urgym.evaluation.training.expected_td import ExpectedTDSettings
+    from urgym.evaluation.training.ppo import PPOSettings
+    from urgym.evaluation.training.td_lambda import TDLambdaSettings
+
+    default = {"td-lambda": TDLambdaSettings, "expected-td": ExpectedTDSettings, "maskable-ppo": PPOSettings}[algo]()
+    return dataclasses.replace(default, eval_every=task.eval_every)
+
+
+def _trainer(algo: str) -> Callable[..., dict[str, Any]]:
+    if algo == "td-lambda":
+        from urgym.evaluation.training.td_lambda import train_td_lambda
+
+        return train_td_lambda
+    if algo == "expected-td":
+        from urgym.evaluation.training.expected_td import train_expected_td
+
+        return train_expected_td
+    from urgym.evaluation.training.ppo import train_ppo
+
+    return train_ppo
+
+
+BENCH_ALGORITHMS = tuple(_RATES)
+"""The algorithms ``urgym bench --algo`` trains (``train``'s names; ``td`` and ``ppo`` are accepted too)."""
+
+
+def machine() -> dict[str, Any]:
+    """The machine a figure was measured on."""
+    return {"cores": os.cpu_count(), "processor": platform.processor() or platform.machine(), "python": sys.version}
+
+
+def estimate_minutes(task: Task, algo: str | None, seeds: int, jobs: int) -> float:
+    """Minutes a run of ``seeds`` seeds takes on this machine, ``jobs`` at once (an agent's scoring: ``algo`` None)."""
+    final = _EVAL_SECONDS.get(task.pieces, math.inf)
+    if algo is None:
+        return final / 60
+    during = final if task.exact_during else 2.0
+    per_seed = task.budget / _RATES[algo] + (len(task.points()) - 1) * during + final
+    return per_seed * math.ceil(seeds / max(1, jobs)) / 60
+
+
+def train_seed(task: Task, algo: str, seed: int, folder: Path, progress: bool = False) -> dict[str, Any]:
+    """Train ``algo`` on ``task`` under ``seed`` into ``folder``; write and return the seed's record."""
+    with one_thread():
+        evaluator = TaskEvaluator(task)
+        began = time.perf_counter()
+        plan = RunPlan(folder, task.budget, None, seed, progress, replace=True)
+        result = _trainer(algo)(
+            task.get_rules(), evaluator.table, plan, _settings(algo, task), metrics=evaluator.__call__
+        )
+        curve = _read_curve(folder / "curve.csv")
+    record = {
+        "seed": seed,
+        "decisions": int(result["timesteps"]),
+        "wall_seconds": round(time.perf_counter() - began, 1),
+        "eval_seconds": round(sum(point.get("eval_seconds", 0.0) for point in curve), 1),
+        "curve": curve,
+        "final": {key: value for key, value in curve[-1].items() if key not in ("seconds", "mean_regret")},
+    }
+    write_atomic(folder / "seed.json", lambda tmp: tmp.write_text(json.dumps(record, indent=1)))
+    return record
+
+
+def _read_curve(path: Path) -> list[dict[str, Any]]:
+    """A training run's ``curve.csv`` as points (numbers as numbers; empty cells left out)."""
+    import csv
+
+    points = []
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            point: dict[str, Any] = {}
+            for key, text in row.items():
+                if text in ("", None):
+                    continue
+                try:
+                    point[key] = int(text) if key == "timesteps" else float(text)
+                except ValueError:
+                    point[key] = text
+            point["decisions"] = point.pop("timesteps")
+            points.append(point)
+    return points
+
+
+def _seed_done(folder: Path, seed: int) -> dict[str, Any] | None:
+    """The record of a finished seed, None if it has none (or a damaged one: it is trained again)."""
+    path = folder / "seed.json"
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict) or record.get("seed") != seed or not record.get("curve"):
+        return None
+    return record
+
+
+def _identity(task: Task, algo: str) -> dict[str, Any]:
+    """What a run is, as its ``run.json`` holds it (tuples as lists: read back, it compares equal)."""
+    identity = {
+        "format": RESULT_FORMAT,
+        "task": task.to_dict(),
+        "algo": algo,
+        "settings": dataclasses.asdict(_settings(algo, task)),
+        "urgym": urgym.__version__,
+    }
+    return json.loads(json.dumps(identity))
+
+
+def _check_folder(out: Path, identity: dict[str, Any]) -> None:
+    """Refuse a folder that holds another run (another task, algorithm, settings or urgym version)."""
+    path = out / "run.json"
+    if path.exists():
+        try:
+            held = json.loads(path.read_text())
+        except (OSError, ValueError) as err:
+            raise ValueError(f"{path} is damaged ({err}); give a new --out, or remove the folder") from None
+        if held != identity:
+            raise ValueError(
+                f"{out} holds a run of {held.get('algo')!r} on {held.get('task', {}).get('id')!r} with other settings "
+                f"or another urgym; give a new --out to run {identity['algo']!r} on {identity['task']['id']!r}"
+            )
+    else:
+        write_atomic(path, lambda tmp: tmp.write_text(json.dumps(identity, indent=1)))
+
+
+def _run_one(args: tuple[Task, str, int, Path]) -> dict[str, Any]:
+    task, algo, seed, folder = args
+    if folder.exists():
+        shutil.rmtree(folder)  # an unfinished seed: trained again from its start
+    return train_seed(task, algo, seed, folder)
+
+
+def run_task(
+    task: Task,
+    algo: str,
+    out: str | Path,
+    seeds: int | None = None,
+    jobs: int = 1,
+    progress: bool = True,
+    on_seed: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    """Train ``algo`` on ``task`` under seeds 0 to ``seeds`` - 1 (default: the task's), ``jobs`` at once.
+
+    Finished seeds in ``out`` are kept; the rest are trained. Writes and returns ``results.json``'s content.
+
+    Raises:
+        ValueError: For an unknown algorithm, or a folder that holds another run.
+    """
+    if algo not in BENCH_ALGORITHMS:
+        raise ValueError(f"unknown algorithm {algo!r}; the benchmark trains {', '.join(BENCH_ALGORITHMS)}")
+    seeds = task.seeds if seeds is None else seeds
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    claim_folder(out, "a benchmark run")
+    try:
+        identity = _identity(task, algo)
+        _check_folder(out, identity)
+        records = {seed: _seed_done(out / f"seed-{seed}", seed) for seed in range(seeds)}
+        todo = [(task, algo, seed, out / f"seed-{seed}") for seed, record in records.items() if record is None]
+        bar = _bar(seeds, len(records) - len(todo), progress)
+        for record in _map(_run_one, todo, jobs):
+            records[record["seed"]] = record
+            bar.update(1)
+            if on_seed is not None:
+                on_seed(record)
+        bar.close()
+        evaluator_facts = TaskEvaluator(task).facts()
+        result = summarize(
+            identity, [records[seed] for seed in range(seeds)], {**evaluator_facts, "machine": machine()}
+        )
+        validate_result(result)
+        write_atomic(out / "results.json", lambda tmp: tmp.write_text(json.dumps(result, indent=1)))
+        plot_seed_curves(result, out / "curves.png")
+        return result
+    finally:
+        release_folder(out)
+
+
+def _map(fn: Callable, items: list, jobs: int):
+    """``fn`` over ``items`` in this process (``jobs`` 1) or in ``jobs`` processes, in the order they finish."""
+    if jobs <= 1 or len(items) <= 1:
+        for item in items:
+            yield fn(item)
+        return
+    from concurrent.futures import as_completed
+
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        for future in as_completed([pool.submit(fn, item) for item in items]):
+            yield future.result()
+
+
+def _bar(total: int, done: int, progress: bool) -> Any:
+    from urgym.progress import progress_bar
+
+    bar = progress_bar(total, "seeds", progress, unit="seed")
+    bar.update(done)
+    return bar
+
+
+def score_agent(task: Task, spec: str, seed: int = 0, progress: bool = True) -> dict[str, Any]:
+    """Score an agent (a spec) under ``task`` without training: every metric of the task, once."""
+    with one_thread():
+        evaluator = TaskEvaluator(task, progress=progress)
+        agent = make_agent(spec, seed=seed)
+        began = time.perf_counter()
+        final = evaluator(agent, final=True)
+    record = {
+        "seed": seed,
+        "decisions": 0,
+        "wall_seconds": round(time.perf_counter() - began, 1),
+        "eval_seconds": final["eval_seconds"],
+        "curve": [],
+        "final": {"decisions": 0, **final},
+    }
+    identity = {"format": RESULT_FORMAT, "task": task.to_dict(), "agent": spec, "urgym": urgym.__version__}
+    result = summarize(identity, [record], {**evaluator.facts(), "machine": machine()})
+    validate_result(result)
+    return result

@@ -1,0 +1,242 @@
+"""Benchmark results: their summary across seeds, their schema, the shipped baselines and the leaderboard.
+
+A result (``results.json``) is versioned JSON holding what it takes to reproduce and compare it: the task and its
+version, the algorithm and its settings (or the agent scored), urgym's version, the solved table's hash, the test
+set's version, the machine, every seed's curve and final figures, and the mean and 95% interval of each metric
+across seeds (:func:`urgym.evaluation.bench.metrics.across_seeds`). Every result, a user's or a shipped baseline,
+is checked against one schema (``results.schema.json`` beside this module, JSON Schema) by :func:`validate_result`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from urgym.evaluation.bench.metrics import across_seeds
+from urgym.evaluation.bench.tasks import METRICS
+
+from urgym.files import write_atomic
+
+__all__ = [
+    "RESULT_FORMAT",
+    "ResultError",
+    "baseline_results",
+    "leaderboard",
+    "load_result",
+    "plot_seed_curves",
+    "result_schema",
+    "summarize",
+    "validate_result",
+]
+
+RESULT_FORMAT = 1
+"""The version of the result format (the schema's ``format``)."""
+MAX_RESULT_BYTES = 64 << 20
+"""The largest result file read (a result of five seeds is tens of kilobytes)."""
+
+
+class ResultError(ValueError):
+    """A result that is not valid JSON of the result schema, named with what is wrong."""
+
+
+def summarize(identity: dict[str, Any], records: list[dict[str, Any]], facts: dict[str, Any]) -> dict[str, Any]:
+    """A result from its identity, every seed's record and the facts of the measuring (table hash, machine, ...)."""
+    finals = [record["final"] for record in records]
+    final = {metric: across_seeds([f[metric] for f in finals]) for metric in METRICS}
+    final["decisions"] = across_seeds([record["decisions"] for record in records])
+    final["wall_seconds"] = across_seeds([record["wall_seconds"] for record in records])
+    return {
+        **identity,
+        **facts,
+        "seeds": [record["seed"] for record in records],
+        "complete": len(records) >= identity["task"]["seeds"],
+        "per_seed": records,
+        "summary": {"final": final, "curve": _curve(records)},
+    }
+
+
+def _curve(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The k-th evaluation point of every seed together: mean decisions, and each metric across seeds."""
+    length = min(len(record["curve"]) for record in records)
+    points = []
+    for k in range(length):
+        at = [record["curve"][k] for record in records]
+        point: dict[str, Any] = {"decisions": round(math.fsum(p["decisions"] for p in at) / len(at))}
+        for metric in METRICS:
+            if all(metric in p for p in at):
+                point[metric] = across_seeds([p[metric] for p in at])
+        points.append(point)
+    return points
+
+
+def result_schema() -> dict[str, Any]:
+    """The JSON Schema every result follows."""
+    text = resources.files("urgym.evaluation.bench").joinpath("results.schema.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+_TYPES = {
+    "object": dict,
+    "array": list,
+    "string": str,
+    "boolean": bool,
+    "integer": int,
+    "number": (int, float),
+    "null": type(None),
+}
+
+
+def _is_type(value: Any, name: str) -> bool:
+    if name in ("integer", "number") and isinstance(value, bool):
+        return False
+    if name == "number" and isinstance(value, float) and not math.isfinite(value):
+        return False
+    return isinstance(value, _TYPES[name])
+
+
+def _check(value: Any, schema: dict[str, Any], root: dict[str, Any], where: str) -> None:
+    """Check ``value`` against the subset of JSON Schema the result schema uses; raise naming the place."""
+    if "$ref" in schema:
+        schema = root["$defs"][schema["$ref"].rsplit("/", 1)[1]]
+    kinds = schema.get("type")
+    if kinds is not None:
+        kinds = [kinds] if isinstance(kinds, str) else kinds
+        if not any(_is_type(value, kind) for kind in kinds):
+            raise ResultError(f"{where} must be {' or '.join(kinds)}, got {type(value).__name__} {value!r:.60}")
+    if "enum" in schema and value not in schema["enum"]:
+        raise ResultError(f"{where} must be one of {schema['enum']}, got {value!r:.60}")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if "minimum" in schema and value < schema["minimum"]:
+            raise ResultError(f"{where} must be at least {schema['minimum']}, got {value}")
+        if "maximum" in schema and value > schema["maximum"]:
+            raise ResultError(f"{where} must be at most {schema['maximum']}, got {value}")
+    if isinstance(value, dict):
+        for key in schema.get("required", ()):
+            if key not in value:
+                raise ResultError(f"{where} lacks {key!r}")
+        for key, sub in schema.get("properties", {}).items():
+            if key in value:
+                _check(value[key], sub, root, f"{where}.{key}")
+    if isinstance(value, list):
+        if len(value) < schema.get("minItems", 0):
+            raise ResultError(f"{where} must hold at least {schema['minItems']} items, got {len(value)}")
+        if "items" in schema:
+            for i, item in enumerate(value):
+                _check(item, schema["items"], root, f"{where}[{i}]")
+
+
+def validate_result(result: Any) -> None:
+    """Check a result against the schema, and its seeds against its records.
+
+    Raises:
+        ResultError: Naming the first field that is wrong and what it must be.
+    """
+    schema = result_schema()
+    _check(result, schema, schema, "result")
+    if ("algo" in result) == ("agent" in result):
+        raise ResultError("result must name either the algorithm trained ('algo') or the agent scored ('agent')")
+    if result["seeds"] != [record["seed"] for record in result["per_seed"]]:
+        raise ResultError("result.seeds must list the seeds of result.per_seed, in order")
+
+
+def load_result(path: str | Path) -> dict[str, Any]:
+    """Read and validate a result file.
+
+    Raises:
+        ResultError: For a file that is not a result (naming the file and what is wrong).
+    """
+    path = Path(path)
+    try:
+        if path.stat().st_size > MAX_RESULT_BYTES:
+            raise ResultError(f"{path} is larger than a result can be ({MAX_RESULT_BYTES >> 20} MB)")
+        result = json.loads(path.read_text(encoding="utf-8"))
+        validate_result(result)
+    except OSError as err:
+        raise ResultError(f"cannot read {path}: {err.strerror or err}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ResultError(f"{path} is not JSON: {err}") from None
+    except ResultError as err:
+        raise ResultError(f"{path}: {err}") from None
+    return result
+
+
+def baseline_results() -> list[dict[str, Any]]:
+    """The baselines that ship with urgym (``baselines/*.json`` beside this module), each validated."""
+    folder = resources.files("urgym.evaluation.bench").joinpath("baselines")
+    found = []
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name) if folder.is_dir() else ():
+        if entry.name.endswith(".json"):
+            result = json.loads(entry.read_text(encoding="utf-8"))
+            validate_result(result)
+            found.append(result)
+    return found
+
+
+def _interval(summary: dict[str, Any], digits: int) -> str:
+    if summary["low95"] is None:
+        return f"{summary['mean']:.{digits}f}"
+    half = (summary["high95"] - summary["low95"]) / 2
+    return f"{summary['mean']:.{digits}f} ± {half:.{digits}f}"
+
+
+def leaderboard(results: Iterable[dict[str, Any]]) -> str:
+    """A table of results by task, best win rate first: each metric's mean ± the half-width of its 95% interval."""
+    by_task: dict[str, list[dict[str, Any]]] = {}
+    for result in results:
+        by_task.setdefault(result["task"]["id"], []).append(result)
+    lines = []
+    for task, group in sorted(by_task.items()):
+        lines += [
+            f"{task}",
+            f"  {'learner':<26} {'seeds':>5} {'vs perfect (%)':>16} {'exploitability':>16} {'test regret':>16} "
+            f"{'decisions':>11} {'minutes':>8}",
+        ]
+        group.sort(key=lambda r: -r["summary"]["final"]["win_rate"]["mean"])
+        for result in group:
+            final = result["summary"]["final"]
+            name = result.get("algo") or result["agent"]
+            seeds = f"{len(result['seeds'])}" + ("" if result.get("complete", True) else "*")
+            lines.append(
+                f"  {name:<26.26} {seeds:>5} {_interval(final['win_rate'], 2):>16} "
+                f"{_interval(final['exploitability'], 2):>16} {_interval(final['test_regret'], 4):>16} "
+                f"{final['decisions']['mean']:>11,.0f} {final['wall_seconds']['mean'] / 60:>8.1f}"
+            )
+    if any(not r.get("complete", True) for group in by_task.values() for r in group):
+        lines.append("  * fewer seeds than the task asks for")
+    return "\n".join(lines)
+
+
+def plot_seed_curves(result: dict[str, Any], path: str | Path) -> Path:
+    """Plot a result's learning curves: each metric's mean across seeds against decisions, with its 95% band."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    curve = result["summary"]["curve"]
+    metrics = [m for m in METRICS if any(m in point for point in curve)]
+    fig, axes = plt.subplots(1, max(1, len(metrics)), figsize=(4.2 * max(1, len(metrics)), 3.4), layout="constrained")
+    axes = axes if hasattr(axes, "__len__") else [axes]
+    labels = {
+        "win_rate": "vs perfect play (%)",
+        "exploitability": "exploitability (points)",
+        "test_regret": "test regret",
+    }
+    for ax, metric in zip(axes, metrics, strict=False):
+        points = [p for p in curve if metric in p]
+        xs = [p["decisions"] for p in points]
+        mean = [p[metric]["mean"] for p in points]
+        ax.plot(xs, mean, marker="o", markersize=3)
+        if all(p[metric]["low95"] is not None for p in points):
+            ax.fill_between(xs, [p[metric]["low95"] for p in points], [p[metric]["high95"] for p in points], alpha=0.25)
+        ax.set_xlabel("decisions (the learner's moves)")
+        ax.set_ylabel(labels[metric])
+    name = result.get("algo") or result.get("agent")
+    fig.suptitle(f"{name} on {result['task']['id']} ({len(result['seeds'])} seeds, mean and 95% interval)")
+    out = write_atomic(path, lambda tmp: fig.savefig(tmp, format="png"))
+    plt.close(fig)
+    return out

@@ -1,0 +1,128 @@
+"""The benchmark's tasks: named, versioned protocols, as an environment id is.
+
+A task fixes everything a result depends on besides the learner: the rules and pieces, what the learner plays
+(both sides of every game it learns from; self-play allowed), the budget in the learner's decisions (the moves it
+plays while learning, whichever algorithm), the evaluation schedule, the number of seeds, and the metrics measured at
+each point of the schedule. A change of any of them that could move a figure bumps the version; results name the
+task by its id (``finkel-3-v1``) and are compared only within one id.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from urgym import Rules, get_rules
+
+__all__ = ["METRICS", "TASKS", "Task", "get_task", "task_names"]
+
+METRICS = {
+    "win_rate": "the exact winning chance against perfect play, the mean of both sides (percent)",
+    "exploitability": "the winning chance of the policy's best response minus the start's perfect-play value "
+    "(win-% points; 0 for perfect play)",
+    "test_regret": "the mean regret on the position benchmark's test set (win-% points per decision, test set v1)",
+}
+"""Every metric a task can measure, with its meaning."""
+
+
+@dataclass(frozen=True)
+class Task:
+    """One benchmark task (see the module docstring)."""
+
+    name: str
+    version: int
+    rules: str
+    pieces: int
+    budget: int
+    """The learner's decisions (moves it plays while learning) a run may spend."""
+    eval_every: int
+    """Decisions between evaluation points (the last point is at the budget)."""
+    seeds: int
+    """Seeds a full result has (0 to seeds - 1)."""
+    exact_during: bool
+    """The exact metrics at every point (else the test-set regret alone, and the exact ones at the end)."""
+    description: str
+    learner: str = "both sides (self-play allowed; any opponent the algorithm chooses)"
+
+    @property
+    def id(self) -> str:
+        """The task's id, name and version: ``finkel-3-v1``."""
+        return f"{self.name}-v{self.version}"
+
+    def get_rules(self) -> Rules:
+        """The task's rules."""
+        return get_rules(self.rules, self.pieces)
+
+    def points(self) -> list[int]:
+        """The decisions at which a run is evaluated: every ``eval_every``, and the budget."""
+        points = list(range(self.eval_every, self.budget, self.eval_every))
+        return [*points, self.budget]
+
+    def metrics_at(self, final: bool) -> tuple[str, ...]:
+        """The metrics measured at a point (``final``: the end of the run)."""
+        return tuple(METRICS) if final or self.exact_during else ("test_regret",)
+
+    def to_dict(self) -> dict[str, Any]:
+        """As plain JSON, with its id."""
+        return {"id": self.id, **asdict(self)}
+
+
+TASKS: dict[str, Task] = {
+    task.id: task
+    for task in (
+        Task(
+            "finkel-3",
+            1,
+            "finkel",
+            3,
+            budget=1_000_000,
+            eval_every=100_000,
+            seeds=5,
+            exact_during=True,
+            description="small: finkel with 3 pieces; every metric exact at every point, in about a second",
+        ),
+        Task(
+            "finkel-4",
+            1,
+            "finkel",
+            4,
+            budget=4_000_000,
+            eval_every=400_000,
+            seeds=5,
+            exact_during=True,
+            description="middle: finkel with 4 pieces; every metric exact at every point, in about ten seconds",
+        ),
+        Task(
+            "finkel-7",
+            1,
+            "finkel",
+            7,
+            budget=10_000_000,
+            eval_every=1_000_000,
+            seeds=5,
+            exact_during=False,
+            description="full finkel: the test-set regret at every point, the exact metrics at the end "
+            "(about 10 minutes on one core)",
+        ),
+    )
+}
+"""Every task by id."""
+
+
+def task_names() -> list[str]:
+    """The ids of every task."""
+    return list(TASKS)
+
+
+def get_task(name: str) -> Task:
+    """The task of id ``name`` (``finkel-3-v1``); a name without its version means the newest.
+
+    Raises:
+        ValueError: For an unknown task, listing the known ones.
+    """
+    if name in TASKS:
+        return TASKS[name]
+    versions = [task for task in TASKS.values() if task.name == name]
+    if versions:
+        return max(versions, key=lambda task: task.version)
+    raise ValueError(f"unknown task {name!r}; tasks: {', '.join(TASKS)}")
