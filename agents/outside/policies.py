@@ -44,6 +44,7 @@ __all__ = [
     "TorchScriptAgent",
     "load_sb3_network",
     "observations",
+    "played_as_saved",
     "sample_legal",
 ]
 
@@ -470,6 +471,23 @@ class SB3Agent(ScoringAgent):
     def scores(self, observations: np.ndarray) -> np.ndarray:
         """The model's action scores: logits, Q-values or mean quantiles."""
         return self.network(observations.astype(np.float64))
+
+
+def played_as_saved(model: Any, rules: Rules, spec: str = "sb3:live") -> SB3Agent:
+    """A live stable-baselines3 model as ``sb3:PATH`` plays it once saved: the same numpy forward pass, bit for bit.
+
+    A live model's own torch pass (float32) and the saved model's (float64) can order two near-equal scores
+    differently; a figure measured during training must be the one ``evaluate`` gives for the saved model.
+    """
+    import tempfile
+
+    from urgym.agents.models import write_model_card
+
+    with tempfile.TemporaryDirectory(prefix="urgym-model-") as folder:
+        path = Path(folder) / "model.zip"
+        model.save(path)
+        write_model_card(path, rules)
+        return SB3Agent(path, spec=spec)
 
 
 def _live_network(model: Any) -> Callable[[np.ndarray], np.ndarray]:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 from urgym.agents import Agent
-from urgym.agents.outside.policies import PPOAgent, SB3Agent
+from urgym.agents.outside.policies import SB3Agent, played_as_saved
 from urgym.evaluation.scoring.positions import validation_positions
 from urgym.evaluation.scoring.report import write_csv
 from urgym.evaluation.training.run import AgentLearner, Metrics, RunPlan, TrainingRun
@@ -111,7 +111,7 @@ def train_ppo(
         plan,
         AgentLearner(
             ".zip",
-            lambda: PPOAgent(model),
+            lambda: played_as_saved(model, rules),
             lambda path, facts: model.save(path),
             table,
             validation_positions(table, settings.validation),
@@ -128,13 +128,17 @@ def train_ppo(
 
         def _on_step(self) -> bool:
             run.advance(self.num_timesteps)
+            return run.share(self.num_timesteps) < 1.0  # the minutes (learn() itself stops at the timesteps)
+
+        def _on_rollout_start(self) -> None:
+            # Here, not at a step: the model has taken the last rollout's update, as the saved model will have.
             if self.num_timesteps >= self.next_eval:
-                self.next_eval += settings.eval_every
+                while self.next_eval <= self.num_timesteps:
+                    self.next_eval += settings.eval_every
                 self.logger.record("eval/mean_regret", run.evaluate(self.num_timesteps))
                 for key, value in run.figures.items():
                     if isinstance(value, (int, float)):
                         self.logger.record(f"eval/{key}", value)
-            return run.share(self.num_timesteps) < 1.0  # the minutes (learn() itself stops at the timesteps)
 
     model.learn(plan.timesteps, callback=Progress())
     result = run.finish(model.num_timesteps)

@@ -1,0 +1,216 @@
+"""The RL benchmark: tasks, metrics against evaluate --exact, protocol runs (bit-identical, resumed), results."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import itertools
+import json
+import math
+
+import numpy as np
+import pytest
+from urgym.evaluation.bench import (
+    TASKS,
+    TaskEvaluator,
+    across_seeds,
+    baseline_results,
+    get_task,
+    leaderboard,
+    load_result,
+    run_task,
+    validate_result,
+)
+from urgym.evaluation.bench.results import ResultError, result_schema
+from urgym.evaluation.scoring.exact import exact_results
+
+SMALL = get_task("finkel-3")
+TINY = dataclasses.replace(SMALL, budget=30_000, eval_every=15_000, seeds=2)
+"""The small task's rules with a budget a test can train twice in seconds."""
+
+
+def test_tasks_are_named_versioned_and_their_schedule_ends_at_the_budget():
+    assert set(TASKS) >= {"finkel-3-v1", "finkel-4-v1", "finkel-7-v1"}
+    for task_id, task in TASKS.items():
+        assert task.id == task_id and task.seeds >= 5
+        points = task.points()
+        assert points[-1] == task.budget and all(b - a == task.eval_every for a, b in itertools.pairwise(points))
+        assert set(task.metrics_at(True)) == {"win_rate", "exploitability", "test_regret"}
+    assert get_task("finkel-3") is TASKS["finkel-3-v1"]
+    assert TASKS["finkel-7-v1"].metrics_at(False) == ("test_regret",)
+    with pytest.raises(ValueError, match="unknown task 'go-9'; tasks: finkel-3-v1"):
+        get_task("go-9")
+
+
+def test_the_interval_across_seeds_is_students_t():
+    stats = pytest.importorskip("scipy.stats")
+    values = [41.0, 43.5, 40.2, 44.9, 42.2]
+    summary = across_seeds(values)
+    low, high = stats.t.interval(0.95, len(values) - 1, loc=np.mean(values), scale=stats.sem(values))
+    assert summary["mean"] == pytest.approx(np.mean(values))
+    assert summary["low95"] == pytest.approx(low, abs=1e-3) and summary["high95"] == pytest.approx(high, abs=1e-3)
+    assert across_seeds([3.0]) == {"mean": 3.0, "low95": None, "high95": None, "n": 1}
+
+
+def test_the_metrics_are_those_of_evaluate_exact_and_the_position_benchmark(finkel3_table):
+    from urgym.agents import make_agent
+    from urgym.evaluation.scoring.positions import benchmark_positions, score_positions
+    from urgym.evaluation.scoring.runner import RunOptions
+
+    figures = TaskEvaluator(SMALL, finkel3_table)(make_agent("greedy"), final=True)
+    report = exact_results("greedy", "perfect", SMALL.get_rules(), progress=False, best_response=True, cache=False)
+    assert figures["win_rate"] == report.match.win_rate
+    assert figures["exploitability"] == report.exploitability["exploitability_points"]
+    test = score_positions("greedy", finkel3_table, benchmark_positions(finkel3_table), RunOptions(workers=1))
+    assert figures["test_regret"] == pytest.approx(test.regret.mean)
+    assert figures["policy"] == "deterministic" and 0 < figures["win_rate"] < 50 < 50 + figures["exploitability"]
+    perfect = TaskEvaluator(SMALL, finkel3_table)(make_agent("perfect"), final=True)
+    assert perfect["test_regret"] == 0 and perfect["win_rate"] == pytest.approx(50, abs=1e-6)
+    assert perfect["exploitability"] == pytest.approx(0, abs=1e-6)
+    sampled = TaskEvaluator(SMALL, finkel3_table)(make_agent("random"), final=True)
+    assert sampled["policy"] == "distribution"
+
+
+def _without_times(result):
+    """A result less what the clock measures (wall and evaluation seconds, the machine)."""
+    result = copy.deepcopy(result)
+    result.pop("machine")
+    for record in result["per_seed"]:
+        for key in ("wall_seconds", "eval_seconds"):
+            record.pop(key)
+        for point in [*record["curve"], record["final"]]:
+            point.pop("seconds", None)
+            point.pop("eval_seconds", None)
+    result["summary"]["final"].pop("wall_seconds")
+    return result
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory, finkel3_table):
+    out = tmp_path_factory.mktemp("bench") / "td"
+    return out, run_task(TINY, "td-lambda", out, progress=False)
+
+
+def test_a_run_writes_a_valid_result_and_its_curves(tiny_run):
+    out, result = tiny_run
+    assert load_result(out / "results.json") == json.loads(json.dumps(result))
+    assert (out / "curves.png").stat().st_size > 1000
+    assert result["seeds"] == [0, 1] and result["complete"] and result["algo"] == "td-lambda"
+    assert result["task"]["id"] == "finkel-3-v1" and result["test_set_version"] == 1
+    assert result["table_hash"] == TaskEvaluator(SMALL).table_hash and result["urgym"]
+    for record in result["per_seed"]:
+        assert [p["decisions"] for p in record["curve"]][-1] >= TINY.budget
+        assert all({"win_rate", "exploitability", "test_regret"} <= set(p) for p in record["curve"])
+        assert record["final"]["decisions"] == record["decisions"] and record["final"]["policy"] == "deterministic"
+    finals = [r["final"]["win_rate"] for r in result["per_seed"]]
+    assert result["summary"]["final"]["win_rate"]["mean"] == pytest.approx(np.mean(finals))
+    assert "td-lambda" in leaderboard([result]) and "finkel-3-v1" in leaderboard([result])
+
+
+def test_a_fixed_seed_and_budget_give_bit_identical_results_and_a_resumed_run_the_same(tiny_run, tmp_path):
+    _out, result = tiny_run
+    again = run_task(TINY, "td-lambda", tmp_path / "again", progress=False)
+    assert _without_times(again) == _without_times(result)
+    (tmp_path / "again" / "seed-1" / "seed.json").unlink()  # as if interrupted during seed 1
+    (tmp_path / "again" / "results.json").unlink()
+    trained = []
+    resumed = run_task(TINY, "td-lambda", tmp_path / "again", progress=False, on_seed=trained.append)
+    assert [r["seed"] for r in trained] == [1]  # seed 0 was kept
+    assert _without_times(resumed) == _without_times(result)
+
+
+def test_a_folder_of_another_run_is_refused(tiny_run):
+    out, _ = tiny_run
+    with pytest.raises(ValueError, match="holds a run of 'td-lambda' on 'finkel-3-v1' with other settings"):
+        run_task(dataclasses.replace(TINY, budget=45_000), "td-lambda", out, progress=False)
+    with pytest.raises(ValueError, match="unknown algorithm 'dqn'; the benchmark trains td-lambda"):
+        run_task(TINY, "dqn", out, progress=False)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda r: r.pop("table_hash"), "result lacks 'table_hash'"),
+        (lambda r: r["task"].update(pieces="3"), r"result.task.pieces must be integer, got str"),
+        (lambda r: r["per_seed"][0]["final"].update(win_rate=float("nan")), "win_rate must be number"),
+        (lambda r: r["per_seed"][0]["final"].update(win_rate=101.0), "win_rate must be at most 100"),
+        (lambda r: r["per_seed"][0]["final"].update(policy="<script>"), "policy must be one of"),
+        (lambda r: r["per_seed"][0].update(decisions=True), "decisions must be integer, got bool"),
+        (lambda r: r.update(seeds=[1, 0]), "result.seeds must list the seeds of result.per_seed"),
+        (lambda r: r.update(agent="greedy"), "either the algorithm trained"),
+        (lambda r: r.update(format=2), r"result.format must be one of \[1\]"),
+        (lambda r: r.update(per_seed=[]), "result.per_seed must hold at least 1 items"),
+        (lambda r: r["summary"]["final"]["win_rate"].pop("low95"), "win_rate lacks 'low95'"),
+    ],
+)
+def test_a_result_off_the_schema_is_refused_naming_the_field(tiny_run, change, message):
+    result = json.loads(json.dumps(tiny_run[1]))
+    change(result)
+    with pytest.raises(ResultError, match=message):
+        validate_result(result)
+
+
+def test_result_files_that_are_not_results_are_refused_naming_the_file(tmp_path):
+    for name, content in (("list.json", "[]"), ("text.json", "not json"), ("bytes.json", b"\xff\xfe")):
+        path = tmp_path / name
+        path.write_bytes(content if isinstance(content, bytes) else content.encode())
+        with pytest.raises(ResultError, match=name):
+            load_result(path)
+    with pytest.raises(ResultError, match="cannot read"):
+        load_result(tmp_path / "missing.json")
+
+
+def test_the_schema_and_the_shipped_baselines_agree():
+    schema = result_schema()
+    assert schema["properties"]["format"]["enum"] == [1]
+    for result in baseline_results():  # each validated as it is read
+        assert result["complete"] or result["task"]["id"] == "finkel-7-v1"
+        assert math.isfinite(result["summary"]["final"]["win_rate"]["mean"])
+
+
+def test_torch_threads_and_numba_threads_are_unchanged_by_an_exact_evaluation(finkel3_table):
+    torch = pytest.importorskip("torch")
+    import numba
+
+    before = torch.get_num_threads(), numba.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        exact_results("greedy", "perfect", SMALL.get_rules(), progress=False, best_response=True, cache=False)
+        assert torch.get_num_threads() == 1
+        assert numba.get_num_threads() == before[1]
+    finally:
+        torch.set_num_threads(before[0])
+
+
+def test_the_sb3_callback_logs_the_figures_of_evaluate_exact_and_keeps_torch_threads(tmp_path, finkel3_table):
+    torch = pytest.importorskip("torch")
+    sb3_contrib = pytest.importorskip("sb3_contrib")
+    from stable_baselines3.common.logger import configure
+    from urgym.commands.evaluate import main as evaluate
+    from urgym.evaluation.bench.callback import exact_metrics_callback
+
+    from urgym.sb3 import SB3VecEnv
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        env = SB3VecEnv(num_envs=4, rules=SMALL.get_rules(), opponent="greedy")
+        model = sb3_contrib.MaskablePPO("MlpPolicy", env, n_steps=128, batch_size=128, n_epochs=1, seed=3)
+        model.set_logger(configure(str(tmp_path / "logs"), ["csv"]))
+        callback = exact_metrics_callback("finkel-3", every=512, csv=tmp_path / "points.csv", table=finkel3_table)
+        model.learn(1024, callback=callback)
+        assert torch.get_num_threads() == 1  # the learner keeps its one thread after every exact evaluation
+    finally:
+        torch.set_num_threads(before)
+    points = callback.points
+    assert [p["decisions"] for p in points] == [512, 1024]
+    assert all({"win_rate", "exploitability", "test_regret"} <= set(p) for p in points)
+    logged = (tmp_path / "logs" / "progress.csv").read_text()
+    assert "bench/win_rate" in logged and "bench/exploitability" in logged
+    model.save(tmp_path / "model.zip")
+    out = tmp_path / "exact.json"
+    spec = f"sb3:{tmp_path / 'model.zip'}"
+    assert evaluate(["--agent", spec, "--pieces", "3", "--exact", "--best-response", "--json", str(out)]) == 0
+    exact = json.loads(out.read_text())
+    assert points[-1]["win_rate"] == pytest.approx(exact["exact"]["win_rate"], abs=1e-9)
+    assert points[-1]["exploitability"] == pytest.approx(exact["exact"]["exploitability_points"], abs=1e-9)
