@@ -22,13 +22,12 @@ from urgym.evaluation.bench.metrics import TaskEvaluator
 from urgym.evaluation.bench.protocol import BENCH_ALGORITHMS, estimate_minutes, run_task, score_agent
 from urgym.evaluation.bench.results import ResultError, baseline_results, leaderboard, load_result
 from urgym.evaluation.bench.tasks import METRICS, TASKS, get_task
+from urgym.evaluation.training.run import ALGO_ALIASES
 
 from urgym.files import check_output, require_extra, write_atomic
 
-__all__ = ["ALGO_ALIASES", "main"]
+__all__ = ["main"]
 
-ALGO_ALIASES = {"td": "td-lambda", "ppo": "maskable-ppo"}
-"""The agent specs' names for the algorithms that train them (``td`` plays what ``td-lambda`` trains)."""
 MAX_SEEDS = 100
 MAX_MINUTES = 24 * 60.0
 """The longest run started without ``--max-minutes`` raised (a day)."""

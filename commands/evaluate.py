@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from urgym.agents import agent_help, builtin_name, make_agent
@@ -35,12 +36,13 @@ from urgym.evaluation.scoring.card import CARD_RULE_SETS, agent_card, card_heade
 from urgym.evaluation.scoring.exact import exact_results, exact_tournament, save_worst
 from urgym.evaluation.scoring.match import play_match, records_directory
 from urgym.evaluation.scoring.policies import EXACT_MAX_MINUTES, check_exact_fits, estimate_exact
-from urgym.evaluation.scoring.positions import benchmark_positions, score_positions
+from urgym.evaluation.scoring.positions import TEST_SET_VERSION, benchmark_positions, score_positions
 from urgym.evaluation.scoring.report import (
     format_exact,
     format_exact_tournament,
     format_exploitability,
     format_match,
+    format_positions,
     format_tournament,
     format_worst,
     match_rows,
@@ -51,10 +53,10 @@ from urgym.evaluation.scoring.report import (
 )
 from urgym.evaluation.scoring.runner import BACKENDS, require_ray
 from urgym.evaluation.scoring.tournament import pair_folders, run_tournament, tournament_specs
-from urgym.solver import is_cached
+from urgym.solver import is_cached, table_for
 from urgym.solver.solve import estimate_solve
 
-from urgym import RULE_SET_NAMES, Rules, get_rules
+from urgym import RULE_SET_NAMES, Rules, __version__, get_rules
 
 MAX_WORST = 10_000
 """The most worst decisions ``--worst`` lists (each is a few lines and, with --save-worst, a few records)."""
@@ -84,7 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--pieces", type=int, help="pieces per side (default: the rule set's)")
     parser.add_argument(
-        "--games", type=int, default=DEFAULT_GAMES, help=f"games per match, sides alternating (default {DEFAULT_GAMES})"
+        "--games",
+        type=int,
+        default=DEFAULT_GAMES,
+        help=f"games per match, sides alternating (default {DEFAULT_GAMES}; 0: the agent's position benchmark alone)",
     )
     parser.add_argument(
         "--positions", type=int, default=1000, help="positions of the position benchmark (default 1000; 0 skips it)"
@@ -214,8 +219,10 @@ def main(argv: list[str] | None = None) -> int:
                 f"{','.join([args.tournament, *(e for e in extra if not e.startswith('-'))])}"
             )
         parser.error(f"unrecognized arguments: {' '.join(extra)}{hint}")
-    check_count(parser, "games", args.games, 1, MAX_GAMES, "results are kept in memory")
+    check_count(parser, "games", args.games, 0, MAX_GAMES, "results are kept in memory")
     check_count(parser, "positions", args.positions, 0, MAX_POSITIONS)
+    if args.games == 0:
+        _check_positions_alone(parser, args)
     if args.workers is not None and args.workers < 1:
         parser.error(f"--workers must be at least 1, got {args.workers}")
     if args.positions and args.pieces == 1:
@@ -271,6 +278,8 @@ def main(argv: list[str] | None = None) -> int:
         print(format_tournament(result), file=out)
         write_outputs(args, result.to_dict(), tournament_rows(result), lambda path: plot_tournament(path, result))
         return 0
+    if args.games == 0:
+        return _positions_main(args, rules, specs[0], table, positions, run, out)
     match = play_match(specs[0], specs[1], rules, args.games, args.seed, table, run)
     benchmarks = {}
     if positions:
@@ -282,6 +291,30 @@ def main(argv: list[str] | None = None) -> int:
         print(f"saved {match.games} game records in {args.save_games}", file=out)
     data = {"match": match.to_dict(), "position_benchmark": [b.to_dict() for b in benchmarks.values()]}
     write_outputs(args, data, match_rows(match, benchmarks), lambda path: plot_match(path, match, benchmarks))
+    return 0
+
+
+def _check_positions_alone(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """``--games 0`` is the agent's position benchmark alone: refuse what needs games, or no benchmark at all."""
+    for option, given in (
+        ("--tournament", args.tournament),
+        ("--save-games", args.save_games),
+        ("--no-table", args.no_table),
+        ("--plot", args.plot),
+    ):
+        if given:
+            parser.error(f"--games 0 scores the agent on the position benchmark alone: {option} needs games")
+    if args.positions == 0:
+        parser.error("--games 0 with --positions 0 would measure nothing: give --positions N (default 1000)")
+
+
+def _positions_main(args, rules: Rules, spec: str, table: Any, positions: list, run: Any, out: Any) -> int:
+    """``evaluate --games 0``: the agent's regret on the position benchmark's test set, no games played."""
+    bench = score_positions(spec, table, positions, replace(run, save_games=None, replace_games=False))
+    print(format_positions(rules, {bench.spec: bench}), file=out)
+    data = {"position_benchmark": [bench.to_dict()], "urgym": __version__, "table_hash": table.header["checksum"]}
+    row = {"agent": bench.spec, "rules": rules.name, "pieces": rules.pieces, "test_set_version": TEST_SET_VERSION}
+    write_outputs(args, data, [{**row, **bench.regret.to_dict()}], lambda path: Path(path))
     return 0
 
 
@@ -300,6 +333,9 @@ def _exact_main(args: argparse.Namespace, rules: Rules, specs: tuple[str, ...], 
     data = {"exact": {key: result.to_dict()[key] for key in ("win_rate", "win_rate_light", "win_rate_dark")}}
     data["exact"].update(agent=result.agent, opponent=result.opponent, rules=result.rules)
     data["exact"]["exact_policies"] = result.exact_policies
+    data["urgym"] = __version__
+    if is_cached(rules):
+        data["table_hash"] = table_for(rules, progress=False).header["checksum"]
     if exploit is not None:
         print(format_exploitability(exploit), file=out)
         data["exact"]["best_response_win_rate"] = exploit["best_response_win_rate"]

@@ -26,7 +26,15 @@ from urgym.evaluation.scoring.runner import default_workers
 from urgym.evaluation.training.distill import DistillSettings, train_distill
 from urgym.evaluation.training.expected_td import ExpectedTDSettings, train_expected_td
 from urgym.evaluation.training.ppo import VEC_ENVS, PPOSettings, train_ppo
-from urgym.evaluation.training.run import ALGORITHMS, MODEL_SUFFIXES, RunPlan, check_run_folder, plot_curves
+from urgym.evaluation.training.run import (
+    ALGO_ALIASES,
+    ALGORITHMS,
+    MODEL_SUFFIXES,
+    UNCAPPED,
+    RunPlan,
+    check_run_folder,
+    plot_curves,
+)
 from urgym.evaluation.training.td_lambda import TDLambdaSettings, train_td_lambda
 from urgym.solver import table_for
 
@@ -35,6 +43,9 @@ from urgym.features import FEATURE_SETS
 from urgym.files import check_output, claim_folder, require_extra
 
 __all__ = ["main"]
+
+DEFAULT_TIMESTEPS = 5_000_000
+"""The budget of moves when neither ``--timesteps`` nor ``--minutes`` is given."""
 
 # The defaults of every option below are the algorithms' own settings (read here, never written twice).
 TD, PPO, DISTILL, EXPECTED = TDLambdaSettings(), PPOSettings(), DistillSettings(), ExpectedTDSettings()
@@ -55,6 +66,9 @@ def main(argv: list[str] | None = None) -> int:
     """Run ``train``; return the exit status."""
     parser = _parser()
     args = parser.parse_args(argv)
+    args.algo = ALGO_ALIASES.get(args.algo, args.algo)
+    if args.timesteps is None:  # --minutes alone is the budget: no hidden cap of moves ends the run before it
+        args.timesteps = DEFAULT_TIMESTEPS if args.minutes is None else UNCAPPED
     _check(parser, args)
     try:
         rules = get_rules(args.rules, args.pieces)
@@ -94,11 +108,23 @@ def main(argv: list[str] | None = None) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(prog="train", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--algo", default="maskable-ppo", choices=ALGORITHMS)
+    parser.add_argument(
+        "--algo",
+        default="maskable-ppo",
+        choices=[*ALGORITHMS, *ALGO_ALIASES],
+        help="the algorithm (default maskable-ppo); td and ppo, the agent specs' names, train td-lambda and "
+        "maskable-ppo",
+    )
     parser.add_argument("--rules", default="finkel", help=f"rule set: {', '.join(RULE_SET_NAMES)} (default finkel)")
     parser.add_argument("--pieces", type=int, help="pieces per side (default: the rule set's)")
-    parser.add_argument("--timesteps", type=int, default=5_000_000, help="the learner's moves to train for")
-    parser.add_argument("--minutes", type=float, help="also stop after this much training time")
+    parser.add_argument(
+        "--timesteps",
+        type=int,
+        help=f"the learner's moves to train for (default {DEFAULT_TIMESTEPS:,}, or no cap with --minutes)",
+    )
+    parser.add_argument(
+        "--minutes", type=float, help="stop after this much training time (and at --timesteps, if given)"
+    )
     parser.add_argument(
         "--opponent",
         action="append",

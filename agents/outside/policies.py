@@ -53,6 +53,11 @@ MAX_SB3_DATA = 16 << 20
 kilobytes. Its weights are bounded by :data:`urgym.agents.outside.weights.MAX_WEIGHTS_BYTES`."""
 
 
+_WARNED_CARDLESS: set[Path] = set()
+"""Model files without a card that a warning named already: one warning per model and process, however often it is
+built."""
+
+
 def observations(rules: Rules, decisions: Decisions) -> np.ndarray:
     """The observation of each decision, from its mover's side, with the roll: ``float32[k, obs]``."""
     out = np.zeros((len(decisions), observation_size(rules)), dtype=np.float32)
@@ -147,15 +152,17 @@ class ScoringAgent(Agent):
                 f"{self.spec}: the network has {self._actions} actions, but {rules.name} has "
                 f"{rules.length + 1} (path positions 0..{rules.length})"
             )
-        if self.rules is None and self.cardless is not None:
+        if self.rules is None and self.cardless is not None and self.cardless.resolve() not in _WARNED_CARDLESS:
+            _WARNED_CARDLESS.add(self.cardless.resolve())
             warnings.warn(
                 f"{self.spec}: no model card ({card_path(self.cardless).name}) beside it, so the rules it learned are "
-                f"unknown; it plays {rules.describe()!r} because its observation size fits (write the card with "
-                "urgym.agents.models.write_model_card)",
+                f"unknown; it plays {rules.describe()!r} because its observation size fits; add its card with "
+                f"python -c \"from urgym import get_rules; from urgym.agents.models import write_model_card; "
+                f"write_model_card('{self.cardless}', get_rules('{rules.name}', {rules.pieces}))\"",
                 UserWarning,
                 stacklevel=2,
             )
-            self.cardless = None  # said once
+            self.cardless = None
 
     def select_moves(self, rules: Rules, decisions: Decisions) -> np.ndarray:
         """The best legal action of each decision by :meth:`scores` (or one drawn from their softmax)."""

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 from urgym.evaluation.scoring.match import MatchResult
-from urgym.evaluation.scoring.positions import PositionBenchmark
+from urgym.evaluation.scoring.positions import TEST_SET_VERSION, PositionBenchmark
 from urgym.evaluation.scoring.stats import RegretSummary
 from urgym.evaluation.scoring.tournament import TournamentResult
 
@@ -22,6 +22,7 @@ from urgym.notation import move_text
 __all__ = [
     "csv_cell",
     "format_match",
+    "format_positions",
     "format_tournament",
     "match_rows",
     "plain_text",
@@ -275,7 +276,19 @@ def format_match(match: MatchResult, benchmarks: dict[str, PositionBenchmark]) -
             lines += _regret_lines("match play", side.regret)
         bench = benchmarks.get(side.spec)
         if bench is not None:
-            lines += _regret_lines(f"position benchmark ({bench.regrets.shape[0]:,} positions)", bench.regret)
+            lines += _regret_lines(_benchmark_label(bench), bench.regret)
+    return "\n".join(lines)
+
+
+def _benchmark_label(bench: PositionBenchmark) -> str:
+    return f"position benchmark (test set v{TEST_SET_VERSION}, {bench.regrets.shape[0]:,} positions)"
+
+
+def format_positions(rules: Any, benchmarks: dict[str, PositionBenchmark]) -> str:
+    """The terminal report of position benchmarks alone (``evaluate --games 0``)."""
+    lines = [f"position benchmark on {rules.describe()}, no games played", ""]
+    for spec, bench in benchmarks.items():
+        lines += [spec, *_regret_lines(_benchmark_label(bench), bench.regret)]
     return "\n".join(lines)
 
 

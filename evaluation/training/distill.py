@@ -145,6 +145,7 @@ def train_distill(
         TorchValueLearner(net, torch, check, rules, settings.features),
         "decision",
         network_facts(net, settings),
+        table=table,
     )
     seen, steps, next_eval = 0, 0, settings.eval_every
     generator = np.random.default_rng(plan.seed)

@@ -141,6 +141,7 @@ def train_expected_td(
         "decision",
         network_facts(net, settings),
         metrics=metrics,
+        table=table,
     )
     buffer_states = np.zeros(settings.buffer, np.int64)
     buffer_targets = np.zeros(settings.buffer, np.float32)

@@ -120,6 +120,7 @@ def train_ppo(
         facts,
         own_logs=False,
         metrics=metrics,
+        table=table,
     )
 
     class Progress(BaseCallback):

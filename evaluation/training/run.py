@@ -31,18 +31,20 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from urgym.agents.models import write_model_card
-from urgym.evaluation.scoring.positions import score_positions
+from urgym.evaluation.scoring.positions import TEST_SET_VERSION, score_positions
 from urgym.evaluation.scoring.report import write_csv
 from urgym.evaluation.scoring.runner import RunOptions
 from urgym.solver import SolvedTable
 
-from urgym import Position, Rules
+from urgym import Position, Rules, __version__
 from urgym.files import check_output, claim_folder, release_folder, write_atomic
 from urgym.progress import progress_bar
 
 __all__ = [
     "ALGORITHMS",
+    "ALGO_ALIASES",
     "MODEL_SUFFIXES",
+    "UNCAPPED",
     "AgentLearner",
     "Learner",
     "Metrics",
@@ -56,9 +58,15 @@ __all__ = [
 
 ALGORITHMS = ("maskable-ppo", "td-lambda", "distill", "expected-td")
 """The algorithms of ``train``, a module each."""
+ALGO_ALIASES = {"td": "td-lambda", "ppo": "maskable-ppo"}
+"""The agent specs' names of what an algorithm trains (``td:model=PATH`` plays what ``td-lambda`` writes), accepted as
+the algorithms' names."""
 MODEL_SUFFIXES = {"maskable-ppo": ".zip", "td-lambda": ".npz", "distill": ".npz", "expected-td": ".npz"}
 """The model file's suffix of each algorithm."""
 
+
+UNCAPPED = 10**15
+"""A budget of timesteps no run reaches: the budget of a run bounded by its minutes alone."""
 
 Metrics = Callable[[Any, bool], dict[str, Any]]
 """Figures measured at each evaluation besides the validation regret: called with the learner as an agent and whether
@@ -176,6 +184,7 @@ class TrainingRun:
         metrics: Measures more figures at each evaluation (the benchmark's exact metrics): called with the learner as
             an agent and whether the run ends there, it returns figures by name, added to the curve and the logs
             (TensorBoard's ``eval/NAME``).
+        table: The solved table that measures the run (its hash goes on the cards).
     """
 
     def __init__(
@@ -188,6 +197,7 @@ class TrainingRun:
         facts: dict[str, Any] | None = None,
         own_logs: bool = True,
         metrics: Metrics | None = None,
+        table: SolvedTable | None = None,
     ) -> None:
         plan.out.mkdir(parents=True, exist_ok=True)
         claim_folder(plan.out, "a training run")  # first: of two runs started together, one gets past the check
@@ -200,10 +210,12 @@ class TrainingRun:
         self.log: list[dict[str, Any]] = []
         self.own_logs = own_logs
         self.metrics = metrics
+        self.table = table
         self.figures: dict[str, Any] = {}
         """The figures of ``metrics`` at the last evaluation."""
         self.writer = _tensorboard(plan.out) if own_logs else None  # logs/ checked: a real folder, not a link
-        self.bar = progress_bar(plan.timesteps, algo, plan.progress, unit=unit)
+        total = None if plan.timesteps >= UNCAPPED else plan.timesteps  # bounded by minutes: a count, no bar
+        self.bar = progress_bar(total, algo, plan.progress, unit=unit)
 
     @property
     def seconds(self) -> float:
@@ -273,7 +285,10 @@ class TrainingRun:
             "seed": self.plan.seed,
             "timesteps": int(done),
             "train_seconds": round(self.seconds, 1),
-            "position_benchmark_regret": regret,
+            "validation_regret": regret,
+            "regret_set": f"validation set v{TEST_SET_VERSION} (position benchmark, disjoint from the test set)",
+            "urgym": __version__,
+            **({"table_hash": self.table.header["checksum"]} if self.table is not None else {}),
             "command": " ".join(["train", *sys.argv[1:]]),
             **({"games": values["games"]} if "games" in values else {}),
             **self.facts,

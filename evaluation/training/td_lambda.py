@@ -242,6 +242,7 @@ def train_td_lambda(
         "step",
         facts,
         metrics=metrics,
+        table=table,
     )
     done = games = 0
     while run.share(done) < 1.0:

@@ -36,7 +36,7 @@ def test_evaluate_an_agent_with_its_options(finkel3_table, tmp_path, capsys):
     assert code == 0
     text = capsys.readouterr().out
     assert "expectimax:depth=2 vs perfect" in text
-    assert "position benchmark (30 positions)" in text
+    assert "position benchmark (test set v1, 30 positions)" in text
     data = json.loads((out / "r.json").read_text())
     agent = data["match"]["agents"][0]
     assert agent["agent"] == "expectimax:depth=2"
@@ -150,7 +150,9 @@ def test_missing_table_is_solved_after_saying_so(capsys):
         (["--agent", "expectimax", "--breadth", "3"], "has no parameter 'breadth'"),
         (["--agent", "expectimax:3", "--depth", "4"], "not both"),
         (["--agent", "greedy", "--rules", "chess"], "unknown rule set 'chess'"),
-        (["--agent", "greedy", "--games", "0"], "--games must be from 1 to 10,000,000"),
+        (["--agent", "greedy", "--games", "-1"], "--games must be from 0 to 10,000,000"),
+        (["--agent", "greedy", "--games", "0", "--positions", "0"], "--games 0 with --positions 0 would measure"),
+        (["--tournament", "greedy,random", "--games", "0"], "--tournament needs games"),
         ([], "give --agent SPEC"),
         (["--tournament", "greedy"], "at least two agents"),
         (["--agent", "perfect", "--rules", "murray"], "the perfect player needs a solved table"),
@@ -376,3 +378,16 @@ def test_a_record_or_folder_named_twice_is_reviewed_once(tmp_path):
     parser = argparse.ArgumentParser()
     paths = _record_paths(parser, [str(tmp_path), str(tmp_path), str(tmp_path / "game-000001.json")])
     assert [p.name for p in paths] == ["game-000000.json", "game-000001.json"]
+
+
+def test_games_0_gives_the_test_set_regret_alone(tmp_path, capsys, finkel3_table):
+    from urgym.evaluation.scoring.positions import benchmark_positions, score_positions
+
+    out = tmp_path / "alone.json"
+    assert cli.main(["--agent", "greedy", "--pieces", "3", "--games", "0", "--json", str(out), "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    assert "no games played" in text and "position benchmark (test set v1, 1,000 positions)" in text
+    data = json.loads(out.read_text())
+    assert "match" not in data and data["table_hash"] == finkel3_table.header["checksum"] and data["urgym"]
+    expected = score_positions("greedy", finkel3_table, benchmark_positions(finkel3_table)).regret.mean
+    assert data["position_benchmark"][0]["regret"]["mean"] == pytest.approx(expected)

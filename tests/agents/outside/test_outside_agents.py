@@ -479,10 +479,13 @@ def test_a_model_without_a_card_says_so_once_and_one_with_a_card_does_not(tmp_pa
     path = tmp_path / "plain.zip"
     _sb3_model("ppo").save(path)
     agent = make_agent(f"sb3:{path}")
-    with pytest.warns(UserWarning, match=r"no model card \(plain\.json\) beside it, so the rules it learned"):
+    with pytest.warns(UserWarning, match=r"no model card \(plain\.json\) beside it, so the rules it learned") as said:
         agent.check_rules(RULES)
+    assert "write_model_card(" in str(said[0].message) and str(path) in str(said[0].message)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         agent.check_rules(RULES)  # said once
         (tmp_path / "plain.json").write_text(json.dumps({"rules": RULES.to_dict()}))
         make_agent(f"sb3:{path}").check_rules(RULES)  # a card: nothing to say
+        (tmp_path / "plain.json").unlink()
+        make_agent(f"sb3:{path}").check_rules(RULES)  # built again: the model was named already

@@ -21,6 +21,7 @@ from urgym.evaluation.training.run import RunPlan
 from urgym.evaluation.training.td_lambda import TDLambda, TDLambdaSettings, train_td_lambda
 
 from tests.agents.positions import decision_positions
+import urgym
 from urgym import Position, get_rules
 from urgym.env import UrEnv
 
@@ -99,12 +100,14 @@ def test_train_td_writes_models_card_and_curve(finkel3_table, tmp_path):
     for name in ("model.npz", "best_model.npz", "curve.csv"):
         assert (tmp_path / name).exists()
     best = ValueNetwork.load(tmp_path / "best_model.npz")
-    assert best.info["algo"] == "td-lambda" and best.info["position_benchmark_regret"] == result["best_regret"]
+    assert best.info["algo"] == "td-lambda" and best.info["validation_regret"] == result["best_regret"]
     # the model cards beside both models, and the CSV log the help promises
     for name, network in (("best_model", best), ("model", ValueNetwork.load(tmp_path / "model.npz"))):
         card = json.loads((tmp_path / f"{name}.json").read_text())
         assert card["algo"] == "td-lambda" and card["rules"]["pieces"] == 3
-        assert card["position_benchmark_regret"] == network.info["position_benchmark_regret"]
+        assert card["validation_regret"] == network.info["validation_regret"]
+        assert card["regret_set"].startswith("validation set v1") and card["urgym"] == urgym.__version__
+        assert card["table_hash"] == finkel3_table.header["checksum"]
     with (tmp_path / "logs" / "progress.csv").open() as f:
         log = list(csv.DictReader(f))
     assert int(log[-1]["timesteps"]) == result["timesteps"] and sum(row["eval/mean_regret"] != "" for row in log) >= 2
@@ -272,7 +275,7 @@ def test_distillation_improves_the_validation_regret_and_plays_from_its_file(fin
         curve = [float(row["mean_regret"]) for row in csv.DictReader(f)]
     assert len(curve) >= 4 and min(curve[1:]) < curve[0]  # learning went on after the first evaluation
     best = ValueNetwork.load(tmp_path / "best_model.npz")
-    assert best.info["algo"] == "distill" and best.info["position_benchmark_regret"] == result["best_regret"]
+    assert best.info["algo"] == "distill" and best.info["validation_regret"] == result["best_regret"]
     assert (
         best.parameters == best.info["parameters"]
         and json.loads((tmp_path / "best_model.json").read_text())["features"] == "tactics-v1"
@@ -390,3 +393,22 @@ def test_plot_curves_against_steps_or_minutes(tmp_path):
         assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(ValueError, match="'timesteps' or 'minutes'"):
         plot_curves({"a": curve}, tmp_path / "x.png", x="hours")
+
+
+def test_train_takes_the_agent_specs_names_and_minutes_alone_have_no_cap_of_moves(tmp_path, monkeypatch, finkel3_table):
+    import urgym.commands.train as train_command
+    from urgym.evaluation.training.run import UNCAPPED
+
+    plans = []
+
+    def capture(rules, table, plan, settings):
+        plans.append(plan)
+        (plan.out / "curve.csv").write_text("timesteps,seconds,mean_regret\n1,0.1,1.0\n")
+        return {"timesteps": 1, "seconds": 0.1, "best_regret": 1.0}
+
+    monkeypatch.setattr(train_command, "train_td_lambda", capture)
+    assert train_main(["--algo", "td", "--pieces", "3", "--minutes", "4", "--out", str(tmp_path / "a")]) == 0
+    assert plans[-1].timesteps == UNCAPPED and plans[-1].minutes == 4  # the minutes alone end it
+    assert train_main(["--algo", "td", "--pieces", "3", "--out", str(tmp_path / "b")]) == 0
+    assert plans[-1].timesteps == train_command.DEFAULT_TIMESTEPS and plans[-1].minutes is None
+    assert "no cap with --minutes" in " ".join(train_command._parser().format_help().split())
