@@ -157,7 +157,7 @@ class ScoringAgent(Agent):
             warnings.warn(
                 f"{self.spec}: no model card ({card_path(self.cardless).name}) beside it, so the rules it learned are "
                 f"unknown; it plays {rules.describe()!r} because its observation size fits; add its card with "
-                f"python -c \"from urgym import get_rules; from urgym.agents.models import write_model_card; "
+                f'python -c "from urgym import get_rules; from urgym.agents.models import write_model_card; '
                 f"write_model_card('{self.cardless}', get_rules('{rules.name}', {rules.pieces}))\"",
                 UserWarning,
                 stacklevel=2,

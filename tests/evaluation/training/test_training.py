@@ -20,8 +20,8 @@ from urgym.evaluation.training.ppo import LearnerOpponent, PPOSettings, regret_c
 from urgym.evaluation.training.run import RunPlan
 from urgym.evaluation.training.td_lambda import TDLambda, TDLambdaSettings, train_td_lambda
 
-from tests.agents.positions import decision_positions
 import urgym
+from tests.agents.positions import decision_positions
 from urgym import Position, get_rules
 from urgym.env import UrEnv
 
