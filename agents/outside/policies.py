@@ -327,7 +327,7 @@ def load_sb3_network(path: str | os.PathLike) -> tuple[Callable[[np.ndarray], np
     except ValueError as err:  # any failure to read weights from a stranger's file is that file's fault
         raise ValueError(f"{path}: its weights (policy.pth) cannot be read safely: {err}") from None
     try:
-        return _rebuild(data, {k: v.astype(np.float64) for k, v in state.items()})
+        return _rebuild(data, {k: v.astype(np.float32) for k, v in state.items()})
     except (KeyError, TypeError, AttributeError) as err:
         raise ValueError(f"{path}: not a model urgym can rebuild ({type(err).__name__}: {err})") from None
     except ValueError as err:
@@ -477,14 +477,15 @@ class SB3Agent(ScoringAgent):
 
     def scores(self, observations: np.ndarray) -> np.ndarray:
         """The model's action scores: logits, Q-values or mean quantiles."""
-        return self.network(observations.astype(np.float64))
+        return self.network(observations.astype(np.float32, copy=False))
 
 
 def played_as_saved(model: Any, rules: Rules, spec: str = "sb3:live") -> SB3Agent:
     """A live stable-baselines3 model as ``sb3:PATH`` plays it once saved: the same numpy forward pass, bit for bit.
 
-    A live model's own torch pass (float32) and the saved model's (float64) can order two near-equal scores
-    differently; a figure measured during training must be the one ``evaluate`` gives for the saved model.
+    A live model's own torch pass and the saved model's numpy pass (both float32, but summed in other orders) can
+    order two near-equal scores differently; a figure measured during training must be the one ``evaluate`` gives for
+    the saved model.
     """
     import tempfile
 
