@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from urgym.commands.main import main as urgym
 
 
