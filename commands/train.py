@@ -1,9 +1,10 @@
 """``train``: learn an agent and pick its best model on validation positions (never the test set ``evaluate`` reports).
 
-Four methods:
+Five methods:
 
 - ``maskable-ppo``: sb3-contrib's MaskablePPO on ``urgym/Ur-v2``, over ``--envs`` games stepped together, against
   any agent spec, its own live policy (``self``), or a mixture (``--opponent`` repeated);
+- ``dqn``: DQN with action masks (in acting and in its targets), the same environments and opponents;
 - ``td-lambda``: TD(lambda) self-play on after-states with a small network, in numba (no table needed to learn);
 - ``distill``: an after-state value network learned from the solved table;
 - ``expected-td``: an after-state value network learned by self-play alone, with expected TD.
@@ -24,6 +25,7 @@ from urgym.agents import make_agent
 from urgym.commands.common import AUTO_SOLVE_MINUTES, ArgumentParser, check_solve_allowed, command, seed
 from urgym.evaluation.scoring.runner import default_workers
 from urgym.evaluation.training.distill import DistillSettings, train_distill
+from urgym.evaluation.training.dqn import DQNSettings, train_dqn
 from urgym.evaluation.training.expected_td import ExpectedTDSettings, train_expected_td
 from urgym.evaluation.training.ppo import VEC_ENVS, PPOSettings, train_ppo
 from urgym.evaluation.training.run import (
@@ -48,9 +50,16 @@ DEFAULT_TIMESTEPS = 5_000_000
 """The budget of moves when neither ``--timesteps`` nor ``--minutes`` is given."""
 
 # The defaults of every option below are the algorithms' own settings (read here, never written twice).
-TD, PPO, DISTILL, EXPECTED = TDLambdaSettings(), PPOSettings(), DistillSettings(), ExpectedTDSettings()
+TD, PPO, DISTILL, EXPECTED, DQN = (
+    TDLambdaSettings(),
+    PPOSettings(),
+    DistillSettings(),
+    ExpectedTDSettings(),
+    DQNSettings(),
+)
 VALIDATION = {
     "maskable-ppo": PPO.validation,
+    "dqn": DQN.validation,
     "td-lambda": TD.validation,
     "distill": DISTILL.validation,
     "expected-td": EXPECTED.validation,
@@ -95,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         "expected-td": train_expected_td,
         "td-lambda": train_td_lambda,
         "maskable-ppo": train_ppo,
+        "dqn": train_dqn,
     }[args.algo]
     result = train(rules, table, plan, settings)
     plot_curves({args.algo: out / "curve.csv"}, out / "curve.png")
@@ -254,8 +264,8 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
             parser.error(
                 f"--{name} must be a {'positive' if name == 'lr' else 'non-negative'} finite number, got {value}"
             )
-    if args.algo in ("distill", "expected-td", "maskable-ppo"):
-        module = "sb3_contrib" if args.algo == "maskable-ppo" else "torch"
+    if args.algo in ("distill", "expected-td", "maskable-ppo", "dqn"):
+        module = "sb3_contrib" if args.algo in ("maskable-ppo", "dqn") else "torch"
         try:  # before the table, which may take minutes to solve
             require_extra(module, "learn", f"train --algo {args.algo}")
         except ImportError as err:
@@ -268,7 +278,7 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     except ValueError as err:
         parser.error(str(err))
     envs = args.envs or PPO.envs
-    if args.algo == "maskable-ppo" and len(opponents) > envs:
+    if args.algo in ("maskable-ppo", "dqn") and len(opponents) > envs:
         parser.error(
             f"{len(opponents)} opponents are dealt to the environments in turn: give --envs of at least "
             f"{len(opponents)}, got {envs}"
@@ -286,6 +296,9 @@ def _settings(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Any:
     if args.algo == "maskable-ppo":
         given.update(opponents=tuple(args.opponent) if args.opponent else None, envs=args.envs, vec_env=args.vec_env)
         default: Any = PPO
+    elif args.algo == "dqn":
+        given.update(opponents=tuple(args.opponent) if args.opponent else None, envs=args.envs)
+        default = DQN
     elif args.algo == "td-lambda":
         given.update(hidden=args.hidden, alpha=args.alpha, lam=args.lam, features=args.features, threads=None)
         default = TD

@@ -38,18 +38,20 @@ from urgym.threads import one_thread
 
 __all__ = ["BENCH_ALGORITHMS", "estimate_minutes", "machine", "run_task", "score_agent", "train_seed"]
 
-_RATES = {"td-lambda": 30_000, "expected-td": 15_000, "maskable-ppo": 3_000}
+_RATES = {"td-lambda": 30_000, "expected-td": 15_000, "maskable-ppo": 3_000, "dqn": 3_000}
 """Decisions a core trains per second (measured on finkel 4, one core), for the estimate before a run."""
 _EVAL_SECONDS = {3: 2.0, 4: 15.0, 5: 80.0, 6: 300.0, 7: 700.0}
 """Seconds of one exact evaluation point by piece count (measured: a value network, one core)."""
 
 
 def _settings(algo: str, task: Task) -> Any:
+    from urgym.evaluation.training.dqn import DQNSettings
     from urgym.evaluation.training.expected_td import ExpectedTDSettings
     from urgym.evaluation.training.ppo import PPOSettings
     from urgym.evaluation.training.td_lambda import TDLambdaSettings
 
-    default = {"td-lambda": TDLambdaSettings, "expected-td": ExpectedTDSettings, "maskable-ppo": PPOSettings}[algo]()
+    settings = {"td-lambda": TDLambdaSettings, "expected-td": ExpectedTDSettings, "maskable-ppo": PPOSettings}
+    default = {**settings, "dqn": DQNSettings}[algo]()
     return dataclasses.replace(default, eval_every=task.eval_every)
 
 
@@ -62,6 +64,10 @@ def _trainer(algo: str) -> Callable[..., dict[str, Any]]:
         from urgym.evaluation.training.expected_td import train_expected_td
 
         return train_expected_td
+    if algo == "dqn":
+        from urgym.evaluation.training.dqn import train_dqn
+
+        return train_dqn
     from urgym.evaluation.training.ppo import train_ppo
 
     return train_ppo

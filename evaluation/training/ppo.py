@@ -32,9 +32,11 @@ __all__ = [
     "VEC_ENVS",
     "LearnerOpponent",
     "PPOSettings",
+    "progress_callback",
     "regret_callback",
     "slot_opponents",
     "train_ppo",
+    "vec_env",
 ]
 
 VEC_ENVS = ("native", "dummy", "subproc")
@@ -78,12 +80,11 @@ def train_ppo(
     settings = settings or PPOSettings()
     torch = require_extra("torch", "learn", "train --algo maskable-ppo")
     MaskablePPO = require_extra("sb3_contrib", "learn", "train --algo maskable-ppo").MaskablePPO
-    from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.logger import configure
 
     torch.set_num_threads(settings.threads)
     learner = LearnerOpponent()
-    venv = _vec_env(rules, list(settings.opponents), settings.envs, settings.vec_env, plan.seed, learner)
+    venv = vec_env(rules, list(settings.opponents), settings.envs, settings.vec_env, plan.seed, learner)
     model = MaskablePPO(
         "MlpPolicy",
         venv,
@@ -123,28 +124,38 @@ def train_ppo(
         table=table,
     )
 
+    model.learn(plan.timesteps, callback=progress_callback(run, settings.eval_every))
+    result = run.finish(model.num_timesteps)
+    venv.close()
+    return result
+
+
+def progress_callback(run: TrainingRun, eval_every: int) -> Any:
+    """The SB3 callback that drives a :class:`TrainingRun`: its bar, its minutes, an evaluation every ``eval_every``.
+
+    An evaluation happens at the first rollout's start past its step count, not at a step: there the model has taken
+    every update so far (on- and off-policy alike), as the model saved at the end will have.
+    """
+    from stable_baselines3.common.callbacks import BaseCallback
+
     class Progress(BaseCallback):
         def _on_training_start(self) -> None:
-            self.next_eval = settings.eval_every
+            self.next_eval = eval_every
 
         def _on_step(self) -> bool:
             run.advance(self.num_timesteps)
             return run.share(self.num_timesteps) < 1.0  # the minutes (learn() itself stops at the timesteps)
 
         def _on_rollout_start(self) -> None:
-            # Here, not at a step: the model has taken the last rollout's update, as the saved model will have.
             if self.num_timesteps >= self.next_eval:
                 while self.next_eval <= self.num_timesteps:
-                    self.next_eval += settings.eval_every
+                    self.next_eval += eval_every
                 self.logger.record("eval/mean_regret", run.evaluate(self.num_timesteps))
                 for key, value in run.figures.items():
                     if isinstance(value, (int, float)):
                         self.logger.record(f"eval/{key}", value)
 
-    model.learn(plan.timesteps, callback=Progress())
-    result = run.finish(model.num_timesteps)
-    venv.close()
-    return result
+    return Progress()
 
 
 class LearnerOpponent(Agent):
@@ -242,24 +253,27 @@ def regret_callback(
     return RegretCallback()
 
 
-def _vec_env(rules: Rules, opponents: list[str], envs: int, vec_env: str, seed: int, learner: LearnerOpponent):
-    """The training environments, monitored (episode returns and lengths reach SB3's logger)."""
+def vec_env(rules: Rules, opponents: list[str], envs: int, kind: str, seed: int, learner: LearnerOpponent) -> Any:
+    """The training environments of an SB3 learner, monitored (episode returns and lengths reach SB3's logger).
+
+    ``kind``: ``native`` (every game stepped together in numba), ``dummy`` or ``subproc`` (see :class:`PPOSettings`).
+    """
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
 
     from urgym.env import UrEnv
     from urgym.sb3 import SB3VecEnv
 
-    if vec_env not in VEC_ENVS:
-        raise ValueError(f"unknown vec_env {vec_env!r}; choose one of {', '.join(VEC_ENVS)}")
-    if vec_env == "subproc" and "self" in opponents:
+    if kind not in VEC_ENVS:
+        raise ValueError(f"unknown vec_env {kind!r}; choose one of {', '.join(VEC_ENVS)}")
+    if kind == "subproc" and "self" in opponents:
         raise ValueError(
             "opponent 'self' (the live learner) needs the learner's process: use vec_env 'native' or 'dummy'"
         )
     per_env = slot_opponents(opponents, envs, learner)
-    if vec_env == "native":
+    if kind == "native":
         venv = SB3VecEnv(num_envs=envs, rules=rules, opponent=per_env, agent_side="random")
     else:
         factories = [lambda o=o: UrEnv(rules=rules, opponent=o, agent_side="random") for o in per_env]
-        venv = SubprocVecEnv(factories) if vec_env == "subproc" else DummyVecEnv(factories)
+        venv = SubprocVecEnv(factories) if kind == "subproc" else DummyVecEnv(factories)
     venv.seed(seed)
     return VecMonitor(venv)

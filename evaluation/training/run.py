@@ -56,12 +56,12 @@ __all__ = [
     "regret_of",
 ]
 
-ALGORITHMS = ("maskable-ppo", "td-lambda", "distill", "expected-td")
+ALGORITHMS = ("maskable-ppo", "dqn", "td-lambda", "distill", "expected-td")
 """The algorithms of ``train``, a module each."""
 ALGO_ALIASES = {"td": "td-lambda", "ppo": "maskable-ppo"}
 """The agent specs' names of what an algorithm trains (``td:model=PATH`` plays what ``td-lambda`` writes), accepted as
 the algorithms' names."""
-MODEL_SUFFIXES = {"maskable-ppo": ".zip", "td-lambda": ".npz", "distill": ".npz", "expected-td": ".npz"}
+MODEL_SUFFIXES = {"maskable-ppo": ".zip", "dqn": ".zip", "td-lambda": ".npz", "distill": ".npz", "expected-td": ".npz"}
 """The model file's suffix of each algorithm."""
 
 

@@ -412,3 +412,40 @@ def test_train_takes_the_agent_specs_names_and_minutes_alone_have_no_cap_of_move
     assert train_main(["--algo", "td", "--pieces", "3", "--out", str(tmp_path / "b")]) == 0
     assert plans[-1].timesteps == train_command.DEFAULT_TIMESTEPS and plans[-1].minutes is None
     assert "no cap with --minutes" in " ".join(train_command._parser().format_help().split())
+
+
+def test_dqn_acts_and_bootstraps_over_legal_actions_only(tmp_path, finkel3_table):
+    import torch
+
+    from urgym.evaluation.training.dqn import DQNSettings, masked_dqn_class, train_dqn
+    from urgym.sb3 import SB3VecEnv
+
+    settings = DQNSettings(learning_starts=500, buffer=5_000, eval_every=4_000, validation=50, target_update=500)
+    result = train_dqn(RULES, finkel3_table, RunPlan(tmp_path, 6_000, seed=2, progress=False), settings)
+    assert result["timesteps"] >= 6_000 and (tmp_path / "model.zip").exists()
+    card = json.loads((tmp_path / "model.json").read_text())
+    assert card["algo"] == "dqn" and card["rules"]["pieces"] == 3
+    position, roll = decision_positions("finkel", 1, seed=4, pieces=3)[0]
+    assert make_agent(f"sb3:{tmp_path / 'model.zip'}").select_move(position, roll) in position.legal_moves(roll)
+
+    env = SB3VecEnv(num_envs=8, rules=RULES, opponent="greedy")
+    model = masked_dqn_class()("MlpPolicy", env, seed=0, learning_starts=0, exploration_initial_eps=0.5)
+    model._last_obs = env.reset()
+    for _ in range(50):  # greedy and exploring moves alike are legal
+        masks = env.action_masks()
+        action, _ = model._sample_action(0, n_envs=8)
+        assert masks[np.arange(8), action].all()
+        model._last_obs, *_ = env.step(action)
+    # A target never bootstraps from an illegal action, however high its value.
+    buffer = model.replay_buffer
+    buffer.pending_masks = np.zeros((8, RULES.length + 1), dtype=bool)
+    buffer.pending_masks[:, 1] = True  # the one legal action of every next state
+    obs = env.reset()
+    buffer.add(obs, obs, np.zeros((8, 1)), np.zeros(8), np.zeros(8), [{}] * 8)
+    sample = buffer._get_samples(np.array([0, 0, 0]))
+    with torch.no_grad():
+        q = model.q_net_target(sample.next_observations)
+        best_legal = q[:, 1]
+        assert (sample.next_masks.sum(dim=1) == 1).all() and (q.max(dim=1).values >= best_legal).all()
+        masked = q.masked_fill(~sample.next_masks, -torch.inf).max(dim=1).values
+    assert torch.equal(masked, best_legal)
