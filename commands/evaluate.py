@@ -10,6 +10,7 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -36,7 +37,12 @@ from urgym.evaluation.scoring.card import CARD_RULE_SETS, agent_card, card_heade
 from urgym.evaluation.scoring.exact import exact_results, exact_tournament, save_worst
 from urgym.evaluation.scoring.match import play_match, records_directory
 from urgym.evaluation.scoring.policies import EXACT_MAX_MINUTES, check_exact_fits, estimate_exact
-from urgym.evaluation.scoring.positions import TEST_SET_VERSION, benchmark_positions, score_positions
+from urgym.evaluation.scoring.positions import (
+    DEFAULT_POSITIONS,
+    TEST_SET_VERSION,
+    benchmark_positions,
+    score_positions,
+)
 from urgym.evaluation.scoring.report import (
     format_exact,
     format_exact_tournament,
@@ -88,11 +94,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--games",
         type=int,
-        default=DEFAULT_GAMES,
         help=f"games per match, sides alternating (default {DEFAULT_GAMES}; 0: the agent's position benchmark alone)",
     )
     parser.add_argument(
-        "--positions", type=int, default=1000, help="positions of the position benchmark (default 1000; 0 skips it)"
+        "--positions",
+        type=int,
+        help=f"positions of the position benchmark (default {DEFAULT_POSITIONS:,}; 0 skips it)",
     )
     parser.add_argument(
         "--workers",
@@ -181,6 +188,14 @@ def main(argv: list[str] | None = None) -> int:
     """Run ``evaluate``; return the exit status."""
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
+    if args.exact:  # options that an exact result never reads are refused, not ignored
+        for option, given in (("--games", args.games), ("--positions", args.positions), ("--card", args.card)):
+            if given is not None and given is not False:
+                parser.error(f"{option} does not go with --exact (an exact result plays no games and no positions)")
+    args.games = DEFAULT_GAMES if args.games is None else args.games
+    args.positions = (0 if args.exact else DEFAULT_POSITIONS) if args.positions is None else args.positions
+    if not 0 < args.max_minutes < math.inf:
+        parser.error(f"--max-minutes must be a positive number of minutes, got {args.max_minutes}")
     if args.card and args.no_table:
         parser.error("--card measures against the solved tables; leave out --no-table")
     if args.card:

@@ -45,6 +45,7 @@ from urgym.solver.solve import (
     _terminal_values,
     _threads_for,
     _work_items,
+    check_tol,
     count_runs,
 )
 from urgym.solver.table import EXACT_TOL
@@ -118,7 +119,16 @@ _NO_DENSE = np.zeros((0, core.MAX_MOVES))
 
 
 def as_policy(policy: Policy | np.ndarray) -> Policy:
-    """A :class:`Policy`, or a plain array of choices taken as the deterministic policy that plays them."""
+    """A :class:`Policy`, or a plain array of choices taken as the deterministic policy that plays them.
+
+    Raises:
+        ValueError: For anything else (a tuple, a list, None), naming what is allowed.
+    """
+    if not isinstance(policy, (Policy, np.ndarray)):
+        raise ValueError(
+            f"a policy must be a urgym.solver.policy.Policy or a numpy array of choices (one per position and roll), "
+            f"got {type(policy).__name__}"
+        )
     policy = policy if isinstance(policy, Policy) else Policy.fixed(policy)
     return Policy(*(np.ascontiguousarray(part) for part in policy))  # one numba type for every policy
 
@@ -364,8 +374,10 @@ def evaluate_policies(
             reached, in fewer sweeps the nearer they are to it.
 
     Raises:
-        ValueError: If a policy does not have one entry per position and roll, or ``initial`` is of other rules.
+        ValueError: If a policy does not have one entry per position and roll, ``initial`` is of other rules, or
+            ``tol`` is outside [1e-15, 1).
     """
+    check_tol(tol)
     rules = get_rules(rules)
     index = PositionIndex(rules)
     rows = index.size * int(geometry(rules)[0]["n_rolls"])
@@ -648,6 +660,7 @@ def policy_losses(
     perfect B the losses add up to the perfect-play value minus A's exact result (the performance-difference
     identity: B's perfect moves give nothing away, so every point A lacks was lost by A's own moves).
     """
+    check_tol(tol)
     rules = get_rules(rules)
     index = PositionIndex(rules)
     rows = index.size * int(geometry(rules)[0]["n_rolls"])

@@ -488,15 +488,24 @@ def _size(size: int) -> str:
     return f"{size} bytes"
 
 
-def check_solve_options(tol: float, threads: int | None) -> None:
-    """Refuse a tolerance outside [MIN_TOL, 1) or a thread count outside 1..cores, saying what is allowed."""
-    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not 0 < tol < 1:
-        raise ValueError(f"tol must be between 0 and 1 (exclusive), got {tol}")
+def check_tol(tol: float) -> None:
+    """Refuse a sweep's tolerance outside [MIN_TOL, 1): zero, negative, NaN or 1 and above, or not a number.
+
+    Raises:
+        ValueError: Naming the value and what is allowed.
+    """
+    if isinstance(tol, bool) or not isinstance(tol, (int, float, np.floating)) or not 0 < tol < 1:
+        raise ValueError(f"tol must be between 0 and 1 (exclusive), got {tol!r}")
     if tol < MIN_TOL:
         raise ValueError(
             f"tol must be at least {MIN_TOL:g}: float64 values near 1 are 1.1e-16 apart, so a sweep "
             f"cannot promise a smaller change (the ground truth uses {EXACT_TOL:g}); got {tol:g}"
         )
+
+
+def check_solve_options(tol: float, threads: int | None) -> None:
+    """Refuse a tolerance outside [MIN_TOL, 1) or a thread count outside 1..cores, saying what is allowed."""
+    check_tol(tol)
     cores = numba.config.NUMBA_NUM_THREADS
     if threads is not None and not 1 <= threads <= cores:
         raise ValueError(f"threads must be from 1 to {cores} (this machine's cores), got {threads}")

@@ -25,6 +25,7 @@ from urgym.solver import PositionIndex, table_for
 from urgym.solver.policy import PolicyValues, evaluate_policies, policy_losses
 
 from urgym import Position, Rules, core, get_rules
+from urgym.checks import integer
 from urgym.records import GameRecord, GameStep
 from urgym.threads import keep_torch_threads
 
@@ -138,6 +139,8 @@ def exact_results(
     Torch's thread count is left as it was (:func:`urgym.threads.keep_torch_threads`): an exact evaluation inside a
     training process does not slow its learner.
     """
+    integer(worst, "worst", 0)
+    integer(seed, "seed", 0, 2**64 - 2, "from 0 to 2**64 - 2 (the opponent plays seed + 1)")
     with keep_torch_threads():
         return _exact_results(agent, opponent, get_rules(rules), seed, progress, best_response, worst, cache)
 
@@ -196,6 +199,7 @@ def worst_decisions(a: AgentPolicy, b: AgentPolicy, count: int, progress: bool =
     The regrets are measured against perfect play (the solved table, solved first if missing); against a perfect B
     the losses of every position add up to 50% minus A's exact win rate.
     """
+    integer(count, "count", 0)
     table = table_for(a.rules, progress=progress)
     losses = policy_losses(a.rules, a.policy, b.policy, table.probabilities(), progress)
     order = np.argsort(-losses.loss, kind="stable")[:count]

@@ -515,13 +515,22 @@ def estimate_exact(
     rows = np.flatnonzero(choice)
     sample = Decisions(np.repeat(states, n_rolls)[rows], rolls[rows], moves[rows], counts[rows], _streams(seed, rows))
     ask_seconds = {}
+    cached = 0  # the policies the run will write to the cache (an agent object or a plug-in's: none)
     threads = numba.config.NUMBA_NUM_THREADS
     for agent in agents:
         built = make_agent(agent, seed=seed)
         key = _cache_key(built, agent, rules, seed) if cache else None
         if key and policy_cache_path(rules, key).exists():
             continue
+        cached += key is not None
         whole = None if built.randomizes else built.policy_table_seconds(rules, threads)
+        if whole is not None and (
+            isinstance(whole, bool) or not isinstance(whole, (int, float)) or not 0 <= whole < math.inf
+        ):
+            raise ValueError(
+                f"agent {built.spec}: policy_table_seconds gave {whole!r}; it must be a non-negative finite number "
+                "of seconds, or None (no whole-policy computation)"
+            )
         if whole is not None:  # no need to prepare it (a table solved first, say) to know
             ask_seconds[built.spec] = whole
             continue
@@ -533,7 +542,7 @@ def estimate_exact(
         ask_seconds[built.spec] = decisions / rate if rate > 0 else math.inf
     evaluate_seconds = evaluations * index.size / (EVALUATE_RATE * threads)
     memory = (512 << 20) + index.size * (BYTES_PER_POSITION + 8 + 2 * n_rolls)
-    disk = len(ask_seconds) * index.size * n_rolls if cache else 0
+    disk = cached * index.size * n_rolls
     return ExactEstimate(index.size, decisions, ask_seconds, evaluate_seconds, memory, disk)
 
 
@@ -565,6 +574,13 @@ def check_exact_fits(estimate: ExactEstimate, max_minutes: float = EXACT_MAX_MIN
     Raises:
         ValueError: Naming the estimate and what was over.
     """
+    if isinstance(max_minutes, bool) or not isinstance(max_minutes, (int, float)) or not 0 < max_minutes < math.inf:
+        raise ValueError(f"--max-minutes (max_minutes) must be a positive number of minutes, got {max_minutes!r}")
+    if not math.isfinite(estimate.minutes) or estimate.minutes < 0:
+        raise ValueError(
+            f"the estimate of this exact evaluation is {estimate.minutes!r} minutes, not a duration "
+            f"({estimate.describe()}): an agent's policy_table_seconds must be a non-negative finite number or None"
+        )
     free = available_memory()
     if estimate.memory > free:
         raise ValueError(

@@ -713,3 +713,56 @@ def test_a_policy_of_the_wrong_kind_of_numbers_is_refused_by_name(part, value, r
     hostile = policy._replace(**{part: value(len(policy.choices))})
     with pytest.raises(ValueError, match="policy A's " + refusal):
         evaluate_policies(RULES, hostile, None, progress=False)
+
+
+@pytest.mark.parametrize("tol", [0, -1e-9, float("nan"), 1.0, 10, "1e-9", True, 1e-300])
+def test_a_tolerance_outside_its_range_is_refused_before_any_sweep(tol):
+    choices = agent_policy("greedy", RULES, progress=False, cache=False).policy
+    with pytest.raises(ValueError, match="tol must be"):
+        evaluate_policies(RULES, choices, None, tol=tol, progress=False)
+    with pytest.raises(ValueError, match="tol must be"):
+        policy_losses(RULES, choices, choices, np.zeros(PositionIndex(RULES).size), progress=False, tol=tol)
+
+
+@pytest.mark.parametrize("policy", [(1, 2, 3), [0, 1], None, "greedy"])
+def test_a_policy_that_is_no_policy_is_refused_naming_what_is_allowed(policy):
+    with pytest.raises(ValueError, match="a policy must be a urgym.solver.policy.Policy or a numpy array"):
+        evaluate_policies(RULES, policy, None, progress=False)
+
+
+@pytest.mark.parametrize(("worst", "seed"), [(-1, 0), (1.5, 0), (True, 0), (0, 2**64 - 1), (0, -1)])
+def test_worst_and_seed_out_of_range_are_refused(worst, seed):
+    with pytest.raises(ValueError, match="worst must be an integer|seed must be an integer"):
+        exact_results("greedy", "perfect", RULES, seed=seed, progress=False, worst=worst, cache=False)
+
+
+def test_an_agent_object_is_never_cached_under_its_spec(tmp_path, monkeypatch):
+    """A TD network of one's own has the spec 'td', as the shipped one: its policy must not be taken for that one."""
+    from urgym.agents.networks.td import TDAgent
+    from urgym.evaluation.training.td_lambda import TDLambda
+
+    monkeypatch.setenv("URGYM_CACHE", str(tmp_path))
+    rules = get_rules("finkel", 3)
+    first = TDAgent(TDLambda.initial(rules, hidden=8, seed=1).network())
+    second = TDAgent(TDLambda.initial(rules, hidden=8, seed=2).network())
+    assert first.spec == second.spec == "td"
+    a = agent_policy(first, rules, progress=False)
+    b = agent_policy(second, rules, progress=False)
+    assert a.cached is None and b.cached is None and not (tmp_path / "policies").exists()
+    assert not np.array_equal(a.policy.choices, b.policy.choices)
+
+
+def test_a_plug_in_whose_policy_table_seconds_is_not_a_duration_is_refused():
+    from urgym.evaluation.scoring.policies import estimate_exact
+
+    class Odd(Agent):
+        spec = "odd"
+
+        def select_move(self, position, roll):
+            return position.legal_moves(roll)[0]
+
+        def policy_table_seconds(self, rules, threads):
+            return float("nan")
+
+    with pytest.raises(ValueError, match="agent odd: policy_table_seconds gave nan"):
+        estimate_exact([Odd()], RULES, 1, 0, False)

@@ -416,8 +416,8 @@ def test_train_takes_the_agent_specs_names_and_minutes_alone_have_no_cap_of_move
 
 def test_dqn_acts_and_bootstraps_over_legal_actions_only(tmp_path, finkel3_table):
     import torch
-
     from urgym.evaluation.training.dqn import DQNSettings, masked_dqn_class, train_dqn
+
     from urgym.sb3 import SB3VecEnv
 
     settings = DQNSettings(learning_starts=500, buffer=5_000, eval_every=4_000, validation=50, target_update=500)
