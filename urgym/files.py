@@ -11,6 +11,7 @@ from outside (records, table headers, model cards) through :func:`loads_json`.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import fcntl
 import io
 import json
@@ -44,6 +45,7 @@ __all__ = [
     "open_regular",
     "policy_cache_dir",
     "precious_kind",
+    "private_temp_folder",
     "read_bounded",
     "read_npz",
     "release_claims",
@@ -80,9 +82,32 @@ def cache_dir() -> Path:
     if not base:
         home = os.path.expanduser("~")
         if home == "~":  # no HOME and no passwd entry for this uid: a private folder in the temporary directory
-            return Path(tempfile.gettempdir()) / f"urgym-cache-{os.getuid()}"
+            return private_temp_folder(f"urgym-cache-{os.getuid()}", "URGYM_CACHE")
         base = os.path.join(home, ".cache")
     return Path(base) / "urgym"
+
+
+def private_temp_folder(name: str, setting: str) -> Path:
+    """The folder ``name`` in the temporary directory, this user's alone: made with mode 0700, else checked.
+
+    Another local user could make the folder first (the temporary directory is everyone's) and plant files in it;
+    a folder that is a link, belongs to another user, or others may write to, is refused.
+
+    Raises:
+        ValueError: Naming the folder, who owns it, and the setting that names another.
+    """
+    path = Path(tempfile.gettempdir()) / name
+    with contextlib.suppress(FileExistsError):
+        path.mkdir(mode=0o700)
+    info = path.lstat()
+    if path.is_symlink() or not path.is_dir() or info.st_uid != os.getuid():
+        raise ValueError(
+            f"{path} (urgym's private folder in the temporary directory) is not a folder of yours (it is a link, a "
+            f"file, or belongs to user {info.st_uid}); set {setting} to a folder of your own"
+        )
+    if info.st_mode & 0o077:  # made by an older urgym with the umask's mode: made private now
+        path.chmod(0o700)
+    return path
 
 
 def policy_cache_dir() -> Path:
@@ -90,10 +115,20 @@ def policy_cache_dir() -> Path:
 
     Beside it, not inside: the table cache holds solved tables only. With the table cache at ``~/.cache/urgym``
     the policies lie in ``~/.cache/urgym-policies``.
+
+    Raises:
+        ValueError: If ``$URGYM_POLICY_CACHE`` lies inside the table cache.
     """
     if os.environ.get("URGYM_POLICY_CACHE"):
-        return Path(os.environ["URGYM_POLICY_CACHE"])
-    tables = cache_dir()
+        path = Path(os.environ["URGYM_POLICY_CACHE"])
+        cache = in_table_cache(path)
+        if cache is not None:
+            raise ValueError(
+                f"URGYM_POLICY_CACHE={path} lies inside urgym's table cache ({cache}), which holds solved tables "
+                "only; give a folder outside it"
+            )
+        return path
+    tables = Path(os.path.abspath(cache_dir()))  # URGYM_CACHE=. has no name to put "-policies" after
     return tables.with_name(tables.name + "-policies")
 
 

@@ -26,6 +26,13 @@ Observation and actions
     and the observation is :func:`urgym.core.write_observation` from the player's side (the roll's one-hot only
     at that player's own decision).
 
+Impossible inputs
+    An action outside ``0..L`` (a negative one, ``L + 1`` and beyond) is an illegal action like any other: the game
+    ends as a loss of the player who took it. :meth:`UrJaxEnv.chance_step` and :meth:`UrJaxEnv.legal_moves_mask`
+    refuse a roll the rules cannot roll (``ValueError``) when it is a concrete value; under ``jit`` or ``vmap``,
+    where no Python check can run, such a roll has no legal move, so the turn passes. :func:`from_code` refuses a
+    ``light_player`` other than 0 or 1.
+
 Conversions
     :func:`from_code` builds a state from the core's packed code (a chance node, or the decision after a roll)
     and :func:`to_code` packs a state back, for interoperability and the differential test.
@@ -39,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from urgym import core
-from urgym.checks import integer_array
+from urgym.checks import integer, integer_array
 from urgym.files import require_extra
 from urgym.position import check_codes
 from urgym.rules import Rules, get_rules
@@ -186,10 +193,21 @@ class UrJaxEnv(pgx_core.Env):
         return (core.observation_size(self.rules),)
 
     def step(self, state: State, action: Any, key: Any = None) -> State:
-        """Play ``action``, then roll from ``key`` until a side must decide (pgx's ``step``; the key is required)."""
+        """Play ``action``, then roll from ``key`` until a side must decide (pgx's ``step``; the key is required).
+
+        An action outside ``0..L`` ends the game as a loss of its player, as any illegal action does (pgx would index
+        the legal-action mask with it, clamped, and play the last action).
+        """
         if key is None:
             raise ValueError("UrJaxEnv.step(state, action, key) rolls the dice from key; pass a jax.random key")
-        return super().step(state, action, key)
+        action = jnp.asarray(action)
+        outside = (action < 0) | (action >= self.num_actions)
+        stepped = super().step(state, jnp.where(outside, 0, action).astype(jnp.int32), key)
+        lost = self._step_with_illegal_action(state.replace(_step_count=state._step_count + 1), state.current_player)
+        lost = lost.replace(legal_action_mask=jnp.ones_like(state.legal_action_mask))
+        lost = lost.replace(observation=self.observe(lost))
+        live = ~(state.terminated | state.truncated)
+        return _select(outside & live, lost, stepped)
 
     def _init(self, key: Any) -> State:
         player_key, roll_key = jax.random.split(key)
@@ -237,14 +255,37 @@ class UrJaxEnv(pgx_core.Env):
         """Apply ``roll`` at a chance node.
 
         The next decision, or, when the roll has no legal move, the chance node of the other side (the turn passes).
+
+        Raises:
+            ValueError: For a concrete roll the rules cannot roll (under ``jit``, such a roll has no legal move).
         """
+        self._check_roll(roll)
         state = self._apply_roll(state, roll)
         return state.replace(observation=self._observe(state, state.current_player))
 
     def legal_moves_mask(self, state: State, roll: Any) -> Any:
-        """The legal moves of the side to move (or roll) for ``roll``, by action: ``bool[L + 1]``."""
+        """The legal moves of the side to move (or roll) for ``roll``, by action: ``bool[L + 1]``.
+
+        Raises:
+            ValueError: For a concrete roll the rules cannot roll (under ``jit``, such a roll has no legal move).
+        """
+        self._check_roll(roll)
         color = state._turn
         return self._legal(state._board[color], state._board[1 - color], state._home[color], roll)
+
+    def _check_roll(self, roll: Any) -> None:
+        """Refuse a concrete roll the rules cannot roll (a traced one is left to :meth:`_legal`'s guard)."""
+        if isinstance(roll, jax.core.Tracer):
+            return
+        rolls = np.asarray(roll)
+        if not np.issubdtype(rolls.dtype, np.integer):
+            raise ValueError(f"a roll must be a whole number, got {roll!r}")
+        probabilities = np.asarray(self.rules.roll_probabilities)
+        bad = [int(r) for r in np.unique(rolls) if not 0 <= r <= self.rules.max_roll or probabilities[r] == 0]
+        if bad:
+            raise ValueError(
+                f"roll {bad[0]} cannot be rolled under {self.rules.name!r}; the rolls are {self.rules.rolls}"
+            )
 
     # --- the rules -----------------------------------------------------------------------------------------------
     def _legal(self, own: Any, opp: Any, own_home: Any, roll: Any) -> Any:
@@ -258,7 +299,9 @@ class UrJaxEnv(pgx_core.Env):
         own_blocks = jnp.any(t.own_same[dest] & others, axis=1)
         safe_opponent = jnp.any(t.opp_same[dest] & opp[None, :], axis=1) & t.rosette[dest] & t.safe_rosettes
         lands = ~own_blocks & ~safe_opponent
-        return (roll > 0) & has_piece & (dest <= t.length + 1) & (bears_off | lands)
+        top = t.probabilities.shape[0] - 1  # the largest roll the dice have
+        possible = (roll > 0) & (roll <= top) & (t.probabilities[jnp.clip(roll, 0, top)] > 0)
+        return possible & has_piece & (dest <= t.length + 1) & (bears_off | lands)
 
     def _decide(self, state: State, action: Any) -> State:
         """:func:`urgym.core.apply_move` on the state's roll, by colour, with the rewards of a win."""
@@ -378,10 +421,11 @@ def from_code(rules: Rules | str, code: Any, roll: Any = None, light_player: int
     game's legal actions are all True, as pgx has them at terminal states.
 
     Raises:
-        ValueError: For a code that is no position of ``rules`` (:func:`urgym.position.check_codes`) or a roll
-            the rules cannot roll.
+        ValueError: For a code that is no position of ``rules`` (:func:`urgym.position.check_codes`), a roll
+            the rules cannot roll, or a ``light_player`` other than 0 and 1.
     """
     rules = get_rules(rules)
+    integer(light_player, "light_player", 0, 1, "0 or 1 (the player id that plays light)")
     observed, rolled = _batched_conversions(rules)
     codes = integer_array(code, "code")
     if codes.ndim > 1:

@@ -564,7 +564,7 @@ def create_app(game: WebGame, token: str, port_of: Any = None):
         if name not in RULE_SET_NAMES:
             return jsonify({"error": f"unknown rule set {short_repr(name)}; known: {', '.join(RULE_SET_NAMES)}"}), 400
         pieces = request.args.get("pieces", "")
-        if not pieces.isdigit() or not 1 <= int(pieces) <= 7:
+        if not (pieces.isascii() and pieces.isdigit()) or not 1 <= int(pieces) <= 7:  # "²" is a digit int() refuses
             return jsonify({"error": f"pieces must be a whole number from 1 to 7, got {short_repr(pieces)}"}), 400
         with game.lock:
             return jsonify({"opponents": game.opponents(get_rules(name, int(pieces)))})

@@ -303,3 +303,36 @@ def test_the_board_draws_as_svg(tmp_path):
         state.save_svg(str(tmp_path / "board.png"))
     state.save_svg(str(tmp_path / "board.svg"))
     assert (tmp_path / "board.svg").read_text().endswith("</svg>")
+
+
+@pytest.mark.parametrize("action", [15, 99, -1, 2**31 - 1])
+def test_an_action_outside_the_actions_ends_the_game_as_the_movers_loss(action):
+    rules = get_rules("finkel", 1)
+    env = UrJaxEnv(rules)
+    # light's last piece on position L, roll 1: only action L is legal, where pgx's clamped index would land
+    code = core.pack(core.positions_mask([rules.length]), core.positions_mask([3]), 0, 0, 0)
+    state = from_code(rules, code, 1, light_player=1)
+    assert list(np.flatnonzero(state.legal_action_mask)) == [rules.length]
+    lost = env.step(state, action, jax.random.PRNGKey(0))
+    assert bool(lost.terminated) and lost.rewards.tolist() == [1.0, -1.0]  # player 1 (light) took it
+    assert to_code(lost) == code  # nothing moved
+    pair = jax.tree_util.tree_map(lambda x: jnp.stack([x, x]), state)
+    batched = jax.vmap(env.step)(pair, jnp.array([action, rules.length]), jax.random.split(jax.random.PRNGKey(0), 2))
+    assert batched.terminated.tolist() == [True, True] and batched.rewards.tolist() == [[1.0, -1.0], [-1.0, 1.0]]
+
+
+def test_impossible_players_and_rolls_are_refused_and_under_jit_pass_the_turn():
+    rules = get_rules("finkel", 2)
+    env = UrJaxEnv(rules)
+    for player in (5, -1, 2**40, True, 0.5):
+        with pytest.raises(ValueError, match="light_player must be an integer 0 or 1"):
+            from_code(rules, core.start_state(2), light_player=player)
+    start = from_code(rules, core.start_state(2))
+    for roll in (9, 5, -1):
+        with pytest.raises(ValueError, match=f"roll {roll} cannot be rolled"):
+            env.chance_step(start, roll)
+        with pytest.raises(ValueError, match=f"roll {roll} cannot be rolled"):
+            env.legal_moves_mask(start, roll)
+    passed = jax.jit(env.chance_step)(start, jnp.int32(9))  # no Python check under jit: no legal move
+    assert bool(passed._is_chance) and int(passed._turn) == 1 - int(start._turn)
+    assert not bool(jax.jit(env.legal_moves_mask)(start, jnp.int32(9)).any())

@@ -57,6 +57,45 @@ def test_without_a_home_folder_the_cache_is_a_private_temporary_folder(monkeypat
     monkeypatch.setattr(os.path, "expanduser", lambda path: path)  # no HOME, no passwd entry: "~" stays "~"
     folder = cache_dir()
     assert folder.name == f"urgym-cache-{os.getuid()}" and folder.is_absolute()
+    assert folder.is_dir() and folder.stat().st_mode & 0o777 == 0o700  # made private
+
+
+def test_a_temporary_cache_folder_someone_else_made_or_left_open_is_refused_or_made_private(tmp_path, monkeypatch):
+    import tempfile
+
+    from urgym.files import private_temp_folder
+
+    monkeypatch.setattr(tempfile, "gettempdir", lambda: str(tmp_path))
+    open_folder = tmp_path / "open"
+    open_folder.mkdir(mode=0o777)
+    open_folder.chmod(0o777)
+    assert private_temp_folder("open", "URGYM_CACHE").stat().st_mode & 0o777 == 0o700
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "planted").symlink_to(tmp_path / "elsewhere")  # a link another user could have planted
+    with pytest.raises(ValueError, match=r"is not a folder of yours .* set URGYM_CACHE to a folder of your own"):
+        private_temp_folder("planted", "URGYM_CACHE")
+    (tmp_path / "a-file").write_text("x")
+    with pytest.raises(ValueError, match="is not a folder of yours"):
+        private_temp_folder("a-file", "URGYM_CACHE")
+    if os.getuid() == 0:  # root can give a folder away: one that belongs to another user
+        other = tmp_path / "theirs"
+        other.mkdir(mode=0o700)
+        os.chown(other, 12345, 12345)
+        with pytest.raises(ValueError, match=r"belongs to user 12345"):
+            private_temp_folder("theirs", "URGYM_CACHE")
+
+
+def test_the_policy_cache_is_never_inside_the_table_cache_and_a_dot_cache_has_one(tmp_path, monkeypatch):
+    from urgym.files import policy_cache_dir
+
+    monkeypatch.setenv("URGYM_CACHE", str(tmp_path / "tables"))
+    monkeypatch.setenv("URGYM_POLICY_CACHE", str(tmp_path / "tables" / "policies"))
+    with pytest.raises(ValueError, match="lies inside urgym's table cache"):
+        policy_cache_dir()
+    monkeypatch.delenv("URGYM_POLICY_CACHE")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("URGYM_CACHE", ".")
+    assert policy_cache_dir() == tmp_path.parent / f"{tmp_path.name}-policies"
 
 
 def test_a_corrupt_table_in_a_read_only_cache_is_named_as_corrupt(tmp_path, monkeypatch, finkel3_table):

@@ -766,6 +766,8 @@ def test_opponents_of_other_rules_are_asked_for_before_the_game(server):
         ("rules=../etc&pieces=2", "unknown rule set '../etc'"),
         ("rules=finkel&pieces=9", "pieces must be a whole number from 1 to 7"),
         ("rules=finkel&pieces=-1", "got '-1'"),
+        ("rules=finkel&pieces=%C2%B2", "pieces must be a whole number"),  # "²": a digit to str.isdigit, not to int
+        ("rules=finkel&pieces=%D9%A3", "pieces must be a whole number"),  # an Arabic-Indic three
         ("rules=finkel", "got ''"),
     ]:
         status, text = fetch(f"{base}/api/opponents?{query}", headers={TOKEN_HEADER: TOKEN})
