@@ -57,7 +57,8 @@ CHUNK = 131_072
 CHECKPOINT_SECONDS = 60.0
 """The longest stretch of asking an interrupt can lose."""
 POLICY_FORMAT = "urgym-policy"
-POLICY_VERSION = 1
+POLICY_VERSION = 2
+"""Version 2 adds the content's checksum to the header; a version 1 file is set aside and the agent asked again."""
 UNCACHED = ("engine",)
 """Registered agents whose moves come from a program that may change between runs: never cached."""
 TOL = 1e-12
@@ -148,15 +149,20 @@ class _Asking:
         return Policy(self.choices, keep, self.dense)
 
     def arrays(self, key: str, exact: bool) -> dict[str, np.ndarray]:
+        progress = np.array([self.pairs_done, self.asked], dtype=np.int64)
+        header = {
+            "format": POLICY_FORMAT,
+            "version": POLICY_VERSION,
+            "key": key,
+            "exact": exact,
+            "checksum": _content_checksum(key, exact, self.choices, self.keep, self.dense, progress),
+        }
         return {
-            "header": np.frombuffer(
-                json.dumps({"format": POLICY_FORMAT, "version": POLICY_VERSION, "key": key, "exact": exact}).encode(),
-                dtype=np.uint8,
-            ),
+            "header": np.frombuffer(json.dumps(header).encode(), dtype=np.uint8),
             "choices": self.choices,
             "keep": self.keep,
             "dense": self.dense,
-            "progress": np.array([self.pairs_done, self.asked], dtype=np.int64),
+            "progress": progress,
         }
 
     @classmethod
@@ -169,6 +175,8 @@ class _Asking:
             choices, keep, dense, progress = (arrays[k] for k in ("choices", "keep", "dense", "progress"))
         except (ValueError, KeyError, UnicodeDecodeError) as err:
             raise PolicyCacheError(f"{path} is not an intact policy ({err})") from None
+        if not isinstance(header, dict):
+            raise PolicyCacheError(f"{path} is not an intact policy (its header is not a JSON object)")
         if header.get("format") != POLICY_FORMAT or header.get("version") != POLICY_VERSION:
             raise PolicyCacheError(f"{path} is not a version {POLICY_VERSION} urgym policy")
         if header.get("key") != key:
@@ -183,10 +191,61 @@ class _Asking:
             or progress.shape != (2,)
         ):
             raise PolicyCacheError(f"{path}: its arrays do not fit a policy of {rows:,} decisions")
+        exact = header.get("exact")
+        if not isinstance(exact, bool) or header.get("checksum") != _content_checksum(
+            key, exact, choices, keep, dense, progress
+        ):
+            raise PolicyCacheError(f"{path} is damaged or was changed: its content does not match its checksum")
+        if progress.dtype != np.int64 or progress.min() < 0 or int(choices.max(initial=0)) >= core.MAX_MOVES:
+            raise PolicyCacheError(f"{path}: its progress or choices are out of range")
+        try:
+            Policy(choices, np.where(np.isnan(keep), 1.0, keep), dense).check(rows, str(path))
+        except ValueError as err:
+            raise PolicyCacheError(str(err)) from None
         asking = cls(0, False)
         asking.choices, asking.keep, asking.dense = choices, keep, dense
         asking.pairs_done, asking.asked = int(progress[0]), int(progress[1])
         return asking, bool(header.get("exact"))
+
+
+def _content_checksum(key: str, exact: bool, *arrays: np.ndarray) -> str:
+    """The sha256 of a policy's identity and content: a file that was damaged or changed no longer matches it."""
+    digest = hashlib.sha256(f"{key}:{exact}".encode())
+    for array in arrays:
+        digest.update(f"{array.dtype.str}{array.shape}".encode())
+        digest.update(np.ascontiguousarray(array).tobytes())
+    return "sha256:" + digest.hexdigest()
+
+
+class _Checkpoint:
+    """Writes the policy asked so far beside its cache file; a full disk costs the checkpoints, never the run."""
+
+    def __init__(self, path: Path, asking: _Asking, key: str, exact: bool) -> None:
+        self.path, self.asking, self.key, self.exact, self.failed = path, asking, key, exact, False
+
+    def __call__(self) -> None:
+        if self.failed:
+            return
+        try:
+            _save(self.path, self.asking.arrays(self.key, self.exact))
+        except OSError as err:
+            self.failed = True
+            warnings.warn(
+                f"could not write the checkpoint {self.path} ({err.strerror or err}); asking goes on without "
+                "checkpoints (an interrupt now starts again)",
+                stacklevel=2,
+            )
+
+
+def _set_aside(path: Path, err: Exception) -> None:
+    """Move a damaged or foreign cached policy aside (``NAME.corrupt``), saying so; it is never trusted."""
+    aside = path.with_name(path.name + ".corrupt")
+    try:
+        os.replace(path, aside)
+        where = f"moved aside to {aside}"
+    except OSError as move:
+        where = f"and it cannot be moved aside ({move.strerror}): it is ignored"
+    warnings.warn(f"{err}; {where}, and the agent is asked again", stacklevel=3)
 
 
 def _save(path: Path, arrays: dict[str, np.ndarray]) -> None:
@@ -339,14 +398,20 @@ def agent_policy(
             if asking.pairs_done == len(index.pairs):
                 return AgentPolicy(built.spec, rules, asking.policy(), asking.asked, exact, 0.0, path)
         except PolicyCacheError as err:
-            warnings.warn(f"{err}; asking the agent again", stacklevel=2)
+            _set_aside(path, err)
     built.prepare(rules)
     distribution = built.randomizes and _gives_probabilities(built)
     began = time.perf_counter()
     lock = None
     if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        lock = _wait_for_lock(path.with_name(path.name + ".lock"), built.spec)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            lock = _wait_for_lock(path.with_name(path.name + ".lock"), built.spec)
+        except OSError as err:
+            raise ValueError(
+                f"the policy cache {path.parent} cannot be used ({err.strerror or err}): set URGYM_POLICY_CACHE to "
+                "a writable folder, or ask without the cache (evaluate --no-policy-cache; cache=False)"
+            ) from None
         if path.exists():  # another run asked it while this one waited
             try:
                 asking, exact = _Asking.load(path, key, rows)
@@ -403,7 +468,7 @@ def _ask_all(agent, rules, index, rows, seed, distribution, path, key, progress)
         asking = _resume(partial, key, rows, dense) or _Asking(rows, dense)
         checkpoint = None
         if partial is not None:
-            checkpoint = lambda a=asking, e=exact: _save(partial, a.arrays(key, e))  # noqa: E731
+            checkpoint = _Checkpoint(partial, asking, key, exact)
         try:
             _ask(agent, rules, index, asking, seed, asks_distribution, checkpoint, progress)
             break
@@ -426,7 +491,7 @@ def _resume(partial: Path | None, key: str | None, rows: int, dense: bool) -> _A
     try:
         asking, _ = _Asking.load(partial, key, rows)
     except PolicyCacheError as err:
-        warnings.warn(f"{err}; starting again", stacklevel=4)
+        _set_aside(partial, err)
         return None
     if bool(len(asking.dense)) != dense:
         return None

@@ -9,6 +9,8 @@ over such solves (not value iteration).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse
@@ -766,3 +768,88 @@ def test_a_plug_in_whose_policy_table_seconds_is_not_a_duration_is_refused():
 
     with pytest.raises(ValueError, match="agent odd: policy_table_seconds gave nan"):
         estimate_exact([Odd()], RULES, 1, 0, False)
+
+
+def _rewrite(path, **changes):
+    """The cached policy at ``path`` with some arrays replaced, its header (and checksum) left as it was."""
+    with np.load(path) as data:
+        arrays = {name: data[name] for name in data.files}
+    arrays.update(changes)
+    with open(path, "wb") as f:
+        np.savez(f, **arrays)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda a: {"keep": np.where(np.arange(a["keep"].size) >= 2, 0.5, 1.0)},  # greedy made to slip half the time
+        lambda a: {"dense": np.full((a["choices"].size, core.MAX_MOVES), 1 / core.MAX_MOVES)},  # uniform play
+        lambda a: {"progress": np.array([10**6, 5], dtype=np.int64)},  # a claim of every pair done
+        lambda a: {"progress": np.array([-1, 0], dtype=np.int64)},
+        lambda a: {"choices": np.full_like(a["choices"], 200)},  # choices past any legal move
+        lambda a: {"header": np.frombuffer(b"[1, 2]", dtype=np.uint8)},  # a header that is a JSON list
+        lambda a: {"header": np.frombuffer(b"null", dtype=np.uint8)},
+    ],
+)
+def test_a_changed_cached_policy_is_set_aside_and_asked_again_never_trusted(tmp_path, change):
+    from urgym.evaluation.scoring.policies import agent_policy as policy_of
+
+    truth = exact_results("greedy", "perfect", RULES, progress=False, cache=False).match.win_rate
+    first = policy_of("greedy", RULES, progress=False, directory=tmp_path)
+    with np.load(first.cached) as data:
+        arrays = {name: data[name] for name in data.files}
+    _rewrite(first.cached, **change(arrays))
+    with pytest.warns(UserWarning, match=r"moved aside to .*\.corrupt, and the agent is asked again") as said:
+        again = policy_of("greedy", RULES, progress=False, directory=tmp_path)
+    assert str(first.cached) in str(said[0].message)
+    assert again.seconds > 0 and np.array_equal(again.policy.choices, first.policy.choices)
+    assert first.cached.with_name(first.cached.name + ".corrupt").exists()
+    light, dark = evaluate_policies(
+        RULES, again.policy, agent_policy("perfect", RULES, 1, progress=False, cache=False).policy, progress=False
+    ).start()
+    assert 100 * (light + dark) / 2 == pytest.approx(truth, abs=1e-9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert policy_of("greedy", RULES, progress=False, directory=tmp_path).seconds == 0  # cached again, intact
+
+
+def test_a_forged_checkpoint_is_not_resumed(tmp_path):
+    from urgym.evaluation.scoring.policies import agent_policy as policy_of
+
+    first = policy_of("greedy", RULES, progress=False, directory=tmp_path)
+    partial = first.cached.with_name(first.cached.name + ".partial.npz")
+    first.cached.rename(partial)
+    with np.load(partial) as data:
+        arrays = {name: data[name] for name in data.files}
+    _rewrite(partial, choices=np.zeros_like(arrays["choices"]))  # every decision's first move, claimed done
+    with pytest.warns(UserWarning, match="does not match its checksum"):
+        again = policy_of("greedy", RULES, progress=False, directory=tmp_path)
+    assert np.array_equal(again.policy.choices, first.policy.choices)
+
+
+def test_a_policy_cache_that_cannot_be_used_names_the_setting_and_the_way_out(tmp_path):
+    from urgym.evaluation.scoring.policies import agent_policy as policy_of
+
+    (tmp_path / "a-file").write_text("x")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    for folder in (tmp_path / "a-file", tmp_path / "loop"):
+        with pytest.raises(ValueError, match="set URGYM_POLICY_CACHE to a writable folder, or ask without the cache"):
+            policy_of("greedy", RULES, progress=False, directory=folder)
+
+
+def test_a_checkpoint_that_cannot_be_written_costs_the_checkpoints_not_the_result(tmp_path, monkeypatch):
+    import urgym.evaluation.scoring.policies as policies
+
+    monkeypatch.setattr(policies, "CHECKPOINT_SECONDS", 0.0)  # a checkpoint after every chunk
+
+    def full_disk(path, arrays):
+        if path.name.endswith(".partial.npz"):
+            raise OSError(28, "No space left on device")
+        np.savez(path, **arrays)
+
+    monkeypatch.setattr(policies, "_save", full_disk)
+    with pytest.warns(UserWarning, match=r"could not write the checkpoint .* \(No space left on device\)"):
+        asked = policies.agent_policy("greedy", RULES, progress=False, directory=tmp_path)
+    assert np.array_equal(
+        asked.policy.choices, agent_policy("greedy", RULES, progress=False, cache=False).policy.choices
+    )
