@@ -11,6 +11,7 @@ from urgym.position import SIDES, Decision, MoveResult, Position
 from urgym.records import GameRecord
 from urgym.rules import DICE, MAX_PATH_LENGTH, MAX_PIECES, RULE_SET_NAMES, Rules, get_rules
 from urgym.simulate import POLICY_NAMES, SimulationResult, simulate
+from urgym.threads import start_numba_threads
 
 __all__ = [
     "DICE",
@@ -43,3 +44,5 @@ def _register_envs() -> None:
 
 
 _register_envs()
+
+start_numba_threads()  # now, with torch's thread count kept: numba starting later would move it (urgym.threads)

@@ -1,10 +1,12 @@
 """Thread counts of numba's parallel kernels and of torch, which share one OpenMP runtime.
 
-numba's OpenMP threading layer and torch's CPU kernels load the same libgomp. When numba runs a parallel kernel it
-sets that runtime's thread count to its own (every core), and torch reads it from then on: a training process that
-set torch to one thread finds it on every core after an exact evaluation, its threads competing with its own
-environment workers and the learner ten times slower. :func:`keep_torch_threads` puts torch's count back after such
-work; :func:`one_thread` runs a block on one thread of each, as a seed of the benchmark does.
+numba's OpenMP threading layer and torch's CPU kernels load the same libgomp. When numba starts its threads (at
+its first parallel kernel, or its first ``get_num_threads``) it sets that runtime's thread count to its own (every
+core), and torch reads it from then on: a training process that set torch to one thread found it on every core after
+its first exact evaluation, its threads competing with its own environment workers and the learner several times
+slower. :func:`start_numba_threads`, run when urgym is imported, starts numba's threads at once with torch's count
+kept, so nothing urgym does later moves it; :func:`keep_torch_threads` guards a block all the same;
+:func:`one_thread` runs a block on one thread of each, as a seed of the benchmark does.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["keep_torch_threads", "one_thread"]
+__all__ = ["keep_torch_threads", "one_thread", "start_numba_threads"]
 
 
 @contextmanager
@@ -30,6 +32,14 @@ def keep_torch_threads() -> Iterator[None]:
         torch = sys.modules.get("torch")
         if torch is not None and before is not None and torch.get_num_threads() != before:
             torch.set_num_threads(before)
+
+
+def start_numba_threads() -> None:
+    """Start numba's threads now, leaving torch's thread count as it was (see the module docstring)."""
+    import numba
+
+    with keep_torch_threads():
+        numba.get_num_threads()
 
 
 @contextmanager

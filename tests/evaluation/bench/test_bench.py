@@ -168,18 +168,33 @@ def test_the_schema_and_the_shipped_baselines_agree():
         assert math.isfinite(result["summary"]["final"]["win_rate"]["mean"])
 
 
-def test_torch_threads_and_numba_threads_are_unchanged_by_an_exact_evaluation(finkel3_table):
-    torch = pytest.importorskip("torch")
-    import numba
+def test_torch_threads_are_unchanged_by_an_exact_evaluation_in_a_process_at_work(finkel3_table):
+    """In fresh processes whose torch already worked, as a learner's has.
 
-    before = torch.get_num_threads(), numba.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        exact_results("greedy", "perfect", SMALL.get_rules(), progress=False, best_response=True, cache=False)
-        assert torch.get_num_threads() == 1
-        assert numba.get_num_threads() == before[1]
-    finally:
-        torch.set_num_threads(before[0])
+    numba alone moves torch to every core when its threads start (the fault); with urgym imported, an exact
+    evaluation and numba's own calls leave torch on its one thread.
+    """
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("torch")
+    at_work = "import torch; torch.set_num_threads(1); torch.ones(256, 256) @ torch.ones(256, 256)\n"
+    fault = at_work + "import numba; numba.get_num_threads(); print(torch.get_num_threads())\n"
+    mended = at_work + (
+        "import numba, urgym\n"
+        "from urgym.evaluation.scoring.exact import exact_results\n"
+        "exact_results('greedy', 'perfect', urgym.get_rules('finkel', 3), progress=False, best_response=True)\n"
+        "numba.get_num_threads(); numba.set_num_threads(1); numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)\n"
+        "print(torch.get_num_threads())\n"
+    )
+    run = [
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+        for code in (fault, mended)
+    ]
+    assert run[1].stdout.split()[-1] == "1", run[1].stderr[-2000:]
+    if (os.cpu_count() or 1) > 1:
+        assert run[0].stdout.split()[-1] != "1"  # the fault is there to be mended on this machine
 
 
 def test_the_sb3_callback_logs_the_figures_of_evaluate_exact_and_keeps_torch_threads(tmp_path, finkel3_table):
