@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import math
 import os
 import sys
 import time
@@ -219,7 +220,8 @@ def table_or_solve(
         )
     start = time.perf_counter()
     try:
-        table = table_for(rules, solve=True, progress=not args.no_progress)
+        allowed = math.inf if getattr(args, "solve", False) else AUTO_SOLVE_MINUTES  # a damaged table: as a missing one
+        table = table_for(rules, solve=True, progress=not args.no_progress, record=record, max_solve_minutes=allowed)
     except KeyboardInterrupt:
         raise KeyboardInterrupt(
             "run the same command again: the table's solve resumes from its last finished layer pair"

@@ -97,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
         check_run_folder(out, MODEL_SUFFIXES[args.algo], args.replace)
     except ValueError as err:
         parser.error(f"--out: {err}")
-    table = table_for(rules, solve=True, progress=not args.no_progress)
+    allowed = math.inf if args.solve else AUTO_SOLVE_MINUTES  # a damaged table is treated as a missing one
+    table = table_for(rules, solve=True, progress=not args.no_progress, max_solve_minutes=allowed)
     plan = RunPlan(out, args.timesteps, args.minutes, args.seed, not args.no_progress, args.replace)
     train = {
         "distill": train_distill,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -68,30 +69,47 @@ def solve_command(rules: Rules, record: str | os.PathLike | None = None) -> str:
 
 
 def table_for(
-    rules: Rules, solve: bool = True, progress: bool = True, record: str | os.PathLike | None = None
+    rules: Rules,
+    solve: bool = True,
+    progress: bool = True,
+    record: str | os.PathLike | None = None,
+    max_solve_minutes: float = math.inf,
 ) -> SolvedTable:
     """The one way to get the solved table of ``rules``: the cached one, solved and cached first if ``solve``.
 
+    ``max_solve_minutes`` bounds a solve this call would start (a missing table, or a damaged one moved aside: the
+    same rule for both).
+
     Raises:
-        TableMissingError: If no table is cached and ``solve`` is False (the message gives the command; for custom
-            rules it reads them from ``record`` when given).
+        TableMissingError: If no table is cached and ``solve`` is False, or a solve would take longer than
+            ``max_solve_minutes`` (the message gives the command; for custom rules it reads them from ``record``
+            when given).
     """
     if not solve and not is_cached(rules):
         raise TableMissingError(
             f"no solved table for {rules.describe()} at {cached_table_path(rules)}; create it "
             f"with `{solve_command(rules, record)}`"
         )
-    return load_or_solve(rules, progress=progress)
+    return load_or_solve(rules, progress=progress, max_solve_minutes=max_solve_minutes, record=record)
 
 
 def load_or_solve(
-    rules: Rules | str, pieces: int | None = None, progress: bool = True, directory: str | os.PathLike | None = None
+    rules: Rules | str,
+    pieces: int | None = None,
+    progress: bool = True,
+    directory: str | os.PathLike | None = None,
+    max_solve_minutes: float = math.inf,
+    record: str | os.PathLike | None = None,
 ) -> SolvedTable:
     """Load the cached table of a rule set, solving it exactly (and caching it) first if there is none.
 
     A cached table that fails its checks (corrupt, truncated, of other rules) or that is not ground truth (a
     float64 slot holding a looser solve) is moved aside to ``NAME.corrupt`` or ``NAME.loose`` with a message on
-    stderr, and the rules are solved again.
+    stderr, and the rules are solved again: unless that solve is estimated past ``max_solve_minutes``, as a missing
+    table's would be refused.
+
+    Raises:
+        TableMissingError: If the solve it would start is estimated past ``max_solve_minutes``.
     """
     from urgym.solver.solve import solve
 
@@ -111,6 +129,15 @@ def load_or_solve(
             )
             continue
         return table
+    if max_solve_minutes < math.inf:
+        from urgym.solver.solve import estimate_solve
+
+        estimate = estimate_solve(rules)
+        if estimate.minutes > max_solve_minutes:
+            raise TableMissingError(
+                f"{rules.name} ({rules.pieces} pieces) has no intact solved table, and solving it takes long "
+                f"({estimate.describe()}): add --solve to solve it now, or run `{solve_command(rules, record)}` first"
+            )
     return solve(rules, progress=progress, out=path)
 
 

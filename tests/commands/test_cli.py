@@ -391,3 +391,18 @@ def test_games_0_gives_the_test_set_regret_alone(tmp_path, capsys, finkel3_table
     assert "match" not in data and data["table_hash"] == finkel3_table.header["checksum"] and data["urgym"]
     expected = score_positions("greedy", finkel3_table, benchmark_positions(finkel3_table)).regret.mean
     assert data["position_benchmark"][0]["regret"]["mean"] == pytest.approx(expected)
+
+
+def test_a_damaged_table_is_treated_as_a_missing_one_by_the_rule_about_long_solves(capsys, private_cache):
+    from urgym import get_rules
+    from urgym.solver.cache import cache_slots
+
+    rules = get_rules("masters")  # a solve of half an hour or more: never started without --solve
+    path, _ = cache_slots(rules)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"URGYMTBL" + b"\0" * 100)  # damaged
+    assert cli.main(["--agent", "greedy", "--rules", "masters", "--games", "2", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "has no intact solved table, and solving it takes long" in err and "add --solve" in err
+    assert not path.exists() and path.with_name(path.name + ".corrupt").exists()  # moved aside, nothing solved
+    path.with_name(path.name + ".corrupt").unlink()
