@@ -394,8 +394,9 @@ def test_games_0_gives_the_test_set_regret_alone(tmp_path, capsys, finkel3_table
 
 
 def test_a_damaged_table_is_treated_as_a_missing_one_by_the_rule_about_long_solves(capsys, private_cache):
-    from urgym import get_rules
     from urgym.solver.cache import cache_slots
+
+    from urgym import get_rules
 
     rules = get_rules("masters")  # a solve of half an hour or more: never started without --solve
     path, _ = cache_slots(rules)
