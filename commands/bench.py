@@ -4,7 +4,8 @@
 - ``urgym bench --task T --algo A --out DIR``: train A on every seed of T (resumable seed by seed), write
   ``DIR/results.json`` and ``DIR/curves.png``;
 - ``urgym bench --task T --agent SPEC``: score an existing agent or model under T's metrics, without training;
-- ``urgym bench --leaderboard [FILES]``: the shipped baselines beside the results given.
+- ``urgym bench --leaderboard [FILES] [--plot FILE]``: the shipped baselines beside the results given (and the
+  given runs' learning curves together).
 
 docs/benchmark.md gives the protocol: tasks, budgets, metrics and their equations, seeds, intervals, and how to
 submit a result.
@@ -20,11 +21,11 @@ from pathlib import Path
 from urgym.commands.common import ArgumentParser, check_count, check_solve_allowed, command, seed
 from urgym.evaluation.bench.metrics import TaskEvaluator
 from urgym.evaluation.bench.protocol import BENCH_ALGORITHMS, estimate_minutes, run_task, score_agent
-from urgym.evaluation.bench.results import ResultError, baseline_results, leaderboard, load_result
+from urgym.evaluation.bench.results import ResultError, baseline_results, leaderboard, load_result, plot_curves
 from urgym.evaluation.bench.tasks import METRICS, TASKS, get_task
 from urgym.evaluation.training.run import ALGO_ALIASES
 
-from urgym.files import check_output, require_extra, write_atomic
+from urgym.files import PLOT_FORMATS, check_output, require_extra, write_atomic
 
 __all__ = ["main"]
 
@@ -42,8 +43,19 @@ def main(argv: list[str] | None = None) -> int:
         print(_task_list())
         return 0
     if args.leaderboard is not None:
-        print(leaderboard([*baseline_results(), *_results(parser, args.leaderboard)]))
+        given = _results(parser, args.leaderboard)
+        if args.plot is not None:
+            try:
+                check_output(args.plot, PLOT_FORMATS)
+                wrote = plot_curves(given, args.plot)
+            except ValueError as err:
+                parser.error(f"--plot: {err}")
+        print(leaderboard([*baseline_results(), *given]))
+        if args.plot is not None:
+            print(f"wrote {wrote}")
         return 0
+    if args.plot is not None:
+        parser.error("--plot goes with --leaderboard FILES (a run writes its own curves.png)")
     if args.task is None:
         parser.error("give --task (see --list), or --list, or --leaderboard")
     try:
@@ -114,6 +126,9 @@ def _parser() -> argparse.ArgumentParser:
         nargs="*",
         metavar="FILE",
         help="print the shipped baselines beside these results.json files",
+    )
+    parser.add_argument(
+        "--plot", help="with --leaderboard FILES: plot their learning curves together (trained runs of one task)"
     )
     parser.add_argument(
         "--max-minutes",

@@ -27,6 +27,7 @@ __all__ = [
     "baseline_results",
     "leaderboard",
     "load_result",
+    "plot_curves",
     "plot_seed_curves",
     "result_schema",
     "summarize",
@@ -212,31 +213,39 @@ def leaderboard(results: Iterable[dict[str, Any]]) -> str:
 
 def plot_seed_curves(result: dict[str, Any], path: str | Path) -> Path:
     """Plot a result's learning curves: each metric's mean across seeds against decisions, with its 95% band."""
+    name = result.get("algo") or result.get("agent")
+    title = f"{name} on {result['task']['id']} ({len(result['seeds'])} seeds, mean and 95% interval)"
+    return plot_curves([result], path, title)
+
+
+_LABELS = {"win_rate": "vs perfect play (%)", "exploitability": "exploitability (points)", "test_regret": "test regret"}
+
+
+def plot_curves(results: list[dict[str, Any]], path: str | Path, title: str = "") -> Path:
+    """Plot the learning curves of trained results of one task side by side: per metric, each mean and 95% band."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    curve = result["summary"]["curve"]
-    metrics = [m for m in METRICS if any(m in point for point in curve)]
-    fig, axes = plt.subplots(1, max(1, len(metrics)), figsize=(4.2 * max(1, len(metrics)), 3.4), layout="constrained")
-    axes = axes if hasattr(axes, "__len__") else [axes]
-    labels = {
-        "win_rate": "vs perfect play (%)",
-        "exploitability": "exploitability (points)",
-        "test_regret": "test regret",
-    }
-    for ax, metric in zip(axes, metrics, strict=False):
-        points = [p for p in curve if metric in p]
-        xs = [p["decisions"] for p in points]
-        mean = [p[metric]["mean"] for p in points]
-        ax.plot(xs, mean, marker="o", markersize=3)
-        if all(p[metric]["low95"] is not None for p in points):
-            ax.fill_between(xs, [p[metric]["low95"] for p in points], [p[metric]["high95"] for p in points], alpha=0.25)
+    trained = [r for r in results if r["summary"]["curve"]]
+    if not trained or len({r["task"]["id"] for r in trained}) != 1:
+        raise ValueError("give the results of trained runs of one task to plot their curves together")
+    metrics = [m for m in METRICS if any(m in point for r in trained for point in r["summary"]["curve"])]
+    fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 3.4), layout="constrained", squeeze=False)
+    for ax, metric in zip(axes[0], metrics, strict=True):
+        for result in trained:
+            points = [p for p in result["summary"]["curve"] if metric in p]
+            xs = [p["decisions"] for p in points]
+            line = ax.plot(xs, [p[metric]["mean"] for p in points], marker="o", markersize=3, label=result["algo"])
+            if all(p[metric]["low95"] is not None for p in points):
+                lows, highs = [p[metric]["low95"] for p in points], [p[metric]["high95"] for p in points]
+                ax.fill_between(xs, lows, highs, alpha=0.2, color=line[0].get_color())
         ax.set_xlabel("decisions (the learner's moves)")
-        ax.set_ylabel(labels[metric])
-    name = result.get("algo") or result.get("agent")
-    fig.suptitle(f"{name} on {result['task']['id']} ({len(result['seeds'])} seeds, mean and 95% interval)")
+        ax.set_ylabel(_LABELS[metric])
+    if len(trained) > 1:
+        axes[0][0].legend(fontsize="small")
+    fig.suptitle(title or f"{trained[0]['task']['id']}: mean and 95% interval across seeds")
     out = write_atomic(path, lambda tmp: fig.savefig(tmp, format="png"))
     plt.close(fig)
     return out

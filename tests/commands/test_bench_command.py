@@ -27,6 +27,9 @@ def test_an_agent_is_scored_under_a_task_and_its_result_validates(tmp_path, caps
     assert result["agent"] == "greedy" and result["per_seed"][0]["final"]["policy"] == "deterministic"
     assert urgym(["bench", "--leaderboard", str(out / "results.json")]) == 0
     assert "greedy" in capsys.readouterr().out
+    with pytest.raises(SystemExit):  # an agent scored has no curve to plot
+        urgym(["bench", "--leaderboard", str(out / "results.json"), "--plot", str(tmp_path / "c.png")])
+    assert "give the results of trained runs of one task" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
@@ -35,7 +38,7 @@ def test_an_agent_is_scored_under_a_task_and_its_result_validates(tmp_path, caps
         (["--task", "go-9", "--algo", "td"], "unknown task 'go-9'; tasks: finkel-3-v1"),
         (["--task", "finkel-3"], "give either --algo"),
         (["--task", "finkel-3", "--algo", "td", "--agent", "greedy"], "give either --algo"),
-        (["--task", "finkel-3", "--algo", "dqn", "--out", "x"], "invalid choice: 'dqn'"),
+        (["--task", "finkel-3", "--algo", "a2c", "--out", "x"], "invalid choice: 'a2c'"),
         (["--task", "finkel-3", "--algo", "td"], "give --out DIR"),
         (["--task", "finkel-3", "--algo", "td", "--out", "x", "--seeds", "0"], "--seeds must be from 1 to 100"),
         (["--task", "finkel-3", "--algo", "td", "--out", "x", "--jobs", "99"], "--jobs must be from 1 to"),
@@ -43,6 +46,7 @@ def test_an_agent_is_scored_under_a_task_and_its_result_validates(tmp_path, caps
         (["--task", "finkel-3", "--algo", "td", "--out", "x", "--max-minutes", "nan"], "--max-minutes must be above"),
         (["--task", "finkel-3", "--algo", "td", "--out", "x", "--max-minutes", "-5"], "--max-minutes must be above"),
         ([], "give --task"),
+        (["--task", "finkel-3", "--agent", "greedy", "--plot", "c.png"], "--plot goes with --leaderboard"),
     ],
 )
 def test_a_bad_command_line_is_one_line_and_status_2_before_any_work(argv, message, capsys, tmp_path, monkeypatch):

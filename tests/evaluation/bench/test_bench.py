@@ -123,8 +123,8 @@ def test_a_folder_of_another_run_is_refused(tiny_run):
     out, _ = tiny_run
     with pytest.raises(ValueError, match="holds a run of 'td-lambda' on 'finkel-3-v1' with other settings"):
         run_task(dataclasses.replace(TINY, budget=45_000), "td-lambda", out, progress=False)
-    with pytest.raises(ValueError, match="unknown algorithm 'dqn'; the benchmark trains td-lambda"):
-        run_task(TINY, "dqn", out, progress=False)
+    with pytest.raises(ValueError, match="unknown algorithm 'a2c'; the benchmark trains td-lambda"):
+        run_task(TINY, "a2c", out, progress=False)
 
 
 @pytest.mark.parametrize(
@@ -229,3 +229,14 @@ def test_the_sb3_callback_logs_the_figures_of_evaluate_exact_and_keeps_torch_thr
     exact = json.loads(out.read_text())
     assert points[-1]["win_rate"] == pytest.approx(exact["exact"]["win_rate"], abs=1e-9)
     assert points[-1]["exploitability"] == pytest.approx(exact["exact"]["exploitability_points"], abs=1e-9)
+
+
+def test_curves_of_several_runs_plot_together(tiny_run, tmp_path):
+    from urgym.evaluation.bench.results import plot_curves
+
+    result = tiny_run[1]
+    other = {**json.loads(json.dumps(result)), "algo": "td-lambda (again)"}
+    path = plot_curves([result, other], tmp_path / "both.png")
+    assert path.stat().st_size > 1000
+    with pytest.raises(ValueError, match="of one task"):
+        plot_curves([result, {**other, "task": {**other["task"], "id": "finkel-4-v1"}}], tmp_path / "mixed.png")
