@@ -178,10 +178,11 @@ def baseline_results() -> list[dict[str, Any]]:
 
 
 def _interval(summary: dict[str, Any], digits: int) -> str:
+    mean = round(summary["mean"], digits) + 0.0  # + 0.0: a rounding error below zero shows as 0.00, not -0.00
     if summary["low95"] is None:
-        return f"{summary['mean']:.{digits}f}"
+        return f"{mean:.{digits}f}"
     half = (summary["high95"] - summary["low95"]) / 2
-    return f"{summary['mean']:.{digits}f} ± {half:.{digits}f}"
+    return f"{mean:.{digits}f} ± {half:.{digits}f}"
 
 
 def leaderboard(results: Iterable[dict[str, Any]]) -> str:
