@@ -25,7 +25,7 @@ from urgym.evaluation.bench.results import ResultError, baseline_results, leader
 from urgym.evaluation.bench.tasks import METRICS, TASKS, get_task
 from urgym.evaluation.training.run import ALGO_ALIASES
 
-from urgym.files import PLOT_FORMATS, check_output, require_extra, write_atomic
+from urgym.files import PLOT_FORMATS, check_not_broken_link, check_output, require_extra, write_atomic
 
 __all__ = ["main"]
 
@@ -85,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
             if algo != "td-lambda":
                 require_extra("torch", "learn", f"urgym bench --algo {algo}")
             if args.out is not None:
+                check_not_broken_link(args.out, "a folder for the run")
                 check_output(Path(args.out) / "results.json")
     except (ValueError, ImportError) as err:
         parser.error(str(err))

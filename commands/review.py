@@ -20,6 +20,7 @@ from urgym.evaluation.review.summary import summarise_player, the_player
 from urgym.evaluation.scoring.match import RECORD_NAME
 
 from urgym import Rules, get_rules
+from urgym.files import check_not_broken_link
 from urgym.records import GameRecord
 
 __all__ = ["build_parser", "main"]
@@ -119,19 +120,31 @@ def _record_paths(parser: argparse.ArgumentParser, given: list[str]) -> list[Pat
     paths: list[Path] = []
     for text in given:
         path = Path(text)
+        try:
+            check_not_broken_link(path, "a game record or a folder of them")
+        except ValueError as err:
+            parser.error(str(err))
         if path.is_dir():
-            found = [
-                p
-                for p in sorted(path.iterdir())
-                if p.is_file() and p.suffix.lower() in (".json", ".rgn") and _is_record(p)
-            ]
+            found = [p for p in sorted(path.iterdir()) if _is_folder_record(p)]
             if not found:
                 parser.error(f"{path} holds no game records (.json from `evaluate --save-games` or the page, .rgn)")
             paths.extend(found)
         else:
             paths.append(path)
-    unique = list(dict.fromkeys(p.resolve() for p in paths))  # a record named twice (review D D) counts once
-    return [next(p for p in paths if p.resolve() == u) for u in unique]
+    unique: dict[Path, Path] = {}  # a record named twice (review D D) counts once; each path resolved once
+    for path in paths:
+        unique.setdefault(path.resolve(), path)
+    return list(unique.values())
+
+
+def _is_folder_record(path: Path) -> bool:
+    """Whether a folder's entry is read as a record (a link that leads nowhere is left out with a note)."""
+    if path.suffix.lower() not in (".json", ".rgn"):
+        return False
+    if path.is_symlink() and not path.exists():
+        print(f"note: left out {path}: a symbolic link that leads nowhere (dangling, or a loop)", file=sys.stderr)
+        return False
+    return path.is_file() and _is_record(path)
 
 
 def _is_record(path: Path) -> bool:

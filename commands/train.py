@@ -42,7 +42,7 @@ from urgym.solver import table_for
 
 from urgym import RULE_SET_NAMES, get_rules
 from urgym.features import FEATURE_SETS
-from urgym.files import check_output, claim_folder, require_extra
+from urgym.files import check_not_broken_link, check_output, claim_folder, require_extra
 
 __all__ = ["main"]
 
@@ -88,6 +88,10 @@ def main(argv: list[str] | None = None) -> int:
     if not args.out.strip():  # Path("") is the current folder: an empty --out is a mistake, never "here"
         parser.error("--out must name a folder for the models, card, curve and logs, got an empty path")
     out = Path(args.out)
+    try:
+        check_not_broken_link(out, "a folder for the models, card, curve and logs")
+    except ValueError as err:
+        parser.error(f"--out: {err}")
     if out.exists() and not out.is_dir():
         parser.error(f"--out {args.out} is a file; give a folder for the models, card, curve and logs")
     try:

@@ -35,6 +35,7 @@ __all__ = [
     "MissingExtraError",
     "cache_dir",
     "check_distinct",
+    "check_not_broken_link",
     "check_output",
     "claim_folder",
     "existing_file",
@@ -63,6 +64,21 @@ STDOUT = "-"
 
 TABLE_MAGICS = {b"URGYMTBL": "an urgym solved table", b"RGU\x00": "a RoyalUr table (.rgu)"}
 """The first bytes of the table files urgym reads and writes, and what each is: files no report ever replaces."""
+
+
+def check_not_broken_link(path: str | os.PathLike, what: str) -> None:
+    """Refuse a symbolic link that leads nowhere (dangling, or a loop) where a folder or file is to be made or read.
+
+    Without this, making the folder fails with "File exists" and resolving it with a symlink-loop traceback.
+
+    Raises:
+        ValueError: Naming the path and what it should be.
+    """
+    path = Path(path)
+    if path.is_symlink() and not path.exists():
+        raise ValueError(
+            f"{path} is a symbolic link that leads nowhere (dangling, or a loop of links); give {what} instead"
+        )
 
 
 def cache_dir() -> Path:

@@ -28,7 +28,7 @@ from urgym.solver.lookup import TableView
 from urgym import Game, GameRecord, Position, Rules, core
 from urgym.batch import check_choices, decisions_of, return_streams
 from urgym.core import geometry
-from urgym.files import check_output, claim_folder, precious_kind, release_folder
+from urgym.files import check_not_broken_link, check_output, claim_folder, precious_kind, release_folder
 from urgym.records import player_name
 
 __all__ = [
@@ -327,6 +327,7 @@ def records_directory(path: str | os.PathLike, replace: bool = False) -> Path:
     directory = Path(path)
     if not os.fspath(path).strip():
         raise ValueError("an empty folder name for the game records")
+    check_not_broken_link(directory, "a folder for the game records")
     if directory.exists() and not directory.is_dir():
         raise ValueError(f"cannot save games to {directory}: it is a file, not a directory")
     if (kind := precious_kind(directory)) is not None:

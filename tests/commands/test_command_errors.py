@@ -327,3 +327,40 @@ def test_evaluate_without_the_table_plays_win_rates_only(tmp_path):
     assert "regret" not in result.stdout and "luck-adjusted" not in result.stdout
     assert "note: --no-table" in result.stderr
     assert not (tmp_path / "cache").exists()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["review", "loop"],
+        ["train", "--algo", "td", "--pieces", "2", "--timesteps", "100", "--out", "loop"],
+        ["evaluate", "--agent", "greedy", "--pieces", "2", "--games", "2", "--positions", "0", "--save-games", "loop"],
+        ["urgym", "bench", "--task", "finkel-3", "--algo", "td", "--out", "loop"],
+    ],
+)
+def test_a_link_loop_given_as_a_path_is_one_line(argv, tmp_path):
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    result = run(argv, tmp_path)
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(lines) == 1 and "Traceback" not in result.stderr, result.stderr
+    assert "loop is a symbolic link that leads nowhere (dangling, or a loop of links)" in lines[0]
+
+
+def test_review_of_a_folder_names_the_links_it_leaves_out_and_resolves_each_path_once(tmp_path, monkeypatch):
+    from urgym.commands import review
+
+    folder = tmp_path / "games"
+    folder.mkdir()
+    (folder / "game-000002.json").symlink_to(tmp_path / "nowhere")
+    (folder / "looping.json").symlink_to(folder / "looping.json")
+    result = run(["review", str(folder)], tmp_path)
+    assert result.returncode == 2
+    assert "left out" in result.stderr and "game-000002.json: a symbolic link that leads nowhere" in result.stderr
+    calls = []
+    real = Path.resolve
+    monkeypatch.setattr(Path, "resolve", lambda self, *a, **k: calls.append(self) or real(self, *a, **k))
+    paths = [tmp_path / f"r{i}.json" for i in range(300)]
+    for path in paths:
+        path.write_text("{}")
+    assert review._record_paths(None, [str(p) for p in paths + paths[:5]]) == paths  # named twice: once
+    assert len(calls) == 305  # once per path given (it was once per path per record: 90,000 here)
