@@ -77,7 +77,7 @@ class AgentPolicy:
     rules: Rules
     policy: Policy
     asked: int
-    """Decisions with a choice (those the agent was asked)."""
+    """Decisions with a choice the agent was asked in this call (0 for a policy read from the cache)."""
     exact: bool
     """True unless the agent randomizes without giving its distribution: then the policy is one draw per decision."""
     seconds: float
@@ -396,7 +396,7 @@ def agent_policy(
         try:
             asking, exact = _Asking.load(path, key, rows)
             if asking.pairs_done == len(index.pairs):
-                return AgentPolicy(built.spec, rules, asking.policy(), asking.asked, exact, 0.0, path)
+                return AgentPolicy(built.spec, rules, asking.policy(), 0, exact, 0.0, path)  # read, not asked
         except PolicyCacheError as err:
             _set_aside(path, err)
     built.prepare(rules)
@@ -417,7 +417,7 @@ def agent_policy(
                 asking, exact = _Asking.load(path, key, rows)
                 if asking.pairs_done == len(index.pairs):
                     lock.close()
-                    return AgentPolicy(built.spec, rules, asking.policy(), asking.asked, exact, 0.0, path)
+                    return AgentPolicy(built.spec, rules, asking.policy(), 0, exact, 0.0, path)  # read, not asked
             except PolicyCacheError:
                 pass
     try:

@@ -853,3 +853,11 @@ def test_a_checkpoint_that_cannot_be_written_costs_the_checkpoints_not_the_resul
     assert np.array_equal(
         asked.policy.choices, agent_policy("greedy", RULES, progress=False, cache=False).policy.choices
     )
+
+
+def test_a_policy_read_from_the_cache_reports_no_decision_asked(tmp_path, monkeypatch):
+    monkeypatch.setenv("URGYM_POLICY_CACHE", str(tmp_path))
+    first = exact_results("greedy", "perfect", RULES, progress=False)
+    again = exact_results("greedy", "perfect", RULES, progress=False)
+    assert first.match.decisions > 0 and again.match.decisions == 0
+    assert again.match.win_rate == first.match.win_rate
