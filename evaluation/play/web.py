@@ -15,13 +15,17 @@ file would run code).
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import hmac
+import io
 import json
 import re
 import secrets
+import socket
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -610,18 +614,51 @@ MAX_CONNECTIONS = 32
 """Connections the server serves at once; more are closed at once (a page needs a handful)."""
 IDLE_SECONDS = 15.0
 """A connection that sends nothing for this long is closed (a browser's idle keep-alive reconnects)."""
+REQUEST_SECONDS = 10.0
+"""A request must arrive whole (its line, headers and body) within this long of its first byte being awaited, or its
+connection is closed: a client that sends a header line now and then holds no slot for long."""
 
 
-def game_server(app: Any, port: int = 0, connections: int = MAX_CONNECTIONS, idle: float = IDLE_SECONDS) -> Any:
+def game_server(
+    app: Any,
+    port: int = 0,
+    connections: int = MAX_CONNECTIONS,
+    idle: float = IDLE_SECONDS,
+    request_seconds: float = REQUEST_SECONDS,
+) -> Any:
     """The page's HTTP server on 127.0.0.1, with its connections bounded.
 
-    One thread per connection, at most ``connections`` of them, each closed after ``idle`` seconds without a byte, so
-    idle or slow clients cannot hold threads and memory without bound.
+    One thread per connection, at most ``connections`` of them, each closed after ``idle`` seconds without a byte or
+    when a request has not arrived whole within ``request_seconds``, so idle or slow clients cannot hold threads and
+    memory without bound (every client is local: there is no address to tell one from another).
     """
     from werkzeug.serving import ThreadedWSGIServer, WSGIRequestHandler
 
     class Handler(WSGIRequestHandler):
         timeout = idle  # socketserver sets it on every connection: a read that waits longer ends it
+
+        def handle_one_request(self) -> None:
+            self.server.deadlines[self.connection] = time.monotonic() + request_seconds
+            try:
+                super().handle_one_request()
+            finally:
+                self.server.deadlines.pop(self.connection, None)
+
+        def run_wsgi(self) -> None:
+            # The body too is read within the deadline (it is at most MAX_BODY); then the app runs without one.
+            length = self.headers.get("Content-Length", "")
+            stream = self.rfile
+            if length.isascii() and length.isdigit() and 0 < int(length) <= MAX_BODY:
+                body = stream.read(int(length))
+                if len(body) < int(length):
+                    self.close_connection = True
+                    return
+                self.rfile = io.BytesIO(body)
+            self.server.deadlines.pop(self.connection, None)
+            try:
+                super().run_wsgi()
+            finally:
+                self.rfile = stream
 
     class BoundedServer(ThreadedWSGIServer):
         daemon_threads = True
@@ -629,6 +666,23 @@ def game_server(app: Any, port: int = 0, connections: int = MAX_CONNECTIONS, idl
         def __init__(self) -> None:
             super().__init__("127.0.0.1", port, app, handler=Handler)
             self.slots = threading.BoundedSemaphore(connections)
+            self.deadlines: dict[Any, float] = {}  # connection -> when its request must have arrived whole
+            self.closing = threading.Event()
+            threading.Thread(target=self._watch, daemon=True).start()
+
+        def _watch(self) -> None:
+            """One thread for every connection: end those whose request has not arrived in time."""
+            while not self.closing.wait(min(0.25, request_seconds / 4)):
+                now = time.monotonic()
+                for connection, deadline in list(self.deadlines.items()):
+                    if now > deadline:
+                        self.deadlines.pop(connection, None)
+                        with contextlib.suppress(OSError):
+                            connection.shutdown(socket.SHUT_RDWR)  # its blocked read returns, its thread ends
+
+        def server_close(self) -> None:
+            self.closing.set()
+            super().server_close()
 
         def process_request(self, request: Any, client_address: Any) -> None:
             if not self.slots.acquire(blocking=False):  # full: close this one rather than start a thread

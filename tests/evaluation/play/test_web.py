@@ -887,3 +887,39 @@ def test_in_chromium_two_people_play_a_whole_game_on_one_screen(server, tmp_path
         assert "Light: " in detail and "Dark: " in detail
         page.click("#show-review")
         page.frame_locator("#review-frame").locator("#grades").wait_for()
+
+
+def test_clients_that_send_a_header_line_now_and_then_hold_no_slot_for_long(private_cache):
+    """Slots full of connections that trickle headers (never idle long enough to be closed) free themselves."""
+    import socket
+
+    game = WebGame(RULES, make_agent("random", seed=1), None, "light", 7)
+    httpd = game_server(create_app(game, TOKEN), connections=4, idle=5.0, request_seconds=1.0)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{httpd.server_port}"
+    stop = threading.Event()
+    socks = [socket.create_connection(("127.0.0.1", httpd.server_port)) for _ in range(4)]
+
+    def trickle(sock):
+        try:
+            sock.sendall(b"GET /api/state HTTP/1.1\\r\\n")
+            while not stop.is_set():
+                sock.sendall(b"X-Slow: 1\\r\\n")  # a header line every 0.3 s: never idle for a second
+                time.sleep(0.3)
+        except OSError:
+            pass  # closed by the server: the point
+
+    trickling = [threading.Thread(target=trickle, args=(sock,), daemon=True) for sock in socks]
+    for thread in trickling:
+        thread.start()
+    try:
+        time.sleep(1.8)  # past the request deadline: every trickling connection was cut
+        status, _ = fetch(f"{base}/api/state?token={TOKEN}")
+        assert status == 200
+        status, text = fetch(f"{base}/api/new?token={TOKEN}", {"rules": "finkel", "pieces": 2})
+        assert status == 200 and json.loads(text)["pieces"] == 2  # a request with a body still reads whole
+    finally:
+        stop.set()
+        for sock in socks:
+            sock.close()
+        httpd.shutdown()
