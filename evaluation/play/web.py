@@ -508,9 +508,9 @@ def create_app(game: WebGame, token: str, port_of: Any = None):
 
     @app.get("/")
     def page():
-        return Response(
-            render_page("play", f"Ur: play {game.agent.spec} ({game.rules.name})", data), mimetype="text/html"
-        )
+        with game.lock:  # a two-player game has no agent: the page is titled after its opponent as offered
+            title = f"Ur: play {game.opponent} ({game.rules.name})"
+        return Response(render_page("play", title, data), mimetype="text/html")
 
     @app.get("/api/state")
     def state():

@@ -923,3 +923,14 @@ def test_clients_that_send_a_header_line_now_and_then_hold_no_slot_for_long(priv
         for sock in socks:
             sock.close()
         httpd.shutdown()
+
+
+def test_the_page_of_a_two_player_game_reloads(server):
+    from urgym.evaluation.play.web import FRIEND
+
+    base, game = server
+    status, text = fetch(f"{base}/api/new?token={TOKEN}", {"opponent": FRIEND})
+    assert status == 200 and game.agent is None
+    status, page = fetch(f"{base}/?token={TOKEN}")  # a reload: it was a 500 until another opponent was chosen
+    assert status == 200 and "<html" in page.lower()
+    fetch(f"{base}/api/new?token={TOKEN}", {"opponent": "random"})
