@@ -929,7 +929,7 @@ def test_the_page_of_a_two_player_game_reloads(server):
     from urgym.evaluation.play.web import FRIEND
 
     base, game = server
-    status, text = fetch(f"{base}/api/new?token={TOKEN}", {"opponent": FRIEND})
+    status, _ = fetch(f"{base}/api/new?token={TOKEN}", {"opponent": FRIEND})
     assert status == 200 and game.agent is None
     status, page = fetch(f"{base}/?token={TOKEN}")  # a reload: it was a 500 until another opponent was chosen
     assert status == 200 and "<html" in page.lower()
