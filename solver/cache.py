@@ -78,7 +78,7 @@ def table_for(
     """The one way to get the solved table of ``rules``: the cached one, solved and cached first if ``solve``.
 
     ``max_solve_minutes`` bounds a solve this call would start (a missing table, or a damaged one moved aside: the
-    same rule for both).
+    same rule for both); with ``solve`` False nothing is solved, a damaged table included.
 
     Raises:
         TableMissingError: If no table is cached and ``solve`` is False, or a solve would take longer than
@@ -90,7 +90,8 @@ def table_for(
             f"no solved table for {rules.describe()} at {cached_table_path(rules)}; create it "
             f"with `{solve_command(rules, record)}`"
         )
-    return load_or_solve(rules, progress=progress, max_solve_minutes=max_solve_minutes, record=record)
+    limit = max_solve_minutes if solve else -1.0  # a damaged table is not solved again either
+    return load_or_solve(rules, progress=progress, max_solve_minutes=limit, record=record)
 
 
 def load_or_solve(
@@ -132,6 +133,11 @@ def load_or_solve(
     if max_solve_minutes < math.inf:
         from urgym.solver.solve import estimate_solve
 
+        if max_solve_minutes < 0:
+            raise TableMissingError(
+                f"{rules.name} ({rules.pieces} pieces) has no intact solved table (a damaged one was moved aside); "
+                f"create it with `{solve_command(rules, record)}`"
+            )
         estimate = estimate_solve(rules)
         if estimate.minutes > max_solve_minutes:
             raise TableMissingError(

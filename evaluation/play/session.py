@@ -15,7 +15,7 @@ from typing import Any
 
 from urgym.agents import Agent
 from urgym.agents.networks.neural import NetworkEstimate, shipped_estimate
-from urgym.solver import SolvedTable, is_cached, table_for
+from urgym.solver import SolvedTable, TableMissingError, is_cached, table_for
 
 from urgym import SIDES, Game, GameRecord, Position, Rules
 from urgym._startup import interruptible
@@ -59,8 +59,13 @@ def describe_move(position: Position, roll: int, source: int) -> str:
 
 
 def cached_table(rules: Rules) -> SolvedTable | None:
-    """The solved table of ``rules`` if one is cached (never solves)."""
-    return table_for(rules, solve=False, progress=False) if is_cached(rules) else None
+    """The solved table of ``rules`` if an intact one is cached (never solves: a damaged one is moved aside)."""
+    if not is_cached(rules):
+        return None
+    try:
+        return table_for(rules, solve=False, progress=False)
+    except TableMissingError:  # it was damaged: moved aside, and no solve inside a request
+        return None
 
 
 def hint_source(rules: Rules) -> SolvedTable | NetworkEstimate | None:

@@ -107,3 +107,18 @@ def test_a_game_that_opens_with_passes_tells_them_from_the_start():
     first = session.events[0]
     assert first.before == Position.start(RULES) and first.before.turn == first.side == "light"
     assert first.after.turn == "dark"
+
+
+def test_a_damaged_cached_table_is_never_solved_again_by_the_game(private_cache):
+    """The browser and terminal games read tables, never solve them, a damaged one included (it is moved aside)."""
+    from urgym import get_rules
+    from urgym.evaluation.play.session import cached_table
+    from urgym.solver.cache import cache_slots
+
+    rules = get_rules("aseb", 1)
+    path, _ = cache_slots(rules)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"URGYMTBL" + b"\0" * 64)
+    assert cached_table(rules) is None
+    assert not path.exists() and path.with_name(path.name + ".corrupt").exists()  # moved aside, nothing solved
+    path.with_name(path.name + ".corrupt").unlink()
