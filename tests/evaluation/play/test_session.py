@@ -111,9 +111,10 @@ def test_a_game_that_opens_with_passes_tells_them_from_the_start():
 
 def test_a_damaged_cached_table_is_never_solved_again_by_the_game(private_cache):
     """The browser and terminal games read tables, never solve them, a damaged one included (it is moved aside)."""
-    from urgym import get_rules
     from urgym.evaluation.play.session import cached_table
     from urgym.solver.cache import cache_slots
+
+    from urgym import get_rules
 
     rules = get_rules("aseb", 1)
     path, _ = cache_slots(rules)
