@@ -166,11 +166,11 @@ def load_result(path: str | Path) -> dict[str, Any]:
 
 
 def baseline_results() -> list[dict[str, Any]]:
-    """The baselines that ship with urgym (``baselines/*.json`` beside this module), each validated."""
-    folder = resources.files("urgym.evaluation.bench").joinpath("baselines")
+    """The baselines that ship with urgym (``baseline-*.json`` beside this module), each validated."""
+    folder = resources.files("urgym.evaluation.bench")
     found = []
-    for entry in sorted(folder.iterdir(), key=lambda e: e.name) if folder.is_dir() else ():
-        if entry.name.endswith(".json"):
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.name.startswith("baseline-") and entry.name.endswith(".json"):
             result = json.loads(entry.read_text(encoding="utf-8"))
             validate_result(result)
             found.append(result)
