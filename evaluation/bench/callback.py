@@ -7,7 +7,7 @@ task's schedule; a point measures the model after its updates so far) the model 
 ``sb3:PATH`` plays the saved model) and the task's metrics go to SB3's
 logger as ``bench/NAME`` (TensorBoard and CSV, as configured), with ``csv`` to a file of its own. At the end of
 training every metric of the task is measured once more. Torch's thread count is left as the learner set it
-(:func:`urgym.threads.keep_torch_threads`).
+(:mod:`urgym.threads`).
 """
 
 from __future__ import annotations
@@ -22,8 +22,6 @@ from urgym.evaluation.bench.metrics import TaskEvaluator
 from urgym.evaluation.bench.tasks import Task, get_task
 from urgym.evaluation.scoring.report import write_csv
 from urgym.solver import SolvedTable
-
-from urgym.threads import keep_torch_threads
 
 __all__ = ["exact_metrics_callback"]
 
@@ -80,8 +78,7 @@ def exact_metrics_callback(
 
         def measure(self, final: bool) -> dict[str, Any]:
             """Measure the model now, log the figures and return them."""
-            with keep_torch_threads():
-                figures = evaluator(played_as_saved(self.model, task.get_rules()), final=final)
+            figures = evaluator(played_as_saved(self.model, task.get_rules()), final=final)
             for key, value in figures.items():
                 if isinstance(value, (int, float)):
                     self.logger.record(f"bench/{key}", value)

@@ -17,14 +17,12 @@ is a plain stable-baselines3 DQN zip: ``sb3:PATH`` (and ``DQN.load``) play it.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
-from urgym.agents.outside.policies import played_as_saved
-from urgym.evaluation.scoring.positions import validation_positions
-from urgym.evaluation.training.ppo import LearnerOpponent, progress_callback, vec_env
-from urgym.evaluation.training.run import AgentLearner, Metrics, RunPlan, TrainingRun
+from urgym.evaluation.training.ppo import LearnerOpponent, run_sb3, vec_env
+from urgym.evaluation.training.run import Metrics, RunPlan
 from urgym.solver import SolvedTable
 
 from urgym import Rules
@@ -169,7 +167,6 @@ def train_dqn(
     """DQN with action masks against opponents dealt to the environments in turn (see the module docstring)."""
     settings = settings or DQNSettings()
     torch = require_extra("torch", "learn", "train --algo dqn")
-    from stable_baselines3.common.logger import configure
 
     torch.set_num_threads(settings.threads)
     learner = LearnerOpponent()
@@ -191,27 +188,5 @@ def train_dqn(
         policy_kwargs={"net_arch": [128, 128]},
         device="cpu",
     )
-    learner.set_model(model)
-    model.set_logger(configure(str(plan.out / "logs"), ["csv", "tensorboard"]))
-    run = TrainingRun(
-        "dqn",
-        rules,
-        plan,
-        AgentLearner(
-            ".zip",
-            lambda: played_as_saved(model, rules),
-            lambda path, facts: model.save(path),
-            table,
-            validation_positions(table, settings.validation),
-        ),
-        "step",
-        {"settings": asdict(settings), "opponents": list(settings.opponents), "envs": settings.envs},
-        own_logs=False,
-        metrics=metrics,
-        table=table,
-    )
-
-    model.learn(plan.timesteps, callback=progress_callback(run, settings.eval_every))
-    result = run.finish(model.num_timesteps)
-    venv.close()
-    return result
+    facts = {"opponents": list(settings.opponents), "envs": settings.envs}
+    return run_sb3("dqn", model, learner, venv, rules, table, plan, settings, facts, metrics)

@@ -34,6 +34,7 @@ __all__ = [
     "PPOSettings",
     "progress_callback",
     "regret_callback",
+    "run_sb3",
     "slot_opponents",
     "train_ppo",
     "vec_env",
@@ -80,7 +81,6 @@ def train_ppo(
     settings = settings or PPOSettings()
     torch = require_extra("torch", "learn", "train --algo maskable-ppo")
     MaskablePPO = require_extra("sb3_contrib", "learn", "train --algo maskable-ppo").MaskablePPO
-    from stable_baselines3.common.logger import configure
 
     torch.set_num_threads(settings.threads)
     learner = LearnerOpponent()
@@ -98,32 +98,40 @@ def train_ppo(
         policy_kwargs={"net_arch": [128, 128]},
         device="cpu",
     )
+    facts = {"opponents": list(settings.opponents), "envs": settings.envs, "vec_env": settings.vec_env}
+    return run_sb3("maskable-ppo", model, learner, venv, rules, table, plan, settings, facts, metrics)
+
+
+def run_sb3(
+    algo: str,
+    model: Any,
+    learner: LearnerOpponent,
+    venv: Any,
+    rules: Rules,
+    table: SolvedTable,
+    plan: RunPlan,
+    settings: Any,
+    facts: dict[str, Any],
+    metrics: Metrics | None = None,
+) -> dict[str, Any]:
+    """Train a stable-baselines3 ``model`` as one :class:`TrainingRun` (PPO's and DQN's, alike).
+
+    The learner plays ``model`` (``self`` opponents), SB3's logger writes ``logs/``, the run is scored as the model
+    plays once saved (:func:`~urgym.agents.outside.policies.played_as_saved`) every ``settings.eval_every`` steps.
+    """
+    from stable_baselines3.common.logger import configure
+
     learner.set_model(model)
     model.set_logger(configure(str(plan.out / "logs"), ["csv", "tensorboard"]))
-    facts = {
-        "opponents": list(settings.opponents),
-        "envs": settings.envs,
-        "vec_env": settings.vec_env,
-        "settings": asdict(settings),
-    }
-    run = TrainingRun(
-        "maskable-ppo",
-        rules,
-        plan,
-        AgentLearner(
-            ".zip",
-            lambda: played_as_saved(model, rules),
-            lambda path, facts: model.save(path),
-            table,
-            validation_positions(table, settings.validation),
-        ),
-        "step",
-        facts,
-        own_logs=False,
-        metrics=metrics,
-        table=table,
+    agent_learner = AgentLearner(
+        ".zip",
+        lambda: played_as_saved(model, rules),
+        lambda path, facts: model.save(path),
+        table,
+        validation_positions(table, settings.validation),
     )
-
+    facts = {**facts, "settings": asdict(settings)}
+    run = TrainingRun(algo, rules, plan, agent_learner, "step", facts, own_logs=False, metrics=metrics, table=table)
     model.learn(plan.timesteps, callback=progress_callback(run, settings.eval_every))
     result = run.finish(model.num_timesteps)
     venv.close()
