@@ -112,10 +112,17 @@ def check_choices(decisions: Decisions, chosen: np.ndarray, who: str, rules: Rul
     Raises:
         ValueError: Naming ``who``, the first decision whose move is not legal, and its legal moves.
     """
-    chosen = np.asarray(chosen)
+    answer = chosen
+    try:
+        chosen = np.asarray(answer)
+    except (TypeError, ValueError):  # a ragged answer
+        chosen = np.asarray(None)
     if chosen.shape != (len(decisions),) or not np.issubdtype(chosen.dtype, np.integer):
+        what = f"an array of shape {chosen.shape} and dtype {chosen.dtype}"
+        if chosen.dtype == object:
+            what = f"a {type(answer).__name__} that is no array of integers"
         raise ValueError(
-            f"{who} answered {len(decisions)} decisions with {chosen!r}; it must give one integer move per decision"
+            f"{who} answered {len(decisions)} decisions with {what}; it must give one integer move per decision"
         )
     chosen = chosen.astype(np.int64, copy=False)
     in_range = np.arange(core.MAX_MOVES)[None, :] < decisions.counts[:, None]

@@ -260,6 +260,36 @@ class _NotCompactError(Exception):
     """The agent's distribution does not fit the compact form: ask again keeping every move's chance."""
 
 
+class _NoDistributionError(Exception):
+    """The agent's ``move_probabilities`` raised NotImplementedError (it does not say): ask it for one draw."""
+
+
+def _answer(agent: Agent, method: str, *args: Any) -> Any:
+    """What ``agent.method(*args)`` answers, its failure named as the agent's (plug-ins are code from outside)."""
+    spec = agent.spec
+    try:
+        return getattr(agent, method)(*args)
+    except NotImplementedError:
+        if method == "move_probabilities":
+            raise _NoDistributionError from None
+        raise ValueError(f"agent {spec}: {method} raised NotImplementedError") from None
+    except (KeyboardInterrupt, MemoryError):
+        raise
+    except Exception as err:  # a plug-in's own failure, named as such instead of a traceback from inside urgym
+        raise ValueError(f"agent {spec}: {method} raised {type(err).__name__}: {err}") from err
+
+
+def _as_floats(answer: Any, rows: int, spec: str) -> np.ndarray:
+    """``move_probabilities``' answer as float64, or the error that says what it must be."""
+    try:
+        return np.asarray(answer, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"agent {spec}: move_probabilities gave a {type(answer).__name__} that is no float[{rows}, "
+            f"{core.MAX_MOVES}] array of chances"
+        ) from None
+
+
 def _fit(asking: _Asking, rows: np.ndarray, probabilities: np.ndarray, counts: np.ndarray, spec: str) -> None:
     """Keep a batch of move distributions (``probabilities[i, :counts[i]]``) in ``asking``'s form."""
     width = np.arange(core.MAX_MOVES)[None, :]
@@ -356,10 +386,12 @@ def _ask_pair(agent, rules, index, asking, seed, distribution, start, end, n_rol
                 row_states[chunk], rolls[chunk], moves[chunk], counts[chunk], _streams(seed, lo * n_rolls + chunk)
             )
             if distribution:
-                probabilities = np.asarray(agent.move_probabilities(rules, decisions), dtype=np.float64)
+                answer = _answer(agent, "move_probabilities", rules, decisions)
+                probabilities = _as_floats(answer, len(chunk), agent.spec)
                 _fit(asking, lo * n_rolls + chunk, probabilities, counts[chunk], agent.spec)
             else:
-                chosen = check_choices(decisions, agent.select_moves(rules, decisions), agent.spec, rules)
+                answer = _answer(agent, "select_moves", rules, decisions)
+                chosen = check_choices(decisions, answer, agent.spec, rules)
                 asking.choices[lo * n_rolls + chunk] = (moves[chunk] == chosen[:, None]).argmax(axis=1)
             asking.asked += len(chunk)
 
@@ -454,16 +486,17 @@ def _ask_all(agent, rules, index, rows, seed, distribution, path, key, progress)
     """
     partial = path.with_name(path.name + ".partial.npz") if path is not None else None
     modes = [(True, False), (True, True), (False, False)] if distribution else [(False, False)]
-    table = None if agent.randomizes else agent.policy_table(rules, progress)
+    table = None if agent.randomizes else _answer(agent, "policy_table", rules, progress)
     if table is not None:  # the agent's whole policy at once (a search by dynamic programming)
         modes = []
         asking = _Asking(0, False)
         asking.choices, asking.pairs_done, asking.asked = table, len(index.pairs), count_decisions(index)
         asking.policy().check(rows, f"the policy table of {agent.spec}")
         exact = True
+    says_not = False
     for asks_distribution, dense in modes:
         exact = asks_distribution or not agent.randomizes
-        if dense and not _dense_fits(rows, agent.spec):
+        if (dense and not _dense_fits(rows, agent.spec)) or (asks_distribution and says_not):
             continue
         asking = _resume(partial, key, rows, dense) or _Asking(rows, dense)
         checkpoint = None
@@ -472,7 +505,8 @@ def _ask_all(agent, rules, index, rows, seed, distribution, path, key, progress)
         try:
             _ask(agent, rules, index, asking, seed, asks_distribution, checkpoint, progress)
             break
-        except _NotCompactError:
+        except (_NotCompactError, _NoDistributionError) as err:
+            says_not = isinstance(err, _NoDistributionError)  # its documented "no distribution": one draw
             if partial is not None:
                 partial.unlink(missing_ok=True)
     if path is not None:
@@ -588,7 +622,9 @@ def estimate_exact(
         if key and policy_cache_path(rules, key).exists():
             continue
         cached += key is not None
-        whole = None if built.randomizes else built.policy_table_seconds(rules, threads)
+        whole = None
+        if not built.randomizes:
+            whole = _answer(built, "policy_table_seconds", rules, threads)
         if whole is not None and (
             isinstance(whole, bool) or not isinstance(whole, (int, float)) or not 0 <= whole < math.inf
         ):
@@ -623,9 +659,9 @@ def _rate(agent: Agent, rules: Rules, sample: Decisions) -> float:
     """Decisions per second the agent answers ``sample`` at (after a warm-up batch)."""
     if len(sample) == 0:
         return math.inf
-    agent.select_moves(rules, Decisions(*(field[:8] for field in sample)))
+    _answer(agent, "select_moves", rules, Decisions(*(field[:8] for field in sample)))
     began = time.perf_counter()
-    agent.select_moves(rules, sample)
+    _answer(agent, "select_moves", rules, sample)
     return len(sample) / max(time.perf_counter() - began, 1e-9)
 
 

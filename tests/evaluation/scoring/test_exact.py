@@ -786,6 +786,8 @@ def _rewrite(path, **changes):
         lambda a: {"dense": np.full((a["choices"].size, core.MAX_MOVES), 1 / core.MAX_MOVES)},  # uniform play
         lambda a: {"progress": np.array([10**6, 5], dtype=np.int64)},  # a claim of every pair done
         lambda a: {"progress": np.array([-1, 0], dtype=np.int64)},
+        lambda a: {"progress": np.array([np.nan, 0.0])},  # NaN progress
+        lambda a: {"keep": np.full(a["keep"].size, 3.0)},  # a keep out of range
         lambda a: {"choices": np.full_like(a["choices"], 200)},  # choices past any legal move
         lambda a: {"header": np.frombuffer(b"[1, 2]", dtype=np.uint8)},  # a header that is a JSON list
         lambda a: {"header": np.frombuffer(b"null", dtype=np.uint8)},
@@ -861,3 +863,83 @@ def test_a_policy_read_from_the_cache_reports_no_decision_asked(tmp_path, monkey
     again = exact_results("greedy", "perfect", RULES, progress=False)
     assert first.match.decisions > 0 and again.match.decisions == 0
     assert again.match.win_rate == first.match.win_rate
+
+
+class Misbehaving(Agent):
+    """A plug-in whose answer under ``--exact`` is an exception or a malformed array, chosen by ``how``."""
+
+    spec = "misbehaving"
+
+    def __init__(self, how: str, randomizes: bool = False) -> None:
+        super().__init__(0)
+        self.how, self.randomizes = how, randomizes
+
+    def select_move(self, position, roll):
+        return position.legal_moves(roll)[0]
+
+    def select_moves(self, rules, decisions):
+        if self.how == "raises":
+            raise KeyError("no such square")
+        if self.how == "ragged":
+            return [[int(decisions.moves[i, 0])] * (i % 2 + 1) for i in range(len(decisions))]
+        return decisions.moves[:, 0]
+
+    def move_probabilities(self, rules, decisions):
+        if self.how == "raises":
+            raise ZeroDivisionError("division by zero")
+        if self.how == "not-said":
+            return super().move_probabilities(rules, decisions)  # the base class's documented "no distribution"
+        return [[1.0] * (i % 3 + 1) for i in range(len(decisions))]  # ragged
+
+
+@pytest.mark.parametrize(
+    ("how", "randomizes", "message"),
+    [
+        ("raises", False, r"agent misbehaving: select_moves raised KeyError: 'no such square'"),
+        ("raises", True, r"agent misbehaving: move_probabilities raised ZeroDivisionError: division by zero"),
+        ("ragged", False, r"misbehaving answered \d+ decisions with a list that is no array of integers"),
+        ("ragged", True, r"agent misbehaving: move_probabilities gave a list that is no float\[\d+, \d+\] array"),
+    ],
+)
+def test_a_plug_in_that_fails_under_exact_is_named_not_a_traceback(how, randomizes, message):
+    with pytest.raises(ValueError, match=message):
+        agent_policy(Misbehaving(how, randomizes), RULES, progress=False, cache=False)
+
+
+def test_a_plug_in_whose_move_probabilities_says_not_implemented_is_one_draw():
+    """The base class's NotImplementedError is its documented "no distribution": the agent is asked for moves."""
+    asked = agent_policy(Misbehaving("not-said", randomizes=True), RULES, progress=False, cache=False)
+    assert not asked.exact
+    first_moves = agent_policy("greedy", RULES, progress=False, cache=False)  # any legal move, held as a choice
+    assert asked.policy.choices.shape == first_moves.policy.choices.shape
+    assert np.all(asked.policy.choices[asked.policy.choices != 255] == 0)  # its first legal move everywhere
+
+
+def test_evaluate_exact_names_a_failing_plug_in_in_one_line(tmp_path, capsys, monkeypatch):
+    from urgym.commands.evaluate import main
+
+    plugin = tmp_path / "failing_plugin.py"
+    plugin.write_text(
+        "from urgym.agents import Agent\n"
+        "class Failing(Agent):\n"
+        "    spec = 'failing'\n"
+        "    def select_move(self, position, roll):\n"
+        "        raise RuntimeError('the plug-in broke')\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code = main(["--agent", "failing_plugin:Failing", "--exact", "--pieces", "2", "--no-progress", "--no-policy-cache"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert err == ["evaluate: error: agent failing_plugin:Failing: select_moves raised RuntimeError: the plug-in broke"]
+
+
+def test_the_estimate_counts_cache_disk_only_for_policies_that_will_be_cached(tmp_path, monkeypatch):
+    from urgym.evaluation.scoring.policies import estimate_exact
+
+    monkeypatch.setenv("URGYM_POLICY_CACHE", str(tmp_path))
+    rows = PositionIndex(RULES).size * 5
+    assert estimate_exact([Misbehaving("first")], RULES, 1, 0, True).disk == 0  # an agent object: never cached
+    assert estimate_exact(["greedy"], RULES, 1, 0, False).disk == 0  # no cache asked for
+    assert estimate_exact(["greedy", Misbehaving("first")], RULES, 1, 0, True).disk == rows  # greedy's alone
+    agent_policy("greedy", RULES, progress=False)
+    assert estimate_exact(["greedy"], RULES, 1, 0, True).disk == 0  # cached already: nothing more written
