@@ -20,22 +20,6 @@ from urgym.agents.networks.value import ValueNetwork
 from urgym.agents.perfect import PerfectAgent
 from urgym.agents.registry import AGENTS, agent_help, builtin_name, make_agent, parse_spec, register_agent
 
-import urgym  # noqa: F401 (first: Ctrl-C while a command starts ends with one line)
-from urgym.moved import alias_moved_modules
-
-alias_moved_modules(
-    {  # urgym 0.5's paths (issue 37's layout), for one release
-        "urgym.agents.valuenet": "urgym.agents.networks.neural",
-        "urgym.agents.td": "urgym.agents.networks.td",
-        "urgym.agents.neural": "urgym.agents.outside.policies",
-        "urgym.agents.weights": "urgym.agents.outside.weights",
-        "urgym.agents.plugins": "urgym.agents.outside.plugins",
-        "urgym.agents.engine": "urgym.agents.outside.engine",
-        "urgym.agents.learned": "urgym.agents.models",
-        "urgym.agents.play": "urgym.evaluation.play.terminal",
-    }
-)
-
 __all__ = [
     "AGENTS",
     "Agent",

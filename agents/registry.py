@@ -268,7 +268,7 @@ def _register_builtins() -> None:
         AgentInfo(
             "td",
             _td_agent,
-            "TD(lambda) after-state network learned by self-play (agents.td)",
+            "TD(lambda) after-state network learned by self-play (agents.networks.td)",
             (
                 Param(
                     "model",

@@ -26,21 +26,6 @@ from urgym.evaluation.scoring.runner import RunOptions
 from urgym.evaluation.scoring.stats import RegretSummary, WinRate, wilson_interval
 from urgym.evaluation.scoring.tournament import TournamentResult, run_tournament
 
-import urgym  # noqa: F401 (first: Ctrl-C while a command starts ends with one line)
-from urgym.moved import alias_moved_modules
-
-alias_moved_modules(
-    {  # urgym 0.5's paths (issue 37's layout), for one release
-        **{
-            f"urgym.evaluation.{name}": f"urgym.evaluation.scoring.{name}"
-            for name in ("match", "runner", "positions", "tournament", "card", "report", "stats")
-        },
-        **{f"urgym.evaluation.{name}": f"urgym.evaluation.review.{name}" for name in ("luck", "summary", "game_stats")},
-        **{f"urgym.evaluation.{name}": f"urgym.evaluation.training.{name}" for name in ("distill", "expected_td")},
-        "urgym.evaluation.web": "urgym.evaluation.play.web",
-    }
-)
-
 __all__ = [
     "AgentMatchStats",
     "GameAnalysis",

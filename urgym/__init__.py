@@ -33,7 +33,7 @@ __all__ = [
     "simulate",
 ]
 
-__version__ = "0.6.0"
+__version__ = "0.7.0"
 
 
 def _register_envs() -> None:

@@ -25,7 +25,7 @@ Observation
     current roll one-hot (all zero at chance nodes): the environment's observation. The game has perfect
     information, and the roll is public.
 
-Returns:
+Rewards
     +1 for the winner and -1 for the loser at the end, 0 before (zero-sum, terminal rewards). Ur has no
     finite bound on its length (captures send pieces home); ``max_game_length`` is a generous practical
     bound that random play never comes near, not a truncation.
