@@ -19,7 +19,8 @@ import numpy as np
 from numba import njit, prange
 from urgym.agents.search import TIE, SearchContext, leaf_value
 from urgym.solver import PositionIndex
-from urgym.solver.policy import ITEM_END, ITEM_START, best_moves, decision_states, pair_graph
+from urgym.solver.graph import ITEM_END, ITEM_START, live_pairs, pair_graph
+from urgym.solver.policy import best_moves, decision_states
 
 from urgym import Rules
 from urgym.progress import progress_bar
@@ -72,11 +73,7 @@ def search_policy(rules: Rules, ctx: SearchContext, depth: int, progress: bool =
     """
     index = PositionIndex(rules)
     values = np.zeros(index.size)
-    live = [
-        (start, end)
-        for pair, (start, end) in zip(index.pairs, index.pair_ranges, strict=True)
-        if index.pieces not in pair
-    ]
+    live = [(layer.start, layer.end) for layer in live_pairs(index)]
     bar = progress_bar(
         (depth + 1) * index.size, f"search of depth {depth} over {rules.name}", progress, unit="pos", unit_scale=True
     )

@@ -27,8 +27,8 @@ from urgym.evaluation.scoring.policies import agent_policy
 from urgym.solver import PositionIndex, load_or_solve, solve
 from urgym.solver import _kernels as SK
 from urgym.solver import policy as P
+from urgym.solver.graph import SweepGraph
 from urgym.solver.policy import evaluate_policies
-from urgym.solver.solve import _PairGraph
 
 from benchmarks.common import machine
 from urgym import get_rules
@@ -95,7 +95,7 @@ def one_sweep(rules, specs: list[str], perfect, repeats: int) -> None:
     index = PositionIndex(rules)
     start, end = max(index.pair_ranges, key=lambda r: r[1] - r[0])
     pair = index.pairs[index.pair_ranges.index((start, end))]
-    solver_graph = _PairGraph(index, start, end, form="runs")
+    solver_graph = SweepGraph(index, start, end, form="runs")
     graph = solver_graph.graph
     values = np.array(load_or_solve(rules, progress=False).probabilities(), dtype=np.float64)
     solver_ms = _median_ms(repeats, solver_graph.sweep, values)

@@ -2,7 +2,7 @@
 
 Positions that differ only in the opponent's pieces on its private tiles have the same moves (the mover never
 reaches those tiles), and the dense index ranks those pieces last, so each run of them is played out once and the
-rest follow by stride (``urgym.solver._kernels``). Three forms of a pair's graph (``_PairGraph(form=...)``):
+rest follow by stride (``urgym.solver._kernels``). Three forms of a pair's graph (``SweepGraph(form=...)``):
 ``played`` (every position played out, every position's edges stored), ``positions`` (runs played out, every
 position's edges stored: what the policy evaluations read) and ``runs`` (runs played out and stored: the solver's).
 This builds every layer pair's graph in each form, checks that the sweeps over them agree, and prints the median
@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 from urgym.solver._index import PositionIndex
-from urgym.solver.solve import _PairGraph  # the solver's internals are what this benchmark measures
+from urgym.solver.graph import SweepGraph
 
 from benchmarks.common import machine
 from urgym import get_rules
@@ -37,7 +37,7 @@ def main() -> None:
     index = PositionIndex(rules)
     pairs = [r for p, r in zip(index.pairs, index.pair_ranges, strict=True) if index.pieces not in p]
     for form in FORMS:  # compiled, untimed
-        _PairGraph(index, *pairs[0], form=form)
+        SweepGraph(index, *pairs[0], form=form)
     print(f"machine: {machine()}")
     print(f"{rules.describe()}: {index.size:,} positions, {len(pairs)} layer pairs with moves")
     build = {form: [] for form in FORMS}
@@ -45,11 +45,11 @@ def main() -> None:
         for form in FORMS[repeat % 3 :] + FORMS[: repeat % 3]:  # interleaved: the machine's noise shared
             began = time.perf_counter()
             for start, end in pairs:
-                _PairGraph(index, start, end, form=form)
+                SweepGraph(index, start, end, form=form)
             build[form].append(time.perf_counter() - began)
     largest = max(pairs, key=lambda r: r[1] - r[0])
     n = largest[1] - largest[0]
-    graphs = {form: _PairGraph(index, *largest, form=form) for form in FORMS}
+    graphs = {form: SweepGraph(index, *largest, form=form) for form in FORMS}
     sweeps = {form: [] for form in FORMS}
     values = {form: np.random.default_rng(0).random(index.size) for form in FORMS}
     for _ in range(args.repeats):
@@ -74,7 +74,7 @@ def main() -> None:
     )
 
 
-def _bytes(graph: _PairGraph) -> int:
+def _bytes(graph: SweepGraph) -> int:
     return sum(a.nbytes for a in graph.graph if isinstance(a, np.ndarray)) + graph.change.nbytes
 
 

@@ -20,7 +20,7 @@ import time
 import numba
 import numpy as np
 from urgym.solver._index import PositionIndex
-from urgym.solver.solve import _PairGraph  # the solver's internals are what this benchmark measures
+from urgym.solver.graph import SweepGraph, live_pairs
 
 from benchmarks.common import machine
 from urgym import get_rules
@@ -37,18 +37,16 @@ def main() -> None:
         parser.error(f"--window must be a power of 2, got {args.window}")
     rules = get_rules(args.rules, args.pieces)
     index = PositionIndex(rules)
-    pair, (start, end) = max(
-        ((p, r) for p, r in zip(index.pairs, index.pair_ranges, strict=True) if index.pieces not in p),
-        key=lambda pr: pr[1][1] - pr[1][0],
-    )
-    graph = _PairGraph(index, start, end)
+    largest = max(live_pairs(index), key=lambda layer: layer.positions)
+    pair, start, end = largest.scored, largest.start, largest.end
+    graph = SweepGraph(index, start, end)
     windowed = copy.copy(graph)
     # an edge is ``index << 1 | passes`` (solver/_kernels.py): keep the pass bit, fold the index into the window
-    windowed.edges = graph.edges & np.uint32(((args.window - 1) << 1) | 1)
+    windowed.graph = graph.graph._replace(edges=graph.graph.edges & np.uint32(((args.window - 1) << 1) | 1))
     values = np.random.default_rng(0).random(index.size)
     n = end - start
     print(f"machine: {machine()}")
-    print(f"{rules.describe()}, pair {pair}: {n:,} positions, {graph.edges.size / n:.2f} edges per position")
+    print(f"{rules.describe()}, pair {pair}: {n:,} positions, {graph.graph.edges.size / n:.2f} edges per position")
     threads_before = numba.get_num_threads()
     try:
         for threads in sorted({1, threads_before}):
@@ -67,7 +65,7 @@ def main() -> None:
         numba.set_num_threads(threads_before)
 
 
-def _interleaved(graphs: dict[str, _PairGraph], values: np.ndarray, repeats: int) -> dict[str, list[float]]:
+def _interleaved(graphs: dict[str, SweepGraph], values: np.ndarray, repeats: int) -> dict[str, list[float]]:
     """Seconds per read-only pass of each graph, the graphs taking turns so drift hits them alike."""
     for graph in graphs.values():
         graph.residual(values)  # JIT and first touch

@@ -22,7 +22,7 @@ from urgym.agents import builtin_name
 from urgym.evaluation.scoring.report import write_csv, write_json
 from urgym.evaluation.scoring.runner import RunOptions
 from urgym.solver import SolvedTable, cached_table_path, is_cached, solve_command, table_for
-from urgym.solver.solve import SolveEstimate, check_solvable, estimate_solve
+from urgym.solver.budget import SolveEstimate, check_solvable, estimate_solve
 
 from urgym import _startup
 from urgym.files import PLOT_FORMATS, STDOUT, MissingExtraError, check_distinct, check_output, release_claims

@@ -60,7 +60,7 @@ from urgym.evaluation.scoring.report import (
 from urgym.evaluation.scoring.runner import BACKENDS, require_ray
 from urgym.evaluation.scoring.tournament import pair_folders, run_tournament, tournament_specs
 from urgym.solver import is_cached, table_for
-from urgym.solver.solve import estimate_solve
+from urgym.solver.budget import estimate_solve
 
 from urgym import RULE_SET_NAMES, Rules, __version__, get_rules
 

@@ -8,9 +8,10 @@ import time
 from pathlib import Path
 
 from urgym.commands.common import ArgumentParser, command
+from urgym.solver.budget import check_solvable, estimate_solve
 from urgym.solver.cache import cached_table_path, load_or_solve
 from urgym.solver.rgu import RoyalUrTable, compare_tables, read_rgu, rgu_key, write_rgu
-from urgym.solver.solve import check_solvable, check_solve_options, estimate_solve, solve
+from urgym.solver.solve import check_solve_options, solve
 from urgym.solver.table import DTYPES, EXACT_TOL, SolvedTable
 from urgym.solver.tiles import count_positions
 

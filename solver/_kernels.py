@@ -40,7 +40,7 @@ class PairWork(NamedTuple):
 class PairGraph(NamedTuple):
     """A pair's successor graph, stored once per run of positions that share a move list.
 
-    Each work item is cut into runs (see :func:`urgym.solver.solve.count_runs`): a run starts at the item's first
+    Each work item is cut into runs (see :func:`urgym.solver.graph.count_runs`): a run starts at the item's first
     position and at every position of the item whose offset in its block is a multiple of the block's run size
     ``item_run_size[it]``, so run ``k`` of item ``it`` is ``item_run_start[it] + k``. Per run and roll ``counts``
     edges, the edges of each item ending at ``item_edge_end``; an edge holds the successor of the run's first
@@ -75,7 +75,7 @@ class SweepBuffers(NamedTuple):
 
 @njit(cache=True, inline="always")
 def _stride(passes, mover_mask, index):
-    """How far a successor's index moves per step along a run (see :func:`urgym.solver.solve.count_runs`).
+    """How far a successor's index moves per step along a run (see :func:`urgym.solver.graph.count_runs`).
 
     The opponent's private pieces stay where they are: after an extra roll they are still the opponent's, ranked
     last (stride 1); after a pass they are the new mover's, ranked above the old mover's private pieces, whose

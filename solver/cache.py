@@ -131,7 +131,7 @@ def load_or_solve(
             continue
         return table
     if max_solve_minutes < math.inf:
-        from urgym.solver.solve import estimate_solve
+        from urgym.solver.budget import estimate_solve
 
         if max_solve_minutes < 0:
             raise TableMissingError(

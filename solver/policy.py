@@ -38,16 +38,17 @@ import numpy as np
 from numba import njit, prange
 from urgym.solver import _kernels as SK
 from urgym.solver._index import B_END, B_START, PositionIndex, unrank_in_block
-from urgym.solver.solve import (
-    MAX_SWEEPS,
-    SlowModeTail,
-    _PairGraph,
-    _terminal_values,
-    _threads_for,
-    _work_items,
-    check_tol,
+from urgym.solver.graph import (
+    SweepGraph,
     count_runs,
+    layer_pairs,
+    live_pairs,
+    pair_graph,
+    terminal_values,
+    threads_for,
+    work_items,
 )
+from urgym.solver.solve import MAX_SWEEPS, SlowModeTail, check_tol
 from urgym.solver.table import EXACT_TOL
 
 from urgym import Position, Rules, core, get_rules
@@ -55,9 +56,6 @@ from urgym.core import geometry
 from urgym.progress import progress_bar
 
 __all__ = [
-    "ITEM_END",
-    "ITEM_START",
-    "PairGraph",
     "Policy",
     "PolicyLosses",
     "PolicyValues",
@@ -67,7 +65,6 @@ __all__ = [
     "decision_states",
     "evaluate_policies",
     "legal_move_lists",
-    "pair_graph",
     "policy_losses",
 ]
 
@@ -94,6 +91,10 @@ class Policy(NamedTuple):
     def deterministic(self) -> bool:
         """True when the policy never randomizes."""
         return len(self.dense) == 0 and bool(np.all(self.keep[2:] == 1.0))
+
+    def chances(self, row: int, n: int) -> np.ndarray:
+        """The chance of each of the ``n`` legal moves of decision ``row`` (what the kernels read, move by move)."""
+        return np.array([_move_chance(self, row, j, n) for j in range(n)])
 
     def check(self, rows: int, name: str = "policy") -> None:
         """Raise ``ValueError`` unless the policy has one entry per position and roll and its chances are chances.
@@ -178,7 +179,7 @@ def block_chunks(index: PositionIndex, start: int, end: int, size: int) -> list[
 def decision_states(index: PositionIndex, start: int, end: int) -> np.ndarray:
     """The packed states of positions ``start:end`` of a layer pair (for asking a policy its moves)."""
     out = np.zeros(end - start, dtype=np.int64)
-    _states_of(SK.PairWork(_work_items(index, start, end), start), index.tables, out)
+    _states_of(SK.PairWork(work_items(index, start, end), start), index.tables, out)
     return out
 
 
@@ -393,13 +394,13 @@ def evaluate_policies(
     began, sweeps = time.perf_counter(), 0
     bar = progress_bar(index.size, f"exact {rules.name}", progress, unit="pos", unit_scale=True)
     try:
-        for pair, (start, end) in zip(index.pairs, index.pair_ranges, strict=True):
-            if index.pieces in pair:  # a side has scored everything: the mover has won or lost, whoever plays
-                _terminal_values(index, a, pair, start)
-                _terminal_values(index, b, pair, start)
+        for layer in layer_pairs(index):
+            if layer.over:  # a side has scored everything: the mover has won or lost, whoever plays
+                terminal_values(index, a, layer.scored, layer.start)
+                terminal_values(index, b, layer.scored, layer.start)
             else:
-                sweeps += _sweep_pair(index, start, end, a, b, policy_a, policy_b, best_b, tol, pair)
-            bar.update(end - start)
+                sweeps += _sweep_pair(index, layer, a, b, policy_a, policy_b, best_b, tol)
+            bar.update(layer.positions)
     finally:
         bar.close()
     return PolicyValues(rules, a, b, index, sweeps, time.perf_counter() - began)
@@ -409,7 +410,7 @@ POLICY_SWEEPS = 5
 """Sweeps of the best response with its moves held, between sweeps that choose them afresh (see :func:`_sweep_pair`)."""
 
 
-def _sweep_pair(index, start, end, a, b, policy_a, policy_b, best_b, tol, pair) -> int:
+def _sweep_pair(index, layer, a, b, policy_a, policy_b, best_b, tol) -> int:
     """Sweep one layer pair to ``tol``, extrapolating the slow mode as the solver does; return the sweeps.
 
     The pair's graph is the solver's own, stored once per run of positions. A deterministic policy's moves are
@@ -421,7 +422,8 @@ def _sweep_pair(index, start, end, a, b, policy_a, policy_b, best_b, tol, pair) 
     every legal move's. Only a choosing sweep may end the pair, so the result meets the solver's own test: no value
     changes by ``tol`` in a sweep that takes the best of every move.
     """
-    graph = _PairGraph(index, start, end, form="runs").graph
+    start, end, pair = layer.start, layer.end, layer.scored
+    graph = SweepGraph(index, start, end, form="runs").graph
     chosen_a = _checked_choices(graph, policy_a, "policy A", pair)
     chosen_b = None if best_b else _checked_choices(graph, policy_b, "policy B", pair)
     best_edges = None  # the best response's moves, by the last sweep that chose them
@@ -432,7 +434,7 @@ def _sweep_pair(index, start, end, a, b, policy_a, policy_b, best_b, tol, pair) 
     buffers = SK.SweepBuffers(*(np.zeros(n_items) for _ in range(3)), np.zeros(2 * (end - start), dtype=np.float32))
     tail = SlowModeTail()
     held = 0  # sweeps left with the best response's moves held
-    with _threads_for(end - start):
+    with threads_for(end - start):
         for sweep in range(1, MAX_SWEEPS + 1):
             if best_b and held > 0:
                 change = _sweep(graph, a, b, plays, chosen_a, best_edges, None, buffers)
@@ -674,31 +676,18 @@ def policy_losses(
     mass[0, start] = mass[1, start] = 0.5  # A moves first as light; B does with A dark
     bar = progress_bar(index.size, f"losses of A on {rules.name}", progress, unit="pos", unit_scale=True)
     try:
-        for pair, (lo, hi) in reversed(list(zip(index.pairs, index.pair_ranges, strict=True))):
-            if index.pieces in pair:  # the game is over: the mass stays
+        for layer in layer_pairs(index, reverse=True):
+            lo, hi = layer.start, layer.end
+            if layer.over:  # the game is over: the mass stays
                 reach[:, lo:hi] += mass[:, lo:hi]
             else:
-                graph = _PairGraph(index, lo, hi).graph
+                graph = pair_graph(index, lo, hi)
                 _push_pair(graph, hi, reach, mass, policies, tol)
                 _pair_losses(graph, reach, policies[0], best, loss)
-            bar.update(hi - lo)
+            bar.update(layer.positions)
     finally:
         bar.close()
     return PolicyLosses(reach, loss, index)
-
-
-ITEM_START, ITEM_END = SK.I_START, SK.I_END
-"""Columns of a :class:`PairGraph`'s work items: (first position, end, block)."""
-PairGraph = SK.PairGraph
-
-
-def pair_graph(index: PositionIndex, start: int, end: int) -> PairGraph:
-    """The successor graph of the layer pair ``start:end`` with every position's edges (runs of one position).
-
-    Per position and roll ``counts`` edges, in index order; an edge is ``successor << 1 | passes`` (see
-    :mod:`urgym.solver._kernels`). The solver itself sweeps the same graph stored once per run.
-    """
-    return _PairGraph(index, start, end).graph
 
 
 @njit(cache=True, parallel=True)
@@ -733,9 +722,8 @@ def best_moves(index: PositionIndex, values: np.ndarray, tie: float = 0.0) -> np
     ``uint8[positions * rolls]`` as :class:`Policy` takes it.
     """
     choices = np.zeros(index.size * int(geometry(index.rules)[0]["n_rolls"]), dtype=np.uint8)
-    for pair, (start, end) in zip(index.pairs, index.pair_ranges, strict=True):
-        if index.pieces not in pair:
-            _best_moves(_PairGraph(index, start, end).graph, values, tie, choices)
+    for layer in live_pairs(index):
+        _best_moves(pair_graph(index, layer.start, layer.end), values, tie, choices)
     return choices
 
 
@@ -743,10 +731,9 @@ def count_decisions(index: PositionIndex) -> int:
     """How many (position, roll) pairs of the index have a choice of moves (more than one legal move)."""
     geom = geometry(index.rules)
     total = 0
-    for pair, (start, end) in zip(index.pairs, index.pair_ranges, strict=True):
-        if index.pieces in pair:
-            continue
-        counts = count_runs(index, SK.PairWork(_work_items(index, start, end), start), geom, runs=False)[3]
+    for layer in live_pairs(index):
+        work = SK.PairWork(work_items(index, layer.start, layer.end), layer.start)
+        counts = count_runs(index, work, geom, runs=False)[3]
         total += int(np.count_nonzero(counts > 1))  # runs of one: a count per position and roll
     return total
 

@@ -17,311 +17,40 @@ import errno
 import json
 import mmap
 import os
-import shutil
 import sys
 import time
 from collections import deque
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from functools import lru_cache
+from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
 
 import numba
 import numpy as np
 from tqdm.auto import tqdm
-from urgym.solver import _kernels as SK
-from urgym.solver._index import B_D, B_END, B_START, KIND_TILES, PositionIndex
+from urgym.solver._index import PositionIndex
+from urgym.solver.budget import (
+    NoSpaceError,
+    check_memory,
+    check_solvable,
+    check_space,
+    estimate_solve,
+    format_size,
+    reserve,
+    table_bytes,
+)
+from urgym.solver.graph import LayerPair, SweepGraph, layer_pairs, terminal_values, threads_for
 from urgym.solver.table import DTYPES, EXACT_TOL, MIN_TOL, SolvedTable, checksum
-from urgym.solver.tiles import PositionCount, count_positions
 
 from urgym import Rules, get_rules
-from urgym.core import chance_outcomes, geometry
 from urgym.files import hold_lock
 from urgym.progress import progress_bar
 
-__all__ = [
-    "SOLVE_RATE",
-    "NoSpaceError",
-    "SolveEstimate",
-    "available_memory",
-    "check_solvable",
-    "estimate_solve",
-    "solve",
-    "table_bytes",
-]
+__all__ = ["SlowModeTail", "check_solve_options", "check_tol", "solve"]
 
-SOLVE_RATE = 200_000
-"""Positions a core solves per second (measured on finkel: 138 M positions in 341 s on 2 cores)."""
-SOLVE_RATE_TILES = 100_000
-"""The same for paths that visit tiles twice (murray, skiriuk) while a layer pair's values fit the caches better
-(measured on murray 3: 110,000, and skiriuk 4: 106,000, on 2 cores): half finkel's rate, with about three times
-its sweeps per pair."""
-SOLVE_RATE_TILES_LARGE = 32_000
-"""The same once the largest layer pair passes :data:`LARGE_PAIR` positions (measured on murray 4: 207 M positions
-in 54 min on 2 cores; a sweep of its 133 M-position pair waits on memory for most of its loads)."""
-LARGE_PAIR = 50_000_000
-"""Positions of a layer pair from which the tile layouts' sweeps slow down (see :data:`SOLVE_RATE_TILES_LARGE`)."""
-BASE_MEMORY = 512 << 20
-"""Memory a solve needs whatever its size: Python, numpy, numba and the index."""
-CHANGE_BYTES = 4
-"""Bytes a position of the pair being solved holds besides its value and graph: its last change (float32). The peak
-is the largest pair's graph (see :func:`_graph_bytes_per_position`) plus the values in memory: every value for a
-solve kept in memory; for one written to a file, about those of the pair and the pairs it reads, twice the largest
-pair's (measured: finkel 7 2.8 GB and masters 7 10.0-10.7 GB with a graph stored per position, murray 4 9.6 GB)."""
-SAMPLE_ITEMS = 16
-"""Work items of the largest pair whose runs and edges are counted for the estimate (about 33,000 positions)."""
-
-
-class SolveEstimate(NamedTuple):
-    """What a solve of some rules takes on this machine, before it starts."""
-
-    positions: int
-    minutes: float  # wall time on this machine's cores
-    memory: int  # peak bytes
-    disk: int  # bytes of the checkpoint and the table (a solve written to a file)
-
-    def describe(self) -> str:
-        """In words: ``501,032,952 positions, about 21 min on this machine, 10.5 GB of memory, 8.0 GB on disk``."""
-        return (
-            f"{self.positions:,} positions, about {_duration(self.minutes)} on this machine, "
-            f"{_size(self.memory)} of memory, {_size(self.disk)} on disk"
-        )
-
-
-def _duration(minutes: float) -> str:
-    """Minutes in words: ``12.5 min``, ``3.4 h``, ``6.2 days``."""
-    if minutes < 120:
-        return f"{max(minutes, 0.1):.1f} min"
-    if minutes < 48 * 60:
-        return f"{minutes / 60:.1f} h"
-    return f"{minutes / 1440:.1f} days"
-
-
-def check_solvable(rules: Rules, estimate: SolveEstimate) -> None:
-    """Refuse, with what it would need, a rule set whose positions the solver's 32-bit edges cannot address."""
-    if estimate.positions >= MAX_POSITIONS:
-        raise ValueError(
-            f"{rules.name} with {rules.pieces} pieces is too large to solve on this machine: it would need "
-            f"{estimate.describe()}, and the solver's edges address at most {MAX_POSITIONS:,} positions "
-            "(docs/solver.md, 'Larger rule sets', gives the plan)"
-        )
-
-
-def estimate_solve(rules: Rules, dtype: str = "float64", in_file: bool = True) -> SolveEstimate:
-    """The time, memory and disk a solve of ``rules`` needs here, before any work.
-
-    From measured rates, and the largest layer pair's graph: its positions counted exactly, its edges per position
-    counted on a sample of it (a fraction of a second).
-    """
-    return _estimate(count_positions(rules), dtype, in_file)
-
-
-def _estimate(count: PositionCount, dtype: str, in_file: bool) -> SolveEstimate:
-    positions, largest = count.positions, count.largest_pair
-    held = min(positions, 2 * largest) if in_file else positions  # a file keeps the pairs not being read
-    memory = BASE_MEMORY + 8 * held + int(largest * _graph_bytes_per_position(count.rules, count.positions))
-    disk = positions * 8 + table_bytes(positions, dtype) if in_file else 0
-    if not count.rules.visits_tiles_twice:
-        rate = SOLVE_RATE
-    else:
-        rate = SOLVE_RATE_TILES_LARGE if largest > LARGE_PAIR else SOLVE_RATE_TILES
-    minutes = positions / (rate * numba.config.NUMBA_NUM_THREADS) / 60
-    return SolveEstimate(positions, minutes, memory, disk)
-
-
-@lru_cache(maxsize=64)
-def _graph_bytes_per_position(rules: Rules, positions: int) -> float:
-    """The bytes of the largest layer pair's graph per position, counted on a sample of its work items.
-
-    A run's edges (4 bytes each, and a 2-byte stride where runs are longer than one position) and its edge counts
-    (a byte per roll), and each position's last change (4 bytes). Rule sets past the solver's size are not
-    sampled: 12 edges a position, about murray's and skiriuk's at 4 and 5 pieces. Kept per rule set: the index
-    and the sample take up to 0.4 s (masters), and the web game asks for the estimate at every request.
-    """
-    if positions >= MAX_POSITIONS:
-        return CHANGE_BYTES + 5 + 4 * 12.0
-    index = PositionIndex(rules)
-    start, end = max(index.pair_ranges, key=lambda r: r[1] - r[0])
-    items = _work_items(index, start, end)
-    geom = geometry(rules)
-    sample = np.ascontiguousarray(items[np.linspace(0, len(items) - 1, min(SAMPLE_ITEMS, len(items))).astype(int)])
-    size, _, _, counts, item_edges = count_runs(index, SK.PairWork(sample, start), geom)
-    edge_bytes = 4 + (2 if size.max() > 1 else 0)
-    graph = counts.nbytes + edge_bytes * int(item_edges.sum())
-    return CHANGE_BYTES + graph / max(int((sample[:, 1] - sample[:, 0]).sum()), 1)
-
-
-def available_memory() -> int:
-    """Bytes of memory a new allocation can get now (``MemAvailable``; the physical memory where unknown)."""
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-
-
-def _check_memory(rules: Rules, estimate: SolveEstimate) -> None:
-    """Refuse, before any work, a solve whose peak would not fit in the memory available now."""
-    free = available_memory()
-    if estimate.memory > free:
-        raise ValueError(
-            f"not enough memory to solve {rules.describe()}: it needs about {_size(estimate.memory)} "
-            f"({estimate.positions:,} positions), {_size(free)} is available now"
-        )
-
-
-ITEM_SIZE = 2048  # positions per parallel work item
 ETA_AFTER = 0.05
 """The progress bar shows an ETA once this share of the positions is solved: the first pairs are small but take
 many sweeps, so an early rate predicted hundreds of hours."""
 _BAR_WITHOUT_ETA = "{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}{postfix}]"
 MAX_SWEEPS = 100_000
-MAX_POSITIONS = 1 << 31  # an edge is one uint32: index << 1 | passes
-
-
-def _work_items(index: PositionIndex, start: int, end: int) -> np.ndarray:
-    """Slices of at most ITEM_SIZE positions of the blocks in [start, end)."""
-    blocks = index.blocks
-    rows = np.flatnonzero((blocks[:, B_START] >= start) & (blocks[:, B_END] <= end))
-    items = []
-    for b in rows:
-        for lo in range(int(blocks[b, B_START]), int(blocks[b, B_END]), ITEM_SIZE):
-            items.append((lo, min(lo + ITEM_SIZE, int(blocks[b, B_END])), b))
-    return np.array(items, dtype=np.int64).reshape(-1, 3)
-
-
-class _PairGraph:
-    """The successor graph of one layer pair and its sweep buffers.
-
-    A :class:`~urgym.solver._kernels.PairGraph` in one of three forms (``form``): ``"runs"``, the solver's (one move
-    list per run of positions that share it, see ``urgym.solver._kernels``: a fraction of the memory);
-    ``"positions"``, runs of one position, every position's edges stored, which the policy losses and the searches
-    read (built run by run); ``"played"``, the same built by playing out every position (for comparisons).
-    """
-
-    FORMS = ("runs", "positions", "played")
-
-    def __init__(self, index: PositionIndex, start: int, end: int, form: str = "positions") -> None:
-        if form not in self.FORMS:
-            raise ValueError(f"unknown graph form {form!r}; one of {', '.join(self.FORMS)}")
-        geom = geometry(index.rules)
-        work = SK.PairWork(_work_items(index, start, end), start)
-        self.start = start
-        n_items, n_rolls = len(work.items), int(geom[0]["n_rolls"])
-        probabilities = chance_outcomes(index.rules)[1]
-        self.graph = _run_graph(index, work, geom, probabilities, runs=form != "played")
-        if form == "positions":
-            self.graph = _expanded(self.graph, end - start, n_rolls)
-        self.change = np.zeros(end - start, dtype=np.float32)  # a direction only: float32 keeps memory down
-        self._tracking = SK.SweepBuffers(*(np.zeros(n_items) for _ in range(3)), self.change)
-        self._plain = self._tracking._replace(change=np.zeros(0, dtype=np.float32))
-
-    @property
-    def edges(self) -> np.ndarray:
-        return self.graph.edges
-
-    @edges.setter
-    def edges(self, edges: np.ndarray) -> None:  # benchmarks.bench_sweep folds them into a small window
-        self.graph = self.graph._replace(edges=edges)
-
-    def sweep(self, values: np.ndarray) -> tuple[float, float]:
-        """One Gauss-Seidel sweep that keeps each position's change.
-
-        Returns (largest change, ratio of this sweep's changes to the last's: <d_k, d_k-1> / <d_k-1, d_k-1>).
-        """
-        largest = SK.sweep(self.graph, values, self._tracking, True)
-        norm = float(self._tracking.item_norm.sum())
-        return largest, float(self._tracking.item_dot.sum()) / norm if norm > 0 else 0.0
-
-    def residual(self, values: np.ndarray) -> float:
-        """The Bellman residual max |T V - V| over the pair (nothing is written)."""
-        return SK.sweep(self.graph, values, self._plain, False)
-
-    def extrapolate(self, values: np.ndarray, factor: float) -> None:
-        """Add ``factor`` times the last change: the geometric tail of the slow mode (see :class:`SlowModeTail`).
-
-        What the remaining sweeps would add if each change were ``ratio`` times the one before, ``factor = ratio /
-        (1 - ratio)`` (on finkel the slowest mode's ratio is near +0.7).
-        """
-        SK.extrapolate(values, self.start, self.change, factor)
-
-
-def _run_graph(
-    index: PositionIndex, work: SK.PairWork, geom: np.ndarray, probabilities: np.ndarray, runs: bool = True
-) -> SK.PairGraph:
-    """The :class:`~urgym.solver._kernels.PairGraph` of a pair's work items: of runs, or of single positions."""
-    size, first, run_start, counts, item_edges = count_runs(index, work, geom, runs)
-    item_edge_end = np.cumsum(item_edges)
-    edges = np.empty(int(item_edge_end[-1]), dtype=np.uint32)
-    strided = bool(size.max() > 1)
-    if strided and int(index.tables.choose_private.max()) >= 1 << 16:
-        raise ValueError(f"{index.rules.name}: a stride would not fit 16 bits")  # C(P, P/2) for P private tiles
-    strides = np.empty(len(edges) if strided else 0, dtype=np.uint16)
-    SK.fill_run_edges(work, index.tables, geom, run_start, size, item_edge_end - item_edges, edges, strides)
-    return SK.PairGraph(work, item_edge_end, run_start, size, first, counts, edges, strides, probabilities)
-
-
-def count_runs(
-    index: PositionIndex, work: SK.PairWork, geom: np.ndarray, runs: bool = True
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The runs of a pair's work items and their edges per roll.
-
-    The mover's moves never touch the opponent's private tiles, and the dense layout ranks those pieces last, so each
-    run of ``C(P, d)`` positions of a block (``d``: the opponent's private pieces) has the same moves, and each
-    successor's index grows by a fixed stride along the run. The tile layout has no such runs (runs of one).
-
-    Returns each item's run size and block start, each item's first run (and the total at the end), the edges per
-    run and roll (uint8) and per item. ``runs=False``: runs of one position.
-    """
-    items = work.items
-    blocks = index.blocks
-    first = blocks[items[:, 2], B_START]
-    if index.kind == KIND_TILES or not runs:
-        size = np.ones(len(items), dtype=np.int64)  # every position its own move list
-    else:
-        size = index.tables.choose_private[blocks[items[:, 2], B_D]]
-    per_item = 1 + (items[:, 1] - 1 - first) // size - (items[:, 0] - first) // size  # the item's first, then each new
-    run_start = np.concatenate(([0], np.cumsum(per_item)))
-    n_rolls = int(geom[0]["n_rolls"])
-    counts = np.empty(int(run_start[-1]) * n_rolls, dtype=np.uint8)
-    item_edges = np.zeros(len(items), dtype=np.int64)
-    SK.count_run_edges(work, index.tables, geom, run_start, size, counts, item_edges)
-    return size, first, run_start, counts, item_edges
-
-
-def _expanded(graph: SK.PairGraph, positions: int, n_rolls: int) -> SK.PairGraph:
-    """The same graph with every position's edges stored (runs of one position), as the policy kernels read it."""
-    item_edges = np.zeros(len(graph.work.items), dtype=np.int64)
-    SK.count_expanded(graph, item_edges)
-    item_edge_end = np.cumsum(item_edges)
-    counts = np.empty(positions * n_rolls, dtype=np.uint8)
-    edges = np.empty(int(item_edge_end[-1]), dtype=np.uint32)
-    SK.expand(graph, item_edge_end - item_edges, counts, edges)
-    items = graph.work.items
-    run_start = np.concatenate(([0], np.cumsum(items[:, 1] - items[:, 0])))
-    single = np.ones(len(items), dtype=np.int64)
-    return graph._replace(
-        item_edge_end=item_edge_end,
-        item_run_start=run_start,
-        item_run_size=single,
-        counts=counts,
-        edges=edges,
-        strides=np.zeros(0, dtype=np.uint16),
-    )
-
-
-def _terminal_values(index: PositionIndex, values: np.ndarray, pair: tuple[int, int], start: int) -> None:
-    """A pair where some side has scored everything: the mover has won (1) or lost (0)."""
-    n = index.pieces
-    offset = start
-    x, y = pair
-    for own_scored, opp_scored in ((x, y), (y, x)) if x != y else ((x, y),):
-        size = index.layer_sizes[own_scored, opp_scored]
-        values[offset : offset + size] = 1.0 if own_scored == n and opp_scored < n else 0.0
-        offset += size
 
 
 def _pair_key(pair: tuple[int, int]) -> str:
@@ -353,10 +82,10 @@ class _Checkpoint:
         try:
             state = self._read_state(index.size)
             if not state:  # the values' blocks reserved up front: a full disk is an error now, not a SIGBUS later
-                _check_space(out, index.size * 8 + table_bytes(index.size, dtype))
-                _reserve(self.values_path, index.size * 8, out)
+                check_space(out, index.size * 8 + table_bytes(index.size, dtype))
+                reserve(self.values_path, index.size * 8, out)
             else:
-                _check_space(out, table_bytes(index.size, dtype))
+                check_space(out, table_bytes(index.size, dtype))
             self.values = np.memmap(self.values_path, dtype=np.float64, mode="r+", shape=(index.size,))
             if state:
                 self._verify(state, index)
@@ -378,13 +107,13 @@ class _Checkpoint:
 
     def _verify(self, state: dict, index: PositionIndex) -> None:
         done, crcs = state.get("done", {}), state.get("crc", {})
-        for pair, (start, end) in zip(index.pairs, index.pair_ranges, strict=True):
-            key = _pair_key(pair)
+        for layer in layer_pairs(index):
+            key = _pair_key(layer.scored)
             if key not in done:
                 break
-            if crcs.get(key) != checksum(self.values[start:end]):
+            if crcs.get(key) != checksum(self.values[layer.start : layer.end]):
                 print(
-                    f"solve: layer pair {pair} in the checkpoint fails its checksum; solving it and the pairs "
+                    f"solve: layer pair {layer.scored} in the checkpoint fails its checksum; solving it and the pairs "
                     "after it again",
                     file=sys.stderr,
                 )
@@ -419,10 +148,10 @@ class _Checkpoint:
         if mapping is None or not hasattr(mapping, "madvise"):
             return
         page = mmap.PAGESIZE
-        for other, (start, end) in zip(index.pairs, index.pair_ranges, strict=True):
-            first = -(-start * 8 // page) * page  # whole pages inside the pair only
-            last = end * 8 // page * page
-            if other not in needed and last > first:
+        for other in layer_pairs(index):
+            first = -(-other.start * 8 // page) * page  # whole pages inside the pair only
+            last = other.end * 8 // page * page
+            if other.scored not in needed and last > first:
                 mapping.madvise(mmap.MADV_DONTNEED, first, last - first)
 
     def remove(self) -> None:
@@ -434,58 +163,6 @@ class _Checkpoint:
         """Let another solve of this path start, and remove the lock file."""
         self._lock_path.unlink(missing_ok=True)  # while still locked: a solve waiting on it locks a new file
         self._lock.close()
-
-
-class NoSpaceError(OSError):
-    """Not enough space on the disk for a solve's files; its message names the folder and the space needed."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(errno.ENOSPC, message)
-
-    def __str__(self) -> str:
-        return self.strerror
-
-
-def table_bytes(positions: int, dtype: str) -> int:
-    """The size of a table file of ``positions`` values stored as ``dtype`` (its header rounded up generously)."""
-    return positions * np.dtype(dtype).itemsize + 64 * 1024
-
-
-def _check_space(out: Path, needed: int) -> None:
-    """Refuse, before any work, a solve whose files would not fit in ``out``'s folder."""
-    free = shutil.disk_usage(out.parent).free
-    if free < needed:
-        raise NoSpaceError(
-            f"not enough space in {out.parent} to solve into {out.name}: it needs "
-            f"{_size(needed)} (the checkpoint of the values and the table), {_size(free)} is free; free "
-            "some space or solve elsewhere (solve --out PATH, or URGYM_CACHE for the cache)"
-        )
-
-
-def _reserve(path: Path, size: int, out: Path) -> None:
-    """Create ``path`` with ``size`` bytes of zeros whose blocks are allocated (not a sparse file)."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o666)
-    try:
-        os.posix_fallocate(fd, 0, size)
-    except OSError as err:
-        os.close(fd)
-        path.unlink(missing_ok=True)
-        if err.errno in (errno.ENOSPC, errno.EDQUOT):
-            raise NoSpaceError(
-                f"not enough space in {out.parent} to solve into {out.name}: its "
-                f"checkpoint needs {_size(size)}; free some space or solve elsewhere (solve --out PATH, "
-                "or URGYM_CACHE for the cache)"
-            ) from None
-        raise
-    os.close(fd)
-
-
-def _size(size: int) -> str:
-    """Bytes in words: 1.1 GB, 40 MB, 8 KB."""
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
-        if size >= scale:
-            return f"{size / scale:.1f} {unit}"
-    return f"{size} bytes"
 
 
 def check_tol(tol: float) -> None:
@@ -538,9 +215,9 @@ def solve(
     if dtype not in DTYPES:
         raise ValueError(f"unknown dtype {dtype!r}; allowed: {', '.join(DTYPES)}")
     index = PositionIndex(rules)
-    estimate = _estimate(count_positions(rules), dtype, in_file=out is not None)
+    estimate = estimate_solve(rules, dtype, in_file=out is not None)
     check_solvable(rules, estimate)
-    _check_memory(rules, estimate)
+    check_memory(rules, estimate)
     threads_before = numba.get_num_threads()
     if threads:
         numba.set_num_threads(threads)
@@ -581,16 +258,17 @@ def _solve_layers(
         progress,
         unit="pos",
         unit_scale=True,
-        initial=sum(e - s for (s, e), p in zip(index.pair_ranges, index.pairs, strict=True) if _pair_key(p) in done),
+        initial=sum(layer.positions for layer in layer_pairs(index) if _pair_key(layer.scored) in done),
         bar_format=_BAR_WITHOUT_ETA,
     )
     try:
-        for pair, (start, end) in zip(index.pairs, index.pair_ranges, strict=True):
+        for layer in layer_pairs(index):
+            pair, start, end = layer.scored, layer.start, layer.end
             if _pair_key(pair) in done:
                 continue
             if checkpoint:
                 checkpoint.release_pages(index, pair)
-            stats = _solve_pair(index, values, pair, start, end, tol, bar)
+            stats = _solve_pair(index, values, layer, tol, bar)
             pair_stats.append(stats)
             max_residual = max(max_residual, stats["residual"])
             if checkpoint:
@@ -620,7 +298,7 @@ def _solve_layers(
             raise
         raise NoSpaceError(
             f"no space left in {Path(out).parent} to write the table {Path(out).name} "
-            f"({_size(table_bytes(index.size, dtype))}); the solved values are kept in its checkpoint: "
+            f"({format_size(table_bytes(index.size, dtype))}); the solved values are kept in its checkpoint: "
             "free some space and run the same solve again to write it"
         ) from None
     del table, values
@@ -628,14 +306,13 @@ def _solve_layers(
     return SolvedTable.load(out, rules, verify=False)
 
 
-def _solve_pair(
-    index: PositionIndex, values: np.ndarray, pair: tuple[int, int], start: int, end: int, tol: float, bar: tqdm
-) -> dict:
+def _solve_pair(index: PositionIndex, values: np.ndarray, layer: LayerPair, tol: float, bar: tqdm) -> dict:
     """Iterate one layer pair to convergence.
 
     Return its statistics (final Bellman residual, sweeps, extrapolations, the first sweep swept plainly after the
     extrapolation stalled or None, seconds building the graph and sweeping).
     """
+    pair, start, end = layer.scored, layer.start, layer.end
     stats = {
         "pair": list(pair),
         "positions": end - start,
@@ -646,38 +323,21 @@ def _solve_pair(
         "build_seconds": 0.0,
         "sweep_seconds": 0.0,
     }
-    if index.pieces in pair:
-        _terminal_values(index, values, pair, start)
+    if layer.over:
+        terminal_values(index, values, pair, start)
         return stats
     bar.set_postfix_str(f"pair {pair}: building successor graph")
     began = time.perf_counter()
-    graph = _PairGraph(index, start, end, form="runs")
+    graph = SweepGraph(index, start, end, form="runs")
     stats["build_seconds"] = round(time.perf_counter() - began, 3)
     began = time.perf_counter()
-    with _threads_for(end - start):
+    with threads_for(end - start):
         _sweep_to(graph, values, tol, stats, pair, bar)
     stats["sweep_seconds"] = round(time.perf_counter() - began, 3)
     return stats
 
 
-SMALL_PAIR = 250_000
-"""Pairs of fewer positions are swept on one thread: starting the threads of each sweep cost more than they gain
-(17% of finkel 5's sweeping on a busy machine)."""
-
-
-@contextmanager
-def _threads_for(positions: int) -> Iterator[None]:
-    """One numba thread while sweeping a small pair; as many as before otherwise."""
-    before = numba.get_num_threads()
-    if positions < SMALL_PAIR:
-        numba.set_num_threads(1)
-    try:
-        yield
-    finally:
-        numba.set_num_threads(before)
-
-
-def _sweep_to(graph: _PairGraph, values: np.ndarray, tol: float, stats: dict, pair: tuple[int, int], bar: tqdm) -> None:
+def _sweep_to(graph: SweepGraph, values: np.ndarray, tol: float, stats: dict, pair: tuple[int, int], bar: tqdm) -> None:
     """Sweep a pair until no value changes by more than ``tol``, extrapolating its slow mode; fill in ``stats``."""
     tail = SlowModeTail()
     for sweep in range(1, MAX_SWEEPS + 1):

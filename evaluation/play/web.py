@@ -38,7 +38,7 @@ from urgym.evaluation.pages import board_data, position_data, render_page
 from urgym.evaluation.play.session import Event, GameSession, cached_table, describe_move
 from urgym.evaluation.review.grades import GameReview, mistake_reason, review_game
 from urgym.solver import SolvedTable
-from urgym.solver.solve import check_solvable, estimate_solve
+from urgym.solver.budget import check_solvable, estimate_solve
 
 from urgym import RULE_SET_NAMES, SIDES, Game, GameRecord, Position, Rules, get_rules
 from urgym.checks import short_repr

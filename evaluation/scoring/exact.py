@@ -215,24 +215,13 @@ def _worst(position: Position, losses: Any, i: int, a: AgentPolicy, table: Any) 
             continue
         values = table.move_values(position, roll)
         row = i * len(dice) + k
-        chances = _chances(a, row, len(legal))
+        chances = a.policy.chances(row, len(legal))
         played = sum(c * values[m] for c, m in zip(chances, legal, strict=True))
         regret = 100.0 * (max(values.values()) - played)
         if regret > 1e-12:
             best = max(values, key=lambda m: (values[m], -m))
             rolls.append((roll, chance, legal[int(np.argmax(chances))], best, float(regret)))
     return WorstDecision(position, float(losses.reach[0, i]), 100.0 * float(losses.loss[i]), tuple(rolls))
-
-
-def _chances(a: AgentPolicy, row: int, n: int) -> np.ndarray:
-    """The chance of each of the n legal moves of decision ``row`` under A's policy."""
-    policy = a.policy
-    if len(policy.dense):
-        return policy.dense[row, :n]
-    keep = policy.keep[n]
-    out = np.full(n, (1.0 - keep) / (n - 1))
-    out[policy.choices[row]] = keep
-    return out
 
 
 def save_worst(worst: tuple[WorstDecision, ...], agent: str, folder: str | os.PathLike) -> list[Path]:

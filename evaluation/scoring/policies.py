@@ -32,8 +32,9 @@ import numpy as np
 from urgym.agents import Agent, make_agent
 from urgym.agents.registry import AGENTS, builtin_name, parse_spec
 from urgym.solver import PositionIndex
+from urgym.solver.budget import available_memory, format_size
+from urgym.solver.graph import layer_pairs
 from urgym.solver.policy import DENSE_TOL, Policy, block_chunks, count_decisions, decision_states, legal_move_lists
-from urgym.solver.solve import _size, available_memory
 
 import urgym
 from urgym import Rules, core, get_rules
@@ -353,16 +354,17 @@ def _ask(
 ) -> None:
     """Ask ``agent`` every decision of the pairs ``asking`` has not done, checkpointing as it goes."""
     n_rolls = int(core.geometry(rules)[0]["n_rolls"])
-    done = sum(end - start for start, end in index.pair_ranges[: asking.pairs_done])
+    layers = list(layer_pairs(index))
+    done = sum(layer.positions for layer in layers[: asking.pairs_done])
     bar = progress_bar(index.size, f"policy of {agent.spec}", progress, unit="pos", unit_scale=True, initial=done)
     saved = time.monotonic()
     try:
-        for p in range(asking.pairs_done, len(index.pairs)):
-            start, end = index.pair_ranges[p]
-            if index.pieces not in index.pairs[p]:  # else the game is over there: no decision
-                _ask_pair(agent, rules, index, asking, seed, distribution, start, end, n_rolls)
+        for p in range(asking.pairs_done, len(layers)):
+            layer = layers[p]
+            if not layer.over:  # else the game is over there: no decision
+                _ask_pair(agent, rules, index, asking, seed, distribution, layer.start, layer.end, n_rolls)
             asking.pairs_done = p + 1
-            bar.update(end - start)
+            bar.update(layer.positions)
             if checkpoint is not None and time.monotonic() - saved > CHECKPOINT_SECONDS:
                 checkpoint()
                 saved = time.monotonic()
@@ -540,7 +542,7 @@ def _dense_fits(rows: int, spec: str) -> bool:
         return True
     warnings.warn(
         f"agent {spec}: its move distribution fits no compact form, and keeping every move's chance of {rows:,} "
-        f"decisions needs {_size(needed)} of memory; it is evaluated as one draw of its moves per decision",
+        f"decisions needs {format_size(needed)} of memory; it is evaluated as one draw of its moves per decision",
         stacklevel=4,
     )
     return False
@@ -588,7 +590,7 @@ class ExactEstimate:
             + f"{self.positions:,} positions, about {self.decisions:,} decisions to ask"
             + (f" ({asking})" if asking else " (every policy cached)")
             + f", {self.evaluate_seconds / 60:.1f} min to evaluate; about {self.minutes:.1f} min in all, "
-            f"{_size(self.memory)} of memory, {_size(self.disk)} of cache on disk"
+            f"{format_size(self.memory)} of memory, {format_size(self.disk)} of cache on disk"
         )
 
 
@@ -685,7 +687,7 @@ def check_exact_fits(estimate: ExactEstimate, max_minutes: float = EXACT_MAX_MIN
     free = available_memory()
     if estimate.memory > free:
         raise ValueError(
-            f"exact evaluation needs about {_size(estimate.memory)} of memory and {_size(free)} is free "
+            f"exact evaluation needs about {format_size(estimate.memory)} of memory and {format_size(free)} is free "
             f"({estimate.describe()}); evaluate a smaller rule set (--pieces)"
         )
     if estimate.minutes > max_minutes:

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 from urgym.commands import common
-from urgym.solver.solve import estimate_solve, solve
+from urgym.solver.budget import estimate_solve
+from urgym.solver.solve import solve
 
 from urgym import Game, GameRecord, get_rules
 
@@ -62,7 +63,7 @@ def test_a_long_solve_needs_to_be_asked_for(monkeypatch):
 
 def test_a_solve_that_would_not_fit_in_memory_is_refused_before_any_work(monkeypatch, tmp_path):
     """The solver's own check, so commands and library calls alike are refused before any work."""
-    monkeypatch.setattr(importlib.import_module("urgym.solver.solve"), "available_memory", lambda: 1000)
+    monkeypatch.setattr(importlib.import_module("urgym.solver.budget"), "available_memory", lambda: 1000)
     with pytest.raises(ValueError, match=r"not enough memory to solve .*it needs about"):
         solve(get_rules("finkel", 1), progress=False, out=tmp_path / "t.urtable")
     assert list(tmp_path.iterdir()) == []  # nothing was started: no lock, no checkpoint

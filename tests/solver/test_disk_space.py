@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from urgym.solver import solve
-from urgym.solver.solve import NoSpaceError, table_bytes
+from urgym.solver.budget import NoSpaceError, table_bytes
 
 from urgym import get_rules
 

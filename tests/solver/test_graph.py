@@ -7,7 +7,7 @@ and derives the others' successors by stride; here every position is played out 
 import numpy as np
 import pytest
 from urgym.solver._index import PositionIndex
-from urgym.solver.policy import pair_graph
+from urgym.solver.graph import SweepGraph, pair_graph
 
 from urgym import get_rules
 from urgym.core import chance_outcomes
@@ -52,13 +52,12 @@ def test_runs_share_move_lists_in_the_dense_layout():
 
 @pytest.mark.parametrize("name, pieces", [("finkel", 4), ("masters", 3), ("blitz", 3), ("aseb", 3), ("skiriuk", 2)])
 def test_runs_build_the_same_graph_as_playing_out_every_position(name, pieces):
-    from urgym.solver.solve import _PairGraph
 
     index = PositionIndex(get_rules(name, pieces))
     for pair, (start, end) in zip(index.pairs, index.pair_ranges, strict=True):
         if pieces in pair:
             continue
-        fast, slow = _PairGraph(index, start, end).graph, _PairGraph(index, start, end, form="played").graph
+        fast, slow = SweepGraph(index, start, end).graph, SweepGraph(index, start, end, form="played").graph
         assert np.array_equal(fast.edges, slow.edges), pair
         assert np.array_equal(fast.counts, slow.counts) and np.array_equal(fast.item_edge_end, slow.item_edge_end)
 
@@ -69,7 +68,6 @@ def test_runs_build_the_same_graph_as_playing_out_every_position(name, pieces):
 def test_the_solvers_run_graph_sweeps_to_the_same_values_to_the_last_bit(name, pieces):
     """One move list per run, each successor found by stride: the same sweep as over every position's edges."""
     import numba
-    from urgym.solver.solve import _PairGraph
 
     index = PositionIndex(get_rules(name, pieces))
     rng = np.random.default_rng(pieces)
@@ -79,7 +77,7 @@ def test_the_solvers_run_graph_sweeps_to_the_same_values_to_the_last_bit(name, p
         for pair, (start, end) in zip(index.pairs, index.pair_ranges, strict=True):
             if pieces in pair:
                 continue
-            runs, positions = _PairGraph(index, start, end, form="runs"), _PairGraph(index, start, end)
+            runs, positions = SweepGraph(index, start, end, form="runs"), SweepGraph(index, start, end)
             assert len(runs.graph.item_run_start) == len(positions.graph.item_run_start)  # one per work item, + 1
             assert runs.graph.item_run_start[-1] <= end - start == positions.graph.item_run_start[-1]
             assert len(positions.graph.strides) == 0  # runs of one position: no stride
@@ -94,12 +92,11 @@ def test_the_solvers_run_graph_sweeps_to_the_same_values_to_the_last_bit(name, p
 
 
 def test_the_run_graph_takes_a_fraction_of_the_memory_on_the_dense_layout():
-    from urgym.solver.solve import _PairGraph
 
     index = PositionIndex(get_rules("finkel", 4))
     start, end = max(index.pair_ranges, key=lambda r: r[1] - r[0])
-    runs, positions = _PairGraph(index, start, end, form="runs").graph, _PairGraph(index, start, end).graph
+    runs, positions = SweepGraph(index, start, end, form="runs").graph, SweepGraph(index, start, end).graph
     size = lambda g: sum(a.nbytes for a in g if isinstance(a, np.ndarray))  # noqa: E731
     assert size(runs) < size(positions) / 3
     with pytest.raises(ValueError, match="unknown graph form 'dense'; one of runs, positions, played"):
-        _PairGraph(index, start, end, form="dense")
+        SweepGraph(index, start, end, form="dense")

@@ -72,7 +72,7 @@ def test_interrupted_solve_resumes_from_the_last_finished_pair(tmp_path, monkeyp
     def interrupt_after_three(*args, **kwargs):
         if len(calls) == 3:
             raise KeyboardInterrupt
-        calls.append(args[2])
+        calls.append(args[2].scored)
         return real(*args, **kwargs)
 
     rules = get_rules("blitz", 2)
@@ -83,7 +83,7 @@ def test_interrupted_solve_resumes_from_the_last_finished_pair(tmp_path, monkeyp
     assert not out.exists() and out.with_name(out.name + ".partial.json").exists()
     first = list(calls)
     calls.clear()
-    monkeypatch.setattr(solve_module, "_solve_pair", lambda *a, **k: (calls.append(a[2]), real(*a, **k))[1])
+    monkeypatch.setattr(solve_module, "_solve_pair", lambda *a, **k: (calls.append(a[2].scored), real(*a, **k))[1])
     resumed = solver.solve(rules, progress=False, out=out)
     assert not set(first) & set(calls)  # finished pairs were not solved again
     assert len(first) + len(calls) == len(resumed.index.pairs)
@@ -198,7 +198,7 @@ def _interrupted_solve(tmp_path, monkeypatch, rules, pairs_done=3):
     def interrupt(*args, **kwargs):
         if len(calls) == pairs_done:
             raise KeyboardInterrupt
-        calls.append(args[2])
+        calls.append(args[2].scored)
         return real(*args, **kwargs)
 
     out = tmp_path / "t.urtable"
