@@ -12,21 +12,19 @@ Inference runs in numba, from numpy arrays: playing a network needs no torch.
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 from numba import njit
 from urgym.agents import search
-from urgym.agents.base import Agent
 from urgym.agents.models import shipped_model
-from urgym.agents.networks.value import ACTIVATIONS, MAX_NETWORK_BYTES, NetArrays, ValueNetwork, network_values
+from urgym.agents.networks.value import ACTIVATIONS, MAX_NETWORK_BYTES, ValueNetwork, network_values
 from urgym.agents.search import SearchContext
-from urgym.agents.whole import search_policy, search_policy_seconds
-from urgym.solver import PositionIndex
+from urgym.agents.search_agent import SearchAgent
 
 from urgym import Position, Rules, core
 from urgym.batch import Decisions
+from urgym.checks import integer
 from urgym.core import geometry
 
 __all__ = [
@@ -34,7 +32,6 @@ __all__ = [
     "MAX_NETWORK_BYTES",
     "NetworkEstimate",
     "NeuralAgent",
-    "SearchStats",
     "ValueNetwork",
     "network_values",
     "selfplay_context",
@@ -43,17 +40,8 @@ __all__ = [
     "table_search_choices",
 ]
 
-MAX_THREADS = 256
-"""Most threads a :class:`NeuralAgent` takes (each holds its own evaluation cache and transposition table)."""
-
-
-class SearchStats(NamedTuple):
-    """What a batch of searches did: chance nodes, leaf evaluations, cache and transposition-table hits."""
-
-    nodes: int
-    leaves: int
-    cache_hits: int
-    tt_hits: int
+MAX_DEPTH = 8
+"""The deepest search a value network plays at (plies beyond the move)."""
 
 
 def _network_context(network: ValueNetwork, depth: int, tt_bits: int = 16, prune: bool = True) -> SearchContext:
@@ -132,7 +120,7 @@ def shipped_estimate(rules: Rules, depth: int = 2) -> NetworkEstimate | None:
         return None
 
 
-class NeuralAgent(Agent):
+class NeuralAgent(SearchAgent):
     """Plays an after-state value network, alone (``depth=0``) or at the leaves of an expectiminimax search.
 
     Args:
@@ -140,7 +128,7 @@ class NeuralAgent(Agent):
             :class:`ValueNetwork`, or None: the shipped network of the rules the agent is asked to play.
         depth: Plies searched beyond the move (0: the best after-state value).
         threads: Threads answering a batch of decisions (each with its own search state, about 3 MB); 0: every
-            core; at most :data:`MAX_THREADS`.
+            core; at most :data:`urgym.agents.search_agent.MAX_THREADS`.
         tt_bits: log2 of the transposition table's entries (per thread).
         prune: Prune the search (Star1, alpha-beta, transpositions); never changes the move.
         seed: Unused (the agent is deterministic); accepted like every agent's.
@@ -159,16 +147,10 @@ class NeuralAgent(Agent):
         seed: int | None = None,
         name: str = "neural",
     ) -> None:
-        if isinstance(depth, bool) or not isinstance(depth, int) or not 0 <= depth <= 8:
-            raise ValueError(f"depth must be a whole number from 0 to 8, got {depth!r}")
-        if not 8 <= tt_bits <= 26:
-            raise ValueError(f"tt_bits must be from 8 to 26, got {tt_bits}")
-        if isinstance(threads, bool) or not isinstance(threads, int) or not 0 <= threads <= MAX_THREADS:
-            raise ValueError(f"threads must be a whole number from 0 (every core) to {MAX_THREADS}, got {threads!r}")
-        self.depth, self.tt_bits, self.prune = depth, tt_bits, prune
-        self.threads = threads or max(1, os.cpu_count() or 1)
+        integer(depth, "depth", 0, MAX_DEPTH)
+        integer(tt_bits, "tt_bits", 8, 26)
+        self.depth = int(depth)
         self._networks: dict[Rules, ValueNetwork] = {}
-        self._prepared: dict[Rules, tuple[NetArrays, list[SearchContext]]] = {}
         if isinstance(model, ValueNetwork):
             self._fixed: ValueNetwork | None = model
         elif model:
@@ -181,7 +163,7 @@ class NeuralAgent(Agent):
             + ([f"depth={depth}"] if depth else [])
         )
         self.spec = parts[0] + "".join(":" + p for p in parts[1:])
-        super().__init__(seed)
+        super().__init__(self.depth, threads, tt_bits, prune, seed)
 
     def network(self, rules: Rules) -> ValueNetwork:
         """The network this agent plays ``rules`` with.
@@ -203,60 +185,9 @@ class NeuralAgent(Agent):
         """Raise ``ValueError`` if no network of this agent learned ``rules``."""
         self.network(rules)
 
-    def select_move(self, position: Position, roll: int) -> int:
-        """The network's move (after the search, at ``depth`` > 0)."""
-        return self.select_one(position, roll)
-
-    def select_moves(self, rules: Rules, decisions: Decisions) -> np.ndarray:
-        """The network's move (after the search, at ``depth`` > 0) for every decision, in numba."""
-        contexts = self._contexts(rules)
-        out = np.empty(len(decisions), dtype=np.int64)
-        threads = min(len(contexts), max(1, len(decisions) // 64))
-        if threads == 1:
-            search.choose_all(decisions, self.depth, contexts[0], out, 0, len(decisions))
-            return out
-        parts = np.linspace(0, len(decisions), threads + 1).astype(np.int64)
-        with ThreadPoolExecutor(threads) as pool:
-            jobs = [
-                pool.submit(
-                    search.choose_all, decisions, self.depth, contexts[t], out, int(parts[t]), int(parts[t + 1])
-                )
-                for t in range(threads)
-            ]
-            for job in jobs:
-                job.result()
-        return out
-
-    def policy_table(self, rules: Rules, progress: bool = True) -> np.ndarray:
-        """The network's move (after the search) in every decision of ``rules`` at once.
-
-        Each position is evaluated once per depth (:func:`urgym.agents.whole.search_policy`), not once per search
-        that meets it.
-        """
-        return search_policy(rules, self._contexts(rules)[0], self.depth, progress)
-
-    def policy_table_seconds(self, rules: Rules, threads: int) -> float:
-        """About how long :meth:`policy_table` takes (:func:`urgym.agents.whole.search_policy_seconds`)."""
-        positions = PositionIndex(rules).size
-        return search_policy_seconds(rules, self._contexts(rules)[0], self.depth, positions, threads)
-
-    def search_stats(self, rules: Rules) -> SearchStats:
-        """The counters of every search so far on ``rules`` (all threads), for benchmarks."""
-        totals = sum(ctx.stats for ctx in self._contexts(rules))
-        return SearchStats(*(int(x) for x in totals))
-
-    def _contexts(self, rules: Rules) -> list[SearchContext]:
-        if rules not in self._prepared:
-            network = self.network(rules)
-            arrays = network.arrays()
-            contexts = [
-                search.search_context(
-                    geometry(rules), search.network_evaluation(arrays), self.depth, self.tt_bits, self.prune
-                )
-                for _ in range(self.threads)
-            ]
-            self._prepared[rules] = (arrays, contexts)
-        return self._prepared[rules][1]
+    def evaluation(self, rules: Rules) -> search.NetworkEvaluation:
+        """The network of ``rules`` at the search's leaves."""
+        return search.network_evaluation(self.network(rules).arrays())
 
 
 class NetworkEstimate:

@@ -290,7 +290,9 @@ def _play(agent, opponent, rules, games, seed, table, run, use_numba, directory)
     python_agents = not use_numba or any(numba_kind(a) is None for a in built)
     in_process = any(getattr(a, "in_process", False) for a in built)
     workers = run.worker_count(in_process)
-    per_task = IN_PROCESS_TASK if in_process else _games_per_task(games, workers, python_agents)
+    per_task = _games_per_task(games, workers, python_agents)
+    if in_process:
+        per_task = min(getattr(a, "games_per_batch", IN_PROCESS_TASK) for a in built)
     key = table_key(table, in_process=workers <= 1 and run.backend == "process")
     tasks = [
         GamesTask(specs, rules, key, seed, first, min(per_task, games - first), use_numba, directory is not None)

@@ -58,7 +58,7 @@ def test_a_forced_move_is_played_without_search():
     agent = ExpectimaxAgent(depth=7)
     start = Position.start("finkel")
     assert agent.select_move(start, 2) == 0
-    assert agent.nodes == 0
+    assert agent.search_stats(start.rules) == (0, 0, 0, 0)
 
 
 def test_depth_one_takes_the_largest_advancement_gain():
@@ -88,3 +88,14 @@ def test_rejects_a_bad_depth(bad):
 def test_no_decision_to_make_is_an_error():
     with pytest.raises(ValueError, match="no legal move"):
         make_agent("expectimax:2").select_move(Position.start("finkel"), 0)
+
+
+@pytest.mark.parametrize("depth", [2, 5, 7])
+def test_a_batch_searched_on_threads_plays_the_moves_of_searches_one_at_a_time(depth):
+    """A batch searched on two threads, each with its own table, plays the moves of single fresh searches."""
+    from urgym.batch import Decisions
+
+    asked = decision_positions("finkel", 300, seed=4)
+    one_at_a_time = [ExpectimaxAgent(depth=depth, threads=1, tt_bits=12).search(p, r).move for p, r in asked]
+    batched = ExpectimaxAgent(depth=depth, threads=2).select_moves(asked[0][0].rules, Decisions.of_positions(asked))
+    assert batched.tolist() == one_at_a_time

@@ -72,7 +72,7 @@ CASES = [
     (["train", "--algo", "expected-td", "--pieces", "2", "--out", "runs", "--epsilon", "1"], "--epsilon must be"),
     (["train", "--algo", "distill", "--pieces", "2", "--out", "runs", "--features", "x"], "invalid choice: 'x'"),
     (["evaluate", "--agent", "neural", "--pieces", "2", "--games", "2"], "no shipped neural model plays finkel with 2"),
-    (["evaluate", "--agent", "neural:depth=12", "--pieces", "2"], "depth must be a whole number from 0 to 8"),
+    (["evaluate", "--agent", "neural:depth=12", "--pieces", "2"], "depth must be an integer from 0 to 8"),
     (["evaluate", "--agent", "neural:model=/nope.npz", "--pieces", "2"], "no value network at /nope.npz"),
     (["evaluate", "--agent", "td:depth=x", "--pieces", "2"], "depth must be int"),
     (["review", "/nonexistent/game.json"], "no such game record"),

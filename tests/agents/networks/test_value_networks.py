@@ -256,7 +256,7 @@ def test_a_network_archive_bomb_is_refused_before_inflating(tmp_path):
 
 
 def test_bad_agent_parameters_are_clear():
-    with pytest.raises(ValueError, match="depth must be a whole number from 0 to 8"):
+    with pytest.raises(ValueError, match="depth must be an integer from 0 to 8"):
         make_agent("neural:depth=9")
     with pytest.raises(ValueError, match="no shipped neural model plays aseb with 5 pieces"):
         make_agent("neural").check_rules(get_rules("aseb"))
@@ -313,5 +313,5 @@ def test_network_files_that_are_not_files_or_hold_too_many_arrays_are_refused(tm
 
 @pytest.mark.parametrize("threads", [-1, 257, 2.5, True, "2"])
 def test_a_bad_thread_count_is_refused(threads):
-    with pytest.raises(ValueError, match="threads must be a whole number from 0"):
+    with pytest.raises(ValueError, match="threads must be an integer from 0"):
         NeuralAgent(depth=1, threads=threads)
