@@ -24,7 +24,7 @@ from urgym.evaluation.scoring.runner import RunOptions
 from urgym.solver import SolvedTable, cached_table_path, is_cached, solve_command, table_for
 from urgym.solver.budget import SolveEstimate, check_solvable, estimate_solve
 
-from urgym import _startup
+from urgym import startup
 from urgym.files import PLOT_FORMATS, STDOUT, MissingExtraError, check_distinct, check_output, release_claims
 from urgym.rules import Rules
 
@@ -99,7 +99,7 @@ def command(prog: str, interrupted: str = "") -> Callable[[Callable[..., Any]], 
     def wrap(main: Callable[..., Any]) -> Callable[..., int]:
         @functools.wraps(main)
         def run(argv: list[str] | None = None, **options: Any) -> int:
-            _startup.end()  # from here on Ctrl-C is a KeyboardInterrupt, handled below
+            startup.end()  # from here on Ctrl-C is a KeyboardInterrupt, handled below
             args = list(sys.argv[1:] if argv is None else argv)
             debug = "--debug" in args or os.environ.get("URGYM_DEBUG", "") not in ("", "0")
             args = [a for a in args if a != "--debug"]

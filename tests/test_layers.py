@@ -106,9 +106,7 @@ def test_packages_use_each_others_public_modules_only():
         (a, b)
         for a, targets in GRAPH.items()
         for b in targets
-        if _layer(a) != _layer(b)
-        and any(part.startswith("_") for part in b.split(".")[1:])
-        and not b.endswith("._startup")
+        if _layer(a) != _layer(b) and any(part.startswith("_") for part in b.split(".")[1:])
     )
     assert private == []
 

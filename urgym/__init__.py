@@ -4,7 +4,7 @@ Importing the package registers the environment ``urgym/Ur-v2``. The rules and t
 :mod:`urgym.core`; :class:`Position` and :class:`Game` are their Python faces.
 """
 
-from urgym import _startup  # noqa: F401 (first: Ctrl-C while a command starts ends with one line)
+from urgym import startup  # noqa: F401 (first: Ctrl-C while a command starts ends with one line)
 from urgym.files import MissingExtraError
 from urgym.game import Game, GameStep
 from urgym.position import SIDES, Decision, MoveResult, Position

@@ -114,6 +114,7 @@ __all__ = [
     "is_over",
     "landing_flags",
     "legal_moves",
+    "move_index",
     "next_below",
     "next_decision",
     "next_u64",
@@ -548,6 +549,15 @@ def is_legal(move, moves, n):
         if moves[k] == move:
             return True
     return False
+
+
+@njit(cache=True, inline="always")
+def move_index(moves, move):
+    """The place of ``move`` among the legal ``moves`` (it must be one of them: a move checked legal already)."""
+    k = 0
+    while moves[k] != move:
+        k += 1
+    return k
 
 
 @njit(cache=True)

@@ -18,9 +18,9 @@ from urgym.agents.networks.neural import NetworkEstimate, shipped_estimate
 from urgym.solver import SolvedTable, TableMissingError, is_cached, table_for
 
 from urgym import SIDES, Game, GameRecord, Position, Rules
-from urgym._startup import interruptible
 from urgym.notation import move_text
 from urgym.records import player_name
+from urgym.startup import interruptible
 
 __all__ = ["Event", "GameSession", "Hint", "cached_table", "describe_move", "hint_source", "other_side"]
 

@@ -46,8 +46,8 @@ from typing import Any
 from urgym.agents import Agent, make_agent
 from urgym.evaluation.pages import board_data, position_data, render_page
 from urgym.evaluation.review.luck import GameAnalysis, RollAnalysis, analyse_game
-from urgym.evaluation.scoring._kernels import BLUNDER
 from urgym.evaluation.scoring.report import plain_text, write_csv, write_json
+from urgym.evaluation.scoring.stats import BLUNDER
 from urgym.solver import SolvedTable
 
 from urgym.files import PLOT_FORMATS, check_output, write_atomic

@@ -139,9 +139,7 @@ def advance_match(flows, chosen, geom, table, setup, tallies):
             if chosen[i] < 0:
                 waiting += 1
                 continue
-            k = 0
-            while f.moves[k] != chosen[i]:
-                k += 1
+            k = core.move_index(f.moves, chosen[i])
             best = best_of(f.state, f.roll, f.moves, f.n, probabilities, geom, table) if setup.scored and f.n > 1 else 0
             _play_scored(flows, i, mover_slot(f), k, best, setup, tallies, probabilities, geom)
         while core.next_decision(flows, i, geom) > 0:
@@ -159,9 +157,7 @@ def advance_match(flows, chosen, geom, table, setup, tallies):
                 k = core.slip(best, f.n, setup.epsilons[slot], f.policy_rngs[slot])
             else:
                 move = core.policy_choice(kind, f.state, f.roll, f.moves, f.n, geom, f.policy_rngs[slot])
-                k = 0
-                while f.moves[k] != move:
-                    k += 1
+                k = core.move_index(f.moves, move)
             _play_scored(flows, i, slot, k, best, setup, tallies, probabilities, geom)
     return waiting
 
@@ -205,65 +201,5 @@ def position_regrets(decisions, chosen, geom, table, out):
     for i in range(decisions.states.shape[0]):
         moves = decisions.moves[i]
         best = best_of(decisions.states[i], decisions.rolls[i], moves, decisions.counts[i], probabilities, geom, table)
-        k = 0
-        while moves[k] != chosen[i]:
-            k += 1
+        k = core.move_index(moves, chosen[i])
         out[i] = max(0.0, probabilities[best] - probabilities[k])
-
-
-class DistillSample(NamedTuple):
-    """Decisions kept by :func:`sample_labelled`.
-
-    Per decision its legal moves' count, then per move its after-state (the position the move leads to, from its side to
-    move), its outcome flags and its winning chance for the mover by the table (what distillation learns from: the
-    position itself is not needed). ``found[0]`` of them are filled.
-    """
-
-    counts: np.ndarray  # int64[wanted]
-    after: np.ndarray  # int64[wanted, width]
-    flags: np.ndarray  # int8[wanted, width]
-    values: np.ndarray  # float32[wanted, width]
-    found: np.ndarray  # int64[1]
-
-
-@njit(cache=True)
-def sample_labelled(flows, geom, table, kinds, epsilons, pick, keep, sample):
-    """Sample labelled decisions; return how many games were played.
-
-    The started games of ``flows`` are played one after another, keeping each decision with two or more legal moves with
-    probability ``keep`` (from the stream ``pick``) with every move's after-state and table value, until ``sample`` is
-    full.
-
-    Game i's side s plays ``kinds[i, s]`` (a ``core.POLICY_*``: random, greedy, or perfect slipping to another move
-    with probability ``epsilons[i, s]``), drawing from the game's policy stream of that side.
-    """
-    probabilities = np.zeros(core.MAX_MOVES, dtype=np.float64)
-    wanted, width = sample.after.shape
-    for i in range(flows.shape[0]):
-        f = flows[i]
-        while sample.found[0] < wanted and core.next_decision(flows, i, geom) > 0:
-            side = core.turn_of(f.state)
-            best = 0
-            if f.n > 1:
-                best = best_of(f.state, f.roll, f.moves, f.n, probabilities, geom, table)
-                if f.n <= width and core.next_uniform(pick) < keep:
-                    j = sample.found[0]
-                    sample.counts[j] = f.n
-                    for k in range(f.n):
-                        nxt, flags = core.apply_move(f.state, f.roll, f.moves[k], geom)
-                        sample.after[j, k] = nxt
-                        sample.flags[j, k] = flags
-                        sample.values[j, k] = probabilities[k]
-                    sample.found[0] += 1
-            kind = kinds[i, side]
-            if kind == core.POLICY_PERFECT:
-                k = core.slip(best, f.n, epsilons[i, side], f.policy_rngs[side]) if f.n > 1 else 0
-            else:
-                move = core.policy_choice(kind, f.state, f.roll, f.moves, f.n, geom, f.policy_rngs[side])
-                k = 0
-                while f.moves[k] != move:
-                    k += 1
-            core.play_move(flows, i, f.moves[k], geom)
-        if sample.found[0] >= wanted:
-            return i + 1
-    return flows.shape[0]

@@ -25,9 +25,9 @@ from urgym.agents import Agent, builtin_name, make_agent
 from urgym.solver import SolvedTable
 
 from urgym import Position, Rules
-from urgym._startup import interruptible
 from urgym.files import require_extra
 from urgym.progress import progress_bar
+from urgym.startup import interruptible
 
 __all__ = [
     "BACKENDS",

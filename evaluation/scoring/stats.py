@@ -12,10 +12,11 @@ from urgym.evaluation.scoring._kernels import (
     ACC_PERFECT,
     ACC_REGRET_SUM,
     ACC_SECONDS,
+    BLUNDER,
     REGRET_BINS,
 )
 
-__all__ = ["MeanInterval", "RegretSummary", "WinRate", "wilson_interval"]
+__all__ = ["BLUNDER", "MeanInterval", "RegretSummary", "WinRate", "wilson_interval"]
 
 Z95 = 1.959963984540054
 

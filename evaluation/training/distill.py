@@ -25,10 +25,10 @@ over the first 3% of the run and then follows a cosine to a hundredth of itself,
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
-from urgym.evaluation.scoring import _kernels as EK
+from numba import njit
 from urgym.evaluation.training.run import RunPlan, TrainingRun, learning_rate
 from urgym.evaluation.training.valuefit import (
     LabelledDecisions,
@@ -40,6 +40,7 @@ from urgym.evaluation.training.valuefit import (
     validation_data,
 )
 from urgym.solver import SolvedTable
+from urgym.solver.lookup import best_of
 
 from urgym import Rules, core
 from urgym.core import geometry
@@ -81,6 +82,62 @@ class DistillSettings:
     """Training decisions between scorings on the validation decisions."""
 
 
+class DistillSample(NamedTuple):
+    """Decisions kept by :func:`sample_labelled`.
+
+    Per decision its legal moves' count, then per move its after-state (the position the move leads to, from its side to
+    move), its outcome flags and its winning chance for the mover by the table (what distillation learns from: the
+    position itself is not needed). ``found[0]`` of them are filled.
+    """
+
+    counts: np.ndarray  # int64[wanted]
+    after: np.ndarray  # int64[wanted, width]
+    flags: np.ndarray  # int8[wanted, width]
+    values: np.ndarray  # float32[wanted, width]
+    found: np.ndarray  # int64[1]
+
+
+@njit(cache=True)
+def sample_labelled(flows, geom, table, kinds, epsilons, pick, keep, sample):
+    """Sample labelled decisions; return how many games were played.
+
+    The started games of ``flows`` are played one after another, keeping each decision with two or more legal moves with
+    probability ``keep`` (from the stream ``pick``) with every move's after-state and table value, until ``sample`` is
+    full.
+
+    Game i's side s plays ``kinds[i, s]`` (a ``core.POLICY_*``: random, greedy, or perfect slipping to another move
+    with probability ``epsilons[i, s]``), drawing from the game's policy stream of that side.
+    """
+    probabilities = np.zeros(core.MAX_MOVES, dtype=np.float64)
+    wanted, width = sample.after.shape
+    for i in range(flows.shape[0]):
+        f = flows[i]
+        while sample.found[0] < wanted and core.next_decision(flows, i, geom) > 0:
+            side = core.turn_of(f.state)
+            best = 0
+            if f.n > 1:
+                best = best_of(f.state, f.roll, f.moves, f.n, probabilities, geom, table)
+                if f.n <= width and core.next_uniform(pick) < keep:
+                    j = sample.found[0]
+                    sample.counts[j] = f.n
+                    for k in range(f.n):
+                        nxt, flags = core.apply_move(f.state, f.roll, f.moves[k], geom)
+                        sample.after[j, k] = nxt
+                        sample.flags[j, k] = flags
+                        sample.values[j, k] = probabilities[k]
+                    sample.found[0] += 1
+            kind = kinds[i, side]
+            if kind == core.POLICY_PERFECT:
+                k = core.slip(best, f.n, epsilons[i, side], f.policy_rngs[side]) if f.n > 1 else 0
+            else:
+                move = core.policy_choice(kind, f.state, f.roll, f.moves, f.n, geom, f.policy_rngs[side])
+                k = core.move_index(f.moves, move)
+            core.play_move(flows, i, f.moves[k], geom)
+        if sample.found[0] >= wanted:
+            return i + 1
+    return flows.shape[0]
+
+
 def sample_labelled_decisions(
     table: SolvedTable, count: int, seed: int, keep: float = 0.3, progress: bool = False
 ) -> LabelledDecisions:
@@ -90,7 +147,7 @@ def sample_labelled_decisions(
     """
     rules = table.rules
     width = min(core.MAX_MOVES, rules.pieces + 1)
-    sample = EK.DistillSample(
+    sample = DistillSample(
         np.zeros(count, np.int64),
         np.zeros((count, width), np.int64),
         np.zeros((count, width), np.int8),
@@ -113,7 +170,7 @@ def sample_labelled_decisions(
             np.where(draw < RANDOM_SIDE + GREEDY_SIDE, core.POLICY_GREEDY, core.POLICY_PERFECT),
         )
         epsilons = rng.choice(EPSILONS, size=(GAMES_PER_CALL, 2))
-        games += EK.sample_labelled(flows, geom, view, kinds.astype(np.int64), epsilons, pick, keep, sample)
+        games += sample_labelled(flows, geom, view, kinds.astype(np.int64), epsilons, pick, keep, sample)
         bar.update(int(sample.found[0]) - before)
     bar.close()
     return LabelledDecisions(sample.counts, sample.after, sample.flags, sample.values)

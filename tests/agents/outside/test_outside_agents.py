@@ -399,18 +399,18 @@ def test_the_reference_engine_plays_greedy_games(finkel3_table, tmp_path):
     ("mode", "message"),
     [
         ("crash", "exited"),
-        ("hang", "did not answer within 1 s"),
+        ("hang", "did not answer within 3 s"),
         ("illegal", "played the illegal move 99"),
         ("early", "out of turn"),
         ("garbage", "answered 'I resign' to go"),
-        ("mute", "did not answer within 1 s"),
+        ("mute", "did not answer within 3 s"),
         ("exit", "exited"),
     ],
 )
 def test_a_broken_engine_is_named_with_the_position_and_stopped(mode, message):
     position, roll = some_decisions(count=1)[0]
     try:
-        agent = EngineAgent(f"{BROKEN_ENGINE} {mode}", move_time=1.0)
+        agent = EngineAgent(f"{BROKEN_ENGINE} {mode}", move_time=3.0)
     except EngineError as err:  # broken before the first move
         assert message in str(err) and "broken_engine.py" in str(err)
         return
