@@ -28,10 +28,11 @@ import os
 import string
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
-from urgym.agents.base import Agent, legal_moves_or_raise
+from urgym.agents.base import Agent
 
 from urgym import Position, Rules, core
 from urgym.batch import Decisions
@@ -101,134 +102,28 @@ def gain_table(position: Position, roll: int | None = None, max_moves: int = 2, 
         raise ValueError(f"max_moves must be a positive integer, got {max_moves!r}")
     if roll is not None and roll not in position.rules.rolls:
         raise ValueError(f"roll {roll!r} is impossible; rolls of {position.rules.name}: {position.rules.rolls}")
-    mover = position.turn
-    home = min(position.home(mover), max_moves)  # more home pieces than moves cannot all move
-    pieces = (0,) * home + position.pieces(mover)
-    evaluator = _GainEvaluator(position, roll, max_moves, pieces, threats)
+    rules = position.rules
+    setup = _gain_setup(rules, max_moves, threats == "paper")
+    state = position.code
+    first_roll = -1 if roll is None else roll
+    pieces = _lettered_pieces(state, max_moves, setup.geom)
+    work = _workspace(max_moves, rules.length)
     sequences = []
-    for order in _piece_sequences(len(pieces), home, max_moves):
-        if roll is not None and not _first_move_legal(position, roll, pieces[order[0]]):
+    rows, first, last = setup.tables
+    home = min(position.home(position.turn), max_moves)
+    for order in rows[first[home, len(pieces)] : last[home, len(pieces)]]:
+        if roll is not None and not _can_play(state, roll, pieces[order[0]], setup.geom):
             continue
-        sequences.append(evaluator.evaluate(order))
-    return GainTable(position, roll, pieces, tuple(sequences))
+        walking, attack, capture = _sequence_gain(state, pieces, order, first_roll, setup, work)
+        name = "".join(string.ascii_uppercase[i] if i < 26 else "?" for i in order.tolist())
+        sources = tuple(int(pieces[i]) for i in order)
+        sequences.append(SequenceGain(name, sources, walking, attack, capture))
+    return GainTable(position, roll, tuple(int(p) for p in pieces), tuple(sequences))
 
 
-def _piece_sequences(n_pieces: int, home: int, length: int) -> list[tuple[int, ...]]:
-    """Sequences of piece indices; home pieces (indices below ``home``) are alike, so they join in order."""
-    sequences: list[tuple[int, ...]] = [()]
-    for _ in range(length):
-        longer = []
-        for seq in sequences:
-            next_home = max((i for i in seq if i < home), default=-1) + 1
-            for i in range(n_pieces):
-                if i < home and i > next_home:
-                    continue
-                longer.append((*seq, i))
-        sequences = longer
-    return sequences
-
-
-def _first_move_legal(position: Position, roll: int, source: int) -> bool:
-    return source in position.legal_moves(roll)
-
-
-class _GainEvaluator:
-    """Walks the roll sequences of one position; caches the opponent's capture chances."""
-
-    def __init__(
-        self, position: Position, roll: int | None, max_moves: int, pieces: tuple[int, ...], threats: str
-    ) -> None:
-        self.position = position
-        self.roll = roll
-        self.max_moves = max_moves
-        self.pieces = pieces
-        rules = position.rules
-        self.probabilities = dict(position.chance_outcomes())
-        self.length = rules.length
-        self.capturable = (
-            set(rules.shared_positions) - set(rules.rosette_positions)
-            if rules.safe_rosettes
-            else set(rules.shared_positions)
-        )
-        self._threats: dict[tuple[int, int], float] = {}
-        opponent = "dark" if position.turn == "light" else "light"
-        self.paper_attackers = None
-        if threats == "paper":
-            shared = set(rules.shared_positions)
-            self.paper_attackers = {p for p in position.pieces(opponent) if p not in shared}
-            if position.home(opponent):
-                self.paper_attackers.add(0)
-
-    def evaluate(self, order: tuple[int, ...]) -> SequenceGain:
-        self.walking = 0.0
-        self.attack = 0.0
-        self.endings: dict[tuple[int, int], float] = {}  # (move index, tile) -> opponent's capture chance
-        self._walk(self.position, list(self.pieces), order, 0, 1.0, 0)
-        capture = -sum(tile * threat for (_, tile), threat in self.endings.items())
-        name = "".join(string.ascii_uppercase[i] if i < 26 else "?" for i in order)
-        return SequenceGain(name, tuple(self.pieces[i] for i in order), self.walking, self.attack, capture)
-
-    def _walk(
-        self, position: Position, squares: list[int], order: tuple[int, ...], i: int, prob: float, walked: int
-    ) -> None:
-        rolls = {self.roll: 1.0} if (i == 0 and self.roll is not None) else self.probabilities
-        piece = order[i]
-        for roll, p in rolls.items():
-            if roll == 0:
-                self.walking += prob * p * walked  # no move: the turn ends where it stands
-                continue
-            source = squares[piece]
-            if source > self.length or source not in position.legal_moves(roll):
-                continue  # a forbidden move drops this roll sequence
-            result = position.move_result(roll, source)
-            path_prob = prob * p
-            mover = position.turn
-            opponent = "dark" if mover == "light" else "light"
-            if result.captured:
-                lost = set(position.pieces(opponent)) - set(result.position.pieces(opponent))
-                self.attack += path_prob * sum(lost)
-            dest = source + roll
-            if result.extra_roll and not result.won:
-                if i + 1 < len(order):
-                    moved = squares.copy()
-                    moved[piece] = dest
-                    self._walk(result.position, moved, order, i + 1, path_prob, walked + roll)
-                continue  # a further move the sequence does not name: dropped, as in the paper's Table 5
-            self.walking += path_prob * (walked + roll)
-            if dest in self.capturable:
-                key = (i, dest)
-                self.endings[key] = max(self.endings.get(key, 0.0), self._threat(result.position, dest))
-
-    def _threat(self, position: Position, target: int) -> float:
-        """The chance the side to move (the opponent) captures the piece on the target position next turn."""
-        key = (position.code, target)
-        if key not in self._threats:
-            mover = position.turn
-            attackers = ((0,) if position.home(mover) else ()) + position.pieces(mover)
-            if self.paper_attackers is not None:
-                attackers = tuple(a for a in attackers if a in self.paper_attackers)
-            total = sum(self._reach(position, source, target, 1.0, 1) for source in attackers)
-            self._threats[key] = total
-        return self._threats[key]
-
-    def _reach(self, position: Position, source: int, target: int, prob: float, moves: int) -> float:
-        """Chance the opponent's piece at ``source`` captures on ``target`` this turn, rosettes included."""
-        victim = "dark" if position.turn == "light" else "light"
-        total = 0.0
-        for roll, p in self.probabilities.items():
-            if roll == 0 or source not in position.legal_moves(roll):
-                continue
-            result = position.move_result(roll, source)
-            if result.captured and target not in result.position.pieces(victim):
-                total += prob * p
-            elif result.extra_roll and not result.won and moves < self.max_moves:
-                total += self._reach(result.position, source + roll, target, prob * p, moves + 1)
-        return total
-
-
-# --- the same gain in numba, for batches ------------------------------------------------------------------------
-# The kernels below compute exactly the floats of the classes above, operation for operation (the same sums in the
-# same order), so the batched agent plays the same moves; the tests compare them decision by decision.
+# --- the gain's kernels ------------------------------------------------------------------------------------------
+# One implementation serves gain_table and the agent. The tests hold a plain Python evaluation written from the
+# paper's equations (tests/agents/reference_gain.py) and compare every term, float for float.
 
 
 @njit(cache=True, inline="always")
@@ -248,7 +143,7 @@ def _can_play(state, roll, source, geom):
 
 @njit(cache=True)
 def _reach_kernel(state, source, target, max_moves, geom, rolls, probs, frames):
-    """:meth:`_GainEvaluator._reach` from ``moves=1``: the chance the piece at ``source`` captures on ``target``.
+    """The chance the piece at ``source`` captures on ``target``.
 
     The recursion is unrolled into frames (numba's cache cannot hold self-recursive functions safely), each frame
     summing its own terms and adding its child's total where the recursive call would, so the floats are the same.
@@ -281,7 +176,7 @@ def _reach_kernel(state, source, target, max_moves, geom, rolls, probs, frames):
 
 @njit(cache=True)
 def _threat_kernel(state, target, max_moves, attackers_allowed, geom, rolls, probs, frames):
-    """:meth:`_GainEvaluator._threat`: the side to move's chance to capture the piece on ``target`` next turn."""
+    """The side to move's chance to capture the piece on ``target`` this turn (C's inner sum, Eq. 12)."""
     total = 0.0
     if core.own_home(state) and attackers_allowed[0]:
         total += _reach_kernel(state, 0, target, max_moves, geom, rolls, probs, frames)
@@ -294,14 +189,15 @@ def _threat_kernel(state, target, max_moves, attackers_allowed, geom, rolls, pro
 
 @njit(cache=True)
 def _walk_kernel(state, pieces, order, first_roll, max_moves, ctx, work):
-    """:meth:`_GainEvaluator._walk` from the turn's start: adds to ``sums`` (walking, attack) and ``endings``.
+    """Walk the roll sequences of ``order`` from the turn's start: adds to ``sums`` (W, A) and ``endings`` (for C).
 
     ``endings`` rows are (move, tile, threat) after a count in ``endings[0, 0]``. The recursion is unrolled into
     frames, visited in the recursion's order, so every sum is made in the same order. ``work``: see
     :func:`_workspace`.
     """
     geom, rolls, probs, capturable, attackers_allowed = ctx
-    sums, endings, reach_frames, (states, walked, next_roll, chances, squares) = work
+    sums, endings, reach_frames = work[0], work[1], work[2]
+    states, walked, next_roll, chances, squares = work[3]
     depth = order.shape[0]
     n_pieces = pieces.shape[0]
     states[0], chances[0], walked[0], next_roll[0] = state, 1.0, 0, 0
@@ -317,7 +213,7 @@ def _walk_kernel(state, pieces, order, first_roll, max_moves, ctx, work):
         next_roll[i] += 1
         roll = rolls[t]
         p = probs[t]
-        if i == 0:
+        if i == 0 and first_roll >= 0:  # the roll thrown (-1: every first roll, by its chance)
             if roll != first_roll:
                 continue
             p = 1.0
@@ -358,7 +254,7 @@ def _walk_kernel(state, pieces, order, first_roll, max_moves, ctx, work):
 
 @njit(cache=True)
 def _sequences_kernel(n_pieces, home, length):
-    """:func:`_piece_sequences` in numba: the same sequences in the same (lexicographic) order."""
+    """The sequences of ``length`` piece indices, lexicographic (home pieces, below ``home``, join in order)."""
     total = n_pieces**length
     out = np.zeros((total, length), dtype=np.int64)
     count = 0
@@ -383,32 +279,91 @@ def _sequences_kernel(n_pieces, home, length):
     return out[:count]
 
 
-@njit(cache=True, nogil=True)  # threads answer slices of a batch at once
-def gain_choices(decisions, max_moves, paper, geom, rolls, probs, capturable, shared, tables, out, start, stop):
-    """The gain agent's move for decisions ``start:stop`` of a batch (``paper``: the paper's threat model).
+class GainSetup(NamedTuple):
+    """What the gain's kernels read of the rules and the agent's settings (built once per batch)."""
 
-    ``tables``: :func:`_sequence_tables` of the rules, shared by the threads.
-    """
-    length = geom[0].length
-    allowed = np.ones(length + 1, dtype=np.bool_)
-    work = _workspace(max_moves, length)
+    max_moves: int
+    paper: bool
+    """The paper's threat model: only the opponent's pieces at home or on its private tiles threaten."""
+    geom: np.ndarray
+    rolls: np.ndarray
+    """The rolls with a chance (int64), in :func:`urgym.core.chance_outcomes` order."""
+    probs: np.ndarray
+    capturable: np.ndarray
+    """bool per path position: a shared tile where a piece can be captured."""
+    shared: np.ndarray
+    tables: tuple[np.ndarray, np.ndarray, np.ndarray]
+    """:func:`_sequence_tables` of the rules."""
+
+
+def _gain_setup(rules: Rules, max_moves: int, paper: bool) -> GainSetup:
+    rolls, probs = core.chance_outcomes(rules)
+    keep = probs > 0
+    capturable = np.zeros(rules.length + 2, dtype=np.bool_)
+    shared = np.zeros(rules.length + 2, dtype=np.bool_)
+    for p in rules.shared_positions:
+        shared[p] = True
+        capturable[p] = not (rules.safe_rosettes and p in rules.rosette_positions)
+    return GainSetup(
+        max_moves,
+        paper,
+        geometry(rules),
+        np.ascontiguousarray(rolls[keep]).astype(np.int64),
+        np.ascontiguousarray(probs[keep]),
+        capturable,
+        shared,
+        _sequence_tables(max_moves, rules.pieces),
+    )
+
+
+@njit(cache=True, nogil=True)  # threads answer slices of a batch at once
+def gain_choices(decisions, setup, out, start, stop):
+    """The gain agent's move for decisions ``start:stop`` of a batch (``setup``: a :class:`GainSetup`)."""
+    work = _workspace(setup.max_moves, setup.geom[0].length)
     for d in range(start, stop):
-        state = decisions.states[d]
         if decisions.counts[d] == 1:
             out[d] = decisions.moves[d, 0]
-            continue
-        if paper:
-            opp = core.opp_mask(state)
-            allowed[0] = core.opp_home(state) > 0
-            for p in range(1, length + 1):
-                allowed[p] = (opp >> (p - 1)) & 1 and not shared[p]
-        ctx = (geom, rolls, probs, capturable, allowed)
-        out[d] = _gain_choice(state, decisions.rolls[d], max_moves, ctx, work, tables)
+        else:
+            out[d] = _gain_choice(decisions.states[d], decisions.rolls[d], setup, work)
+
+
+@njit(cache=True)
+def _lettered_pieces(state, max_moves, geom):
+    """The mover's pieces as the sequences letter them: home pieces first (as many as moves), then by position."""
+    own = core.own_mask(state)
+    home = min(core.own_home(state), max_moves)
+    pieces = np.zeros(home + core.popcount(own), dtype=np.int64)
+    k = home
+    for p in range(1, geom[0].length + 1):
+        if (own >> (p - 1)) & 1:
+            pieces[k] = p
+            k += 1
+    return pieces
+
+
+@njit(cache=True)
+def _sequence_gain(state, pieces, order, first_roll, setup, work):
+    """(W, A, C) of the sequence ``order`` of ``pieces`` (``first_roll`` -1: every first roll, by its chance)."""
+    allowed = work[4]
+    if setup.paper:
+        opp = core.opp_mask(state)
+        allowed[0] = core.opp_home(state) > 0
+        for p in range(1, setup.geom[0].length + 1):
+            allowed[p] = (opp >> (p - 1)) & 1 and not setup.shared[p]
+    ctx = (setup.geom, setup.rolls, setup.probs, setup.capturable, allowed)
+    sums, endings = work[0], work[1]
+    sums[:] = 0.0
+    endings[0, 0] = 0
+    _walk_kernel(state, pieces, order, first_roll, setup.max_moves, ctx, work)
+    capture = 0.0
+    for row in range(1, int(endings[0, 0]) + 1):
+        capture += endings[row, 1] * endings[row, 2]
+    return sums[0], sums[1], -capture
 
 
 @njit(cache=True)
 def _workspace(max_moves, length):
-    """The scratch arrays one thread's decisions reuse: the sums, the endings and the frames of both walks."""
+    """The scratch arrays one thread's decisions reuse: the sums, the endings, both walks' frames, the threats."""
     reach = (
         np.zeros(max_moves + 1, dtype=np.int64),
         np.zeros(max_moves + 1, dtype=np.int64),
@@ -423,7 +378,7 @@ def _workspace(max_moves, length):
         np.zeros(max_moves),
         np.zeros((max_moves, max_moves + length), dtype=np.int64),
     )
-    return np.zeros(2), np.zeros((64, 3)), reach, walk
+    return np.zeros(2), np.zeros((64, 3)), reach, walk, np.ones(length + 1, dtype=np.bool_)
 
 
 @njit(cache=True)
@@ -453,19 +408,12 @@ def _rolls_again(state, roll, source, geom):
 
 
 @njit(cache=True)
-def _gain_choice(state, roll, max_moves, ctx, work, tables):
+def _gain_choice(state, roll, setup, work):
     """The source of the first move of the best sequence (:meth:`GainTable.best`) for ``roll`` in ``state``."""
-    geom = ctx[0]
-    own = core.own_mask(state)
+    geom, max_moves = setup.geom, setup.max_moves
+    pieces = _lettered_pieces(state, max_moves, geom)
     home = min(core.own_home(state), max_moves)
-    pieces = np.zeros(home + core.popcount(own), dtype=np.int64)
-    k = home
-    for p in range(1, geom[0].length + 1):
-        if (own >> (p - 1)) & 1:
-            pieces[k] = p
-            k += 1
-    rows, first, last = tables
-    sums, endings = work[0], work[1]
+    rows, first, last = setup.tables
     best_total = -np.inf
     best_source = -1
     settled = -1  # a first piece whose move ends the turn: its sequences (contiguous) all walk the same
@@ -479,13 +427,8 @@ def _gain_choice(state, roll, max_moves, ctx, work, tables):
             continue
         if max_moves == 1 or not _rolls_again(state, roll, source, geom):
             settled = order[0]
-        sums[:] = 0.0
-        endings[0, 0] = 0
-        _walk_kernel(state, pieces, order, roll, max_moves, ctx, work)
-        capture = 0.0
-        for row in range(1, int(endings[0, 0]) + 1):
-            capture += endings[row, 1] * endings[row, 2]
-        total = sums[0] + sums[1] + -capture
+        walking, attack, capture = _sequence_gain(state, pieces, order, roll, setup, work)
+        total = walking + attack + capture
         if total > best_total or (total == best_total and source < best_source):
             best_total = total
             best_source = source
@@ -516,39 +459,22 @@ class GainAgent(Agent):
 
     def select_move(self, position: Position, roll: int) -> int:
         """The move with the best gain sequence (see the module docstring)."""
-        moves = legal_moves_or_raise(position, roll)
-        if len(moves) == 1:
-            return moves[0]
-        return gain_table(position, roll, self.max_moves, self.threats).best().sources[0]
+        return self.select_one(position, roll)
 
     def select_moves(self, rules: Rules, decisions: Decisions) -> np.ndarray:
-        """The move with the best gain sequence for every decision, in numba (the same moves as :func:`gain_table`)."""
-        rolls, probs = core.chance_outcomes(rules)
-        keep = probs > 0
-        capturable = np.zeros(rules.length + 2, dtype=np.bool_)
-        shared = np.zeros(rules.length + 2, dtype=np.bool_)
-        for p in rules.shared_positions:
-            shared[p] = True
-            capturable[p] = not (rules.safe_rosettes and p in rules.rosette_positions)
+        """The move with the best gain sequence for every decision, in numba, on every core for a large batch."""
+        setup = _gain_setup(rules, self.max_moves, self.threats == "paper")
         out = np.empty(len(decisions), dtype=np.int64)
-        args = (
-            decisions,
-            self.max_moves,
-            self.threats == "paper",
-            geometry(rules),
-            np.ascontiguousarray(rolls[keep]).astype(np.int64),
-            np.ascontiguousarray(probs[keep]),
-            capturable,
-            shared,
-            _sequence_tables(self.max_moves, rules.pieces),
-            out,
-        )
         threads = min(os.cpu_count() or 1, max(1, len(decisions) // 256))
         parts = np.linspace(0, len(decisions), threads + 1).astype(np.int64)
         if threads == 1:
-            gain_choices(*args, 0, len(decisions))
+            gain_choices(decisions, setup, out, 0, len(decisions))
             return out
         with ThreadPoolExecutor(threads) as pool:
-            for job in [pool.submit(gain_choices, *args, int(parts[t]), int(parts[t + 1])) for t in range(threads)]:
+            jobs = [
+                pool.submit(gain_choices, decisions, setup, out, int(parts[t]), int(parts[t + 1]))
+                for t in range(threads)
+            ]
+            for job in jobs:
                 job.result()
         return out

@@ -124,16 +124,21 @@ def test_bad_arguments():
 
 @pytest.mark.parametrize("rules_name", ["finkel", "blitz", "masters", "aseb"])
 @pytest.mark.parametrize(("max_moves", "threats"), [(2, "all"), (2, "paper"), (1, "all"), (3, "all")])
-def test_the_batched_gain_plays_the_gain_tables_moves(rules_name, max_moves, threats):
-    """The numba kernels compute the classes' floats in the same order: the same move in every decision."""
-    from urgym.agents.base import Agent
-
+def test_the_gain_equals_the_plain_reference_term_for_term_and_move_for_move(rules_name, max_moves, threats):
+    """One gain in the package (numba); the tests' plain walk of the paper's equations gives the same floats."""
+    from tests.agents.reference_gain import reference_gain_table
     from urgym.batch import Decisions
 
     agent = GainAgent(max_moves=max_moves, threats=threats)
     found = decision_positions(rules_name, 300, seed=max_moves)
+    for position, roll in found[:40]:
+        for given in (roll, None):
+            ours, plain = (
+                gain_table(position, given, max_moves, threats),
+                reference_gain_table(position, given, max_moves, threats),
+            )
+            assert ours == plain, (position, given)
     rules = found[0][0].rules
-    decisions = Decisions.of_positions(found)
-    batched = agent.select_moves(rules, decisions)
-    one_by_one = Agent.select_moves(agent, rules, decisions)  # gain_table's best sequence, decision by decision
-    assert batched.tolist() == one_by_one.tolist()
+    batched = agent.select_moves(rules, Decisions.of_positions(found))
+    best = [reference_gain_table(p, r, max_moves, threats).best().sources[0] for p, r in found]
+    assert batched.tolist() == best
