@@ -64,7 +64,6 @@ __all__ = [
     "count_decisions",
     "decision_states",
     "evaluate_policies",
-    "legal_move_lists",
     "policy_losses",
 ]
 
@@ -736,21 +735,3 @@ def count_decisions(index: PositionIndex) -> int:
         counts = count_runs(index, work, geom, runs=False)[3]
         total += int(np.count_nonzero(counts > 1))  # runs of one: a count per position and roll
     return total
-
-
-def legal_move_lists(states: np.ndarray, rules: Rules) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For every state and roll of the dice: the roll, the legal moves (``core.legal_moves`` order) and their count."""
-    geom = geometry(rules)
-    rolls = geom[0]["rolls"][: int(geom[0]["n_rolls"])]
-    moves = np.zeros((len(states) * len(rolls), core.MAX_MOVES), dtype=np.int64)
-    counts = np.zeros(len(states) * len(rolls), dtype=np.int64)
-    _legal_lists(states, rolls, geom, moves, counts)
-    return np.tile(rolls, len(states)), moves, counts
-
-
-@njit(cache=True)
-def _legal_lists(states, rolls, geom, moves, counts):
-    for i in range(states.shape[0]):
-        for k in range(rolls.shape[0]):
-            row = i * rolls.shape[0] + k
-            counts[row] = core.legal_moves(states[i], rolls[k], geom, moves[row])

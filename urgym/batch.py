@@ -11,12 +11,13 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 
 from urgym import core
 from urgym.position import Position
 from urgym.rules import Rules
 
-__all__ = ["NO_STREAM", "Decisions", "check_choices", "decisions_of", "return_streams"]
+__all__ = ["NO_STREAM", "Decisions", "check_choices", "decisions_at", "decisions_of", "every_roll", "return_streams"]
 
 NO_STREAM = np.zeros(1, dtype=np.uint64)
 """The random stream of a decision whose agent never draws (read-only: nothing may advance it)."""
@@ -56,22 +57,23 @@ class Decisions(NamedTuple):
         mask[rows, columns] = True
         return mask
 
+    def take(self, rows: np.ndarray, rngs: np.ndarray | None = None) -> Decisions:
+        """Decisions ``rows`` of this batch (with ``rngs`` as their streams, if given)."""
+        return Decisions(
+            self.states[rows],
+            self.rolls[rows],
+            self.moves[rows],
+            self.counts[rows],
+            self.rngs[rows] if rngs is None else rngs,
+        )
+
     @classmethod
     def of_positions(cls, pairs: Sequence[tuple[Position, int]]) -> Decisions:
-        """The decisions of ``(position, roll)`` pairs, with their legal moves (and streams that never draw)."""
-        moves = np.zeros((len(pairs), core.MAX_MOVES), dtype=np.int64)
-        counts = np.zeros(len(pairs), dtype=np.int64)
-        for i, (position, roll) in enumerate(pairs):
-            legal = position.legal_moves(roll)
-            moves[i, : len(legal)] = legal
-            counts[i] = len(legal)
-        return cls(
-            np.array([p.code for p, _ in pairs], dtype=np.int64),
-            np.array([r for _, r in pairs], dtype=np.int64),
-            moves,
-            counts,
-            np.zeros((len(pairs), 1), dtype=np.uint64),
-        )
+        """The decisions of ``(position, roll)`` pairs of one rule set, their legal moves listed; no stream draws."""
+        if not pairs:
+            empty = np.zeros(0, dtype=np.int64)
+            return cls(empty, empty, np.zeros((0, core.MAX_MOVES), np.int64), empty, np.zeros((0, 1), np.uint64))
+        return decisions_at(np.array([p.code for p, _ in pairs]), np.array([r for _, r in pairs]), pairs[0][0].rules)
 
     @classmethod
     def single(cls, state: int, roll: int, legal: tuple[int, ...], rng: np.ndarray) -> Decisions:
@@ -85,6 +87,33 @@ class Decisions(NamedTuple):
             np.array([len(legal)], dtype=np.int64),
             rng.reshape(1, 1),
         )
+
+
+def decisions_at(states: np.ndarray, rolls: np.ndarray, rules: Rules, rngs: np.ndarray | None = None) -> Decisions:
+    """The decisions of packed ``states`` with ``rolls``, their legal moves listed (``core.legal_moves`` order).
+
+    ``rngs``: each decision's random stream (uint64[k, 1]); by default streams that never draw.
+    """
+    states = np.ascontiguousarray(states, dtype=np.int64)
+    rolls = np.ascontiguousarray(rolls, dtype=np.int64)
+    moves = np.zeros((len(states), core.MAX_MOVES), dtype=np.int64)
+    counts = np.zeros(len(states), dtype=np.int64)
+    _list_legal(states, rolls, core.geometry(rules), moves, counts)
+    rngs = np.zeros((len(states), 1), dtype=np.uint64) if rngs is None else rngs
+    return Decisions(states, rolls, moves, counts, rngs)
+
+
+def every_roll(states: np.ndarray, rules: Rules) -> Decisions:
+    """The decisions of every state with every roll of ``rules`` (state-major: row ``i * rolls + k``)."""
+    geom = core.geometry(rules)
+    rolls = geom[0]["rolls"][: int(geom[0]["n_rolls"])].astype(np.int64)
+    return decisions_at(np.repeat(states, len(rolls)), np.tile(rolls, len(states)), rules)
+
+
+@njit(cache=True)
+def _list_legal(states, rolls, geom, moves, counts):
+    for i in range(states.shape[0]):
+        counts[i] = core.legal_moves(states[i], rolls[i], geom, moves[i])
 
 
 def decisions_of(flows: np.ndarray, games: np.ndarray, stream: int | np.ndarray) -> Decisions:

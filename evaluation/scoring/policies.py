@@ -34,11 +34,11 @@ from urgym.agents.registry import AGENTS, builtin_name, parse_spec
 from urgym.solver import PositionIndex
 from urgym.solver.budget import available_memory, format_size
 from urgym.solver.graph import layer_pairs
-from urgym.solver.policy import DENSE_TOL, Policy, block_chunks, count_decisions, decision_states, legal_move_lists
+from urgym.solver.policy import DENSE_TOL, Policy, block_chunks, count_decisions, decision_states
 
 import urgym
 from urgym import Rules, core, get_rules
-from urgym.batch import Decisions, check_choices
+from urgym.batch import Decisions, check_choices, every_roll
 from urgym.files import hold_lock, policy_cache_dir, read_npz, write_atomic
 from urgym.progress import progress_bar
 
@@ -378,15 +378,12 @@ def _ask_pair(agent, rules, index, asking, seed, distribution, start, end, n_rol
     (The legal moves of a chunk, held at once, take about 1 KB per position.)
     """
     for lo, hi in block_chunks(index, start, end, CHUNK):
-        states = decision_states(index, lo, hi)
-        rolls, moves, counts = legal_move_lists(states, rules)
+        every = every_roll(decision_states(index, lo, hi), rules)
+        moves, counts = every.moves, every.counts
         rows = np.flatnonzero(counts > 1)
-        row_states = np.repeat(states, n_rolls)
         for first in range(0, len(rows), BATCH):
             chunk = rows[first : first + BATCH]
-            decisions = Decisions(
-                row_states[chunk], rolls[chunk], moves[chunk], counts[chunk], _streams(seed, lo * n_rolls + chunk)
-            )
+            decisions = every.take(chunk, _streams(seed, lo * n_rolls + chunk))
             if distribution:
                 answer = _answer(agent, "move_probabilities", rules, decisions)
                 probabilities = _as_floats(answer, len(chunk), agent.spec)
@@ -609,12 +606,12 @@ def estimate_exact(
     picks = rng.integers(0, index.size, size=min(SAMPLE, index.size))
     states = np.array([_code(index, int(i)) for i in picks], dtype=np.int64)
     states = states[states >= 0]
-    rolls, moves, counts = legal_move_lists(states, rules)
-    choice = counts > 1
+    every = every_roll(states, rules)
+    choice = every.counts > 1
     share = choice.sum() / (len(picks) * n_rolls)  # finished and impossible positions count, with no decision
     decisions = round(float(share) * index.size * n_rolls)
     rows = np.flatnonzero(choice)
-    sample = Decisions(np.repeat(states, n_rolls)[rows], rolls[rows], moves[rows], counts[rows], _streams(seed, rows))
+    sample = every.take(rows, _streams(seed, rows))
     ask_seconds = {}
     cached = 0  # the policies the run will write to the cache (an agent object or a plug-in's: none)
     threads = numba.config.NUMBA_NUM_THREADS
@@ -661,7 +658,7 @@ def _rate(agent: Agent, rules: Rules, sample: Decisions) -> float:
     """Decisions per second the agent answers ``sample`` at (after a warm-up batch)."""
     if len(sample) == 0:
         return math.inf
-    _answer(agent, "select_moves", rules, Decisions(*(field[:8] for field in sample)))
+    _answer(agent, "select_moves", rules, sample.take(np.arange(min(8, len(sample)))))
     began = time.perf_counter()
     _answer(agent, "select_moves", rules, sample)
     return len(sample) / max(time.perf_counter() - began, 1e-9)

@@ -23,7 +23,7 @@ from urgym.evaluation.scoring.stats import RegretSummary
 from urgym.solver import SolvedTable
 
 from urgym import Position, Rules, core, get_rules
-from urgym.batch import Decisions, check_choices
+from urgym.batch import check_choices, decisions_at
 from urgym.core import geometry
 
 __all__ = [
@@ -128,23 +128,15 @@ def score_positions_task(task: PositionsTask) -> tuple[np.ndarray, np.ndarray]:
     table = worker_table(task.table_key, task.rules)
     agent = worker_agent(task.spec, 0, task.rules, table)
     agent.reseed(task.first)  # its own stream, fixed by the task
-    geom = geometry(task.rules)
     k = len(task.codes)
-    decisions = Decisions(
-        np.array(task.codes, dtype=np.int64),
-        np.array(task.rolls, dtype=np.int64),
-        np.zeros((k, core.MAX_MOVES), dtype=np.int64),
-        np.zeros(k, dtype=np.int64),
-        np.zeros((k, 1), dtype=np.uint64),
-    )
+    decisions = decisions_at(np.array(task.codes), np.array(task.rolls), task.rules)
     for i in range(k):
-        decisions.counts[i] = core.legal_moves(decisions.states[i], decisions.rolls[i], geom, decisions.moves[i])
         core.seed_stream(decisions.rngs[i], POSITIONS_SALT, task.first + i)
     start = time.perf_counter()
     chosen = check_choices(decisions, agent.select_moves(task.rules, decisions), f"agent {agent.spec!r}", task.rules)
     seconds = np.full(k, (time.perf_counter() - start) / max(k, 1))
     regrets = np.zeros(k)
-    EK.position_regrets(decisions, chosen, geom, table.view, regrets)
+    EK.position_regrets(decisions, chosen, geometry(task.rules), table.view, regrets)
     return regrets, seconds
 
 

@@ -8,11 +8,11 @@ from urgym.agents import make_agent
 from urgym.agents.networks.neural import NeuralAgent
 from urgym.evaluation.scoring.policies import agent_policy
 from urgym.solver import PositionIndex
-from urgym.solver.policy import count_decisions, decision_states, legal_move_lists
+from urgym.solver.policy import count_decisions, decision_states
 
 from tests.agents.networks.test_value_networks import random_network
 from urgym import get_rules
-from urgym.batch import Decisions
+from urgym.batch import every_roll
 
 
 def searched_moves(agent, rules):
@@ -23,16 +23,10 @@ def searched_moves(agent, rules):
     for pair, (start, end) in zip(index.pairs, index.pair_ranges, strict=True):
         if index.pieces in pair:
             continue
-        states = decision_states(index, start, end)
-        rolls, moves, counts = legal_move_lists(states, rules)
+        every = every_roll(decision_states(index, start, end), rules)
+        moves, counts = every.moves, every.counts
         rows = np.flatnonzero(counts > 1)
-        decisions = Decisions(
-            np.repeat(states, n_rolls)[rows],
-            rolls[rows],
-            moves[rows],
-            counts[rows],
-            np.zeros((len(rows), 1), np.uint64),
-        )
+        decisions = every.take(rows)
         chosen = agent.select_moves(rules, decisions)
         choices[start * n_rolls + rows] = (moves[rows] == chosen[:, None]).argmax(axis=1)
     return choices

@@ -26,11 +26,11 @@ from urgym.solver.policy import (
     _move_chances,
     decision_states,
     evaluate_policies,
-    legal_move_lists,
     policy_losses,
 )
 
 from urgym import Position, core, get_rules
+from urgym.batch import every_roll
 from urgym.records import GameRecord
 
 RULES = get_rules("finkel", 2)
@@ -657,7 +657,7 @@ def _dense_form(policy: Policy, rules) -> tuple[np.ndarray, np.ndarray]:
     """A compact policy's chances given move by move, and each decision's number of legal moves."""
     index = PositionIndex(rules)
     states = np.concatenate([decision_states(index, lo, hi) for lo, hi in index.pair_ranges])
-    n_moves = legal_move_lists(states, rules)[2]
+    n_moves = every_roll(states, rules).counts
     chosen = np.arange(core.MAX_MOVES)[None, :] == policy.choices[:, None]
     others = np.where(n_moves > 1, (1.0 - policy.keep[n_moves]) / np.maximum(n_moves - 1, 1), 0.0)[:, None]
     dense = np.where(chosen, policy.keep[n_moves][:, None], others)
