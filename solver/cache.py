@@ -12,6 +12,7 @@ import json
 import math
 import os
 import sys
+import weakref
 from pathlib import Path
 
 from urgym.solver.table import SolvedTable, TableError
@@ -120,7 +121,7 @@ def load_or_solve(
         if not candidate.exists():
             continue
         try:
-            table = SolvedTable.load(candidate, rules)
+            table = _load(candidate, rules)
         except TableError as err:
             _move_aside(candidate, ".corrupt", f"the cached table failed its checks ({err})")
             continue
@@ -145,6 +146,25 @@ def load_or_solve(
                 f"({estimate.describe()}): add --solve to solve it now, or run `{solve_command(rules, record)}` first"
             )
     return solve(rules, progress=progress, out=path)
+
+
+_LOADED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+"""The cached tables loaded in this process and still in use, by file (path, change time, size) and rules."""
+
+
+def _load(path: Path, rules: Rules) -> SolvedTable:
+    """The table in ``path``, read and checked once while any part of the process still holds it.
+
+    An exact evaluation asks for the same table for perfect play's moves, its values and the worst decisions: each
+    asks here, and all get the one table (a file changed since is read afresh).
+    """
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size, rules)
+    table = _LOADED.get(key)
+    if table is None:
+        table = SolvedTable.load(path, rules)
+        _LOADED[key] = table
+    return table
 
 
 def _move_aside(path: Path, suffix: str, why: str) -> None:

@@ -102,6 +102,22 @@ def test_load_or_solve_uses_the_cache(tmp_path, monkeypatch):
     assert np.array_equal(first.probabilities(), second.probabilities())
 
 
+def test_a_cached_table_is_read_and_checked_once_while_it_is_in_use(tmp_path, monkeypatch):
+    """An exact evaluation asks for the table three times: one read and one checksum, while any holder keeps it."""
+    import os
+
+    monkeypatch.setenv("URGYM_CACHE", str(tmp_path))
+    solver.load_or_solve("aseb", pieces=2, progress=False)
+    reads = []
+    real = SolvedTable.load
+    monkeypatch.setattr(SolvedTable, "load", staticmethod(lambda *a, **k: (reads.append(a[0]), real(*a, **k))[1]))
+    first = solver.load_or_solve("aseb", pieces=2, progress=False)
+    assert solver.load_or_solve("aseb", pieces=2, progress=False) is first and len(reads) == 1
+    path = solver.cached_table_path(get_rules("aseb", 2))
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))  # the file changed: read again
+    assert solver.load_or_solve("aseb", pieces=2, progress=False) is not first and len(reads) == 2
+
+
 def test_cli_counts_and_solves(tmp_path, capsys):
     solve_main(["--count", "--pieces", "2"])
     out = capsys.readouterr().out
