@@ -364,3 +364,43 @@ def test_review_of_a_folder_names_the_links_it_leaves_out_and_resolves_each_path
         path.write_text("{}")
     assert review._record_paths(None, [str(p) for p in paths + paths[:5]]) == paths  # named twice: once
     assert len(calls) == 305  # once per path given (it was once per path per record: 90,000 here)
+
+
+def test_ctrl_c_while_an_exact_evaluation_sweeps_gives_one_line(tmp_path):
+    """The sweeps are numba kernels: Ctrl-C in the middle of them still ends with status 130 and one line."""
+    import signal
+    import time
+
+    marker = tmp_path / "sweeping"
+    script = tmp_path / "exact.py"
+    script.write_text(
+        "import sys\n"
+        "from urgym.solver import policy\n"
+        "from urgym.commands.evaluate import main\n"
+        "real = policy._sweep_pair\n"
+        "def sweep_for_ever(*args, **kwargs):\n"
+        f"    open({str(marker)!r}, 'w').close()\n"
+        "    while True:\n"
+        "        real(*args, **kwargs)\n"
+        "policy._sweep_pair = sweep_for_ever\n"
+        "sys.exit(main(['--agent', 'greedy', '--exact', '--pieces', '3', '--no-policy-cache', '--no-progress']))\n"
+    )
+    process = subprocess.Popen(
+        [sys.executable, str(script)],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    deadline = time.monotonic() + 240  # the table of 3 pieces may be solved first
+    while not marker.exists() and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.1)
+    assert marker.exists(), "the evaluation never reached its sweeps"
+    time.sleep(1.0)
+    os.killpg(process.pid, signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert stderr.replace("\r", "\n").strip().splitlines()[-1] == "evaluate: interrupted"
