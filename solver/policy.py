@@ -281,10 +281,9 @@ def _graph_side_sweep(graph, own, other, chances, slip, dense, best_edges, half,
     chosen edges. (numba compiles each combination of None apart, without the branches it cannot take.)
 
     The mean is summed in loops over the moves written out here, the stride test hoisted, as the solver's sweep
-    does, one loop per form: through a helper per move the same sum took about a fifth longer, and with every form's
-    branch in one loop uniform play took a third longer (finkel 5's largest pair). A slip weighs the chosen move in
-    the loop (a select, not a branch) rather than reading it again: 107-114 against 121-134 ms. Each move's value
-    comes from :func:`_value_along`, inlined.
+    does, one loop per form: a helper per move, or every form's branch in one loop, was slower (benchmarks/RESULTS.md,
+    issue 39). A slip weighs the chosen move in the loop (a select, not a branch) rather than reading it again. Each
+    move's value comes from :func:`_value_along`, inlined.
     """
     items, start = graph.work.items, graph.work.start
     counts, edges, strides, probs = graph.counts, graph.edges, graph.strides, graph.probabilities
