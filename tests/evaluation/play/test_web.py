@@ -204,7 +204,7 @@ def play_by_clicking(page, game, prefer_home):
                     caught[step] = caught.get(step) or banner
             page.wait_for_timeout(10)
             continue
-        state = game.state()
+        state = _state(game)
         # every event of the game so far was shown, in order, and the board shows the position now
         assert _seen(page) == list(range(len(state["events"])))
         pieces = {
@@ -230,8 +230,14 @@ def play_by_clicking(page, game, prefer_home):
         before = len(state["events"])
         target.click()
         clicks += 1
-        wait_until(page, lambda: len(game.state()["events"]) > before)  # noqa: B023
+        wait_until(page, lambda: len(_state(game)["events"]) > before)  # noqa: B023
         assert clicks < 400
+
+
+def _state(game):
+    """The game's state read as a request reads it, under its lock (the server's thread may be changing it)."""
+    with game.lock:
+        return game.state()
 
 
 @pytest.mark.parametrize(
