@@ -90,12 +90,12 @@ def test_no_decision_to_make_is_an_error():
         make_agent("expectimax:2").select_move(Position.start("finkel"), 0)
 
 
-@pytest.mark.parametrize("depth", [2, 5, 7])
-def test_a_batch_searched_on_threads_plays_the_moves_of_searches_one_at_a_time(depth):
+@pytest.mark.parametrize(("depth", "count"), [(2, 300), (5, 150), (7, 50)])
+def test_a_batch_searched_on_threads_plays_the_moves_of_searches_one_at_a_time(depth, count):
     """A batch searched on two threads, each with its own table, plays the moves of single fresh searches."""
     from urgym.batch import Decisions
 
-    asked = decision_positions("finkel", 300, seed=4)
+    asked = decision_positions("finkel", count, seed=4)
     one_at_a_time = [ExpectimaxAgent(depth=depth, threads=1, tt_bits=12).search(p, r).move for p, r in asked]
     batched = ExpectimaxAgent(depth=depth, threads=2).select_moves(asked[0][0].rules, Decisions.of_positions(asked))
     assert batched.tolist() == one_at_a_time
