@@ -28,6 +28,7 @@ import os
 import string
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -296,7 +297,9 @@ class GainSetup(NamedTuple):
     """:func:`_sequence_tables` of the rules."""
 
 
+@lru_cache(maxsize=32)
 def _gain_setup(rules: Rules, max_moves: int, paper: bool) -> GainSetup:
+    """The rules' arrays and sequence tables, built once per (rules, settings): a match asks every step."""
     rolls, probs = core.chance_outcomes(rules)
     keep = probs > 0
     capturable = np.zeros(rules.length + 2, dtype=np.bool_)

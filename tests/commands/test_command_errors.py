@@ -200,15 +200,7 @@ def test_ctrl_c_stops_a_long_command_with_one_line_and_no_leftovers(argv, tmp_pa
     import time
 
     # A terminal's Ctrl-C goes to the whole process group; a background job would start with SIGINT ignored.
-    process = subprocess.Popen(
-        [str(BIN / argv[0]), *argv[1:]],
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
+    process = _start_as_from_a_terminal([str(BIN / argv[0]), *argv[1:]], tmp_path)
     time.sleep(6)
     assert process.poll() is None, "the command finished before Ctrl-C"
     os.killpg(process.pid, signal.SIGINT)
@@ -238,14 +230,8 @@ def test_ctrl_c_while_a_command_starts_gives_one_line(delay, tmp_path):
     import signal
     import time
 
-    process = subprocess.Popen(
-        [str(BIN / "evaluate"), "--agent", "greedy", "--pieces", "2", "--games", "2"],
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    process = _start_as_from_a_terminal(
+        [str(BIN / "evaluate"), "--agent", "greedy", "--pieces", "2", "--games", "2"], tmp_path
     )
     time.sleep(delay)
     os.killpg(process.pid, signal.SIGINT)
@@ -385,15 +371,7 @@ def test_ctrl_c_while_an_exact_evaluation_sweeps_gives_one_line(tmp_path):
         "policy._sweep_pair = sweep_for_ever\n"
         "sys.exit(main(['--agent', 'greedy', '--exact', '--pieces', '3', '--no-policy-cache', '--no-progress']))\n"
     )
-    process = subprocess.Popen(
-        [sys.executable, str(script)],
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
+    process = _start_as_from_a_terminal([sys.executable, str(script)], tmp_path)
     deadline = time.monotonic() + 240  # the table of 3 pieces may be solved first
     while not marker.exists() and time.monotonic() < deadline and process.poll() is None:
         time.sleep(0.1)
@@ -404,3 +382,21 @@ def test_ctrl_c_while_an_exact_evaluation_sweeps_gives_one_line(tmp_path):
     assert process.returncode == 130, stderr
     assert "Traceback" not in stderr
     assert stderr.replace("\r", "\n").strip().splitlines()[-1] == "evaluate: interrupted"
+
+
+def _start_as_from_a_terminal(argv: list[str], cwd: Path) -> subprocess.Popen:
+    """A command in its own process group with Ctrl-C's default action, as a terminal starts it (stderr piped).
+
+    A background job would start with SIGINT ignored, and a terminal's Ctrl-C goes to the whole group.
+    """
+    import signal
+
+    return subprocess.Popen(
+        argv,
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
