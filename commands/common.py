@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 AUTO_SOLVE_MINUTES = 15.0
-"""The longest solve a command starts on its own (finkel's table, the default, takes about 6 minutes on 2 cores);
+"""The longest solve a command starts on its own (finkel's table, the default, takes about 4 minutes on 2 cores);
 a longer one needs ``--solve`` or the ``solve`` command."""
 
 MAX_GAMES = 10_000_000

@@ -380,7 +380,8 @@ def _check_exact_cost(args: argparse.Namespace, rules: Rules, specs: tuple[str, 
     if needs_table and not is_cached(rules):
         estimate = replace(estimate, solve_minutes=estimate_solve(rules).minutes)
     print(f"exact evaluation: {estimate.describe()}", file=sys.stderr)
-    check_exact_fits(estimate, args.max_minutes)  # a ValueError: one line and status 2, before any work
+    subject = f"exact evaluation of {rules.name} with {rules.pieces} pieces"
+    check_exact_fits(estimate, args.max_minutes, subject)  # a ValueError: one line and status 2, before any work
 
 
 def _card_main(parser: argparse.ArgumentParser, args: argparse.Namespace, extra: list[str]) -> int:

@@ -281,7 +281,7 @@ def _graph_side_sweep(graph, own, other, chances, slip, dense, best_edges, half,
     chosen edges. (numba compiles each combination of None apart, without the branches it cannot take.)
 
     The mean is summed in loops over the moves written out here, the stride test hoisted, as the solver's sweep
-    does, one loop per form: a helper per move, or every form's branch in one loop, was slower (benchmarks/RESULTS.md,
+    does, one loop per form: a helper per move, or every form's branch in one loop, was slower (measured for
     issue 39). A slip weighs the chosen move in the loop (a select, not a branch) rather than reading it again. Each
     move's value comes from :func:`_value_along`, inlined.
     """

@@ -28,7 +28,7 @@ moves gave away per standard game, in points (:attr:`PlayerReview.game_error`): 
 (:func:`standard_rolls`, about a game under perfect play). So the same play scores the same over a short game and
 a long one (a 233-roll game no longer adds up two games' errors, nor a game quit early flatters). Perfect play
 scores 100; giving away 50 points a standard game, an even game's worth, scores 0. The scale is calibrated on the
-built-in ladder against perfect play (``python -m benchmarks.calibrate_review``; the measured table is in the docs'
+built-in ladder against perfect play (``python -m tools.calibrate_review``; the measured table is in the docs'
 records page). It measures how much a player's moves give away, not their result: against perfect play, weak
 players lose quickly, in fewer rolls, and each of their rolls costs more. A move's accuracy is the same formula
 over its own regret. The rating names the level of the error per standard game (:data:`RATINGS`), from

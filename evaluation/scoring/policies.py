@@ -668,8 +668,15 @@ EXACT_MAX_MINUTES = 120.0
 """The longest exact evaluation a command starts without being told more (``--max-minutes``)."""
 
 
-def check_exact_fits(estimate: ExactEstimate, max_minutes: float = EXACT_MAX_MINUTES) -> None:
+def check_exact_fits(
+    estimate: ExactEstimate, max_minutes: float = EXACT_MAX_MINUTES, subject: str = "exact evaluation"
+) -> None:
     """Refuse, before any work, an exact evaluation that does not fit this machine's memory or ``max_minutes``.
+
+    Args:
+        estimate: What the evaluation takes.
+        max_minutes: The longest evaluation allowed.
+        subject: How the error names the evaluation (the commands name its rule set).
 
     Raises:
         ValueError: Naming the estimate and what was over.
@@ -684,13 +691,13 @@ def check_exact_fits(estimate: ExactEstimate, max_minutes: float = EXACT_MAX_MIN
     free = available_memory()
     if estimate.memory > free:
         raise ValueError(
-            f"exact evaluation needs about {format_size(estimate.memory)} of memory and {format_size(free)} is free "
+            f"{subject} needs about {format_size(estimate.memory)} of memory and {format_size(free)} is free "
             f"({estimate.describe()}); evaluate a smaller rule set (--pieces)"
         )
     if estimate.minutes > max_minutes:
         slowest = max(estimate.ask_seconds, key=estimate.ask_seconds.get, default=None)
         raise ValueError(
-            f"exact evaluation would take about {estimate.minutes:,.0f} min, more than --max-minutes "
+            f"{subject} would take about {estimate.minutes:,.0f} min, more than --max-minutes "
             f"{max_minutes:g} ({estimate.describe()})"
             + (f"; the slowest to ask is {slowest}" if slowest else "")
             + ": raise --max-minutes, or evaluate a smaller rule set (--pieces)"

@@ -1,6 +1,6 @@
 """The calibration of the review's accuracy, grades and ratings: the built-in ladder against perfect play.
 
-Run: ``python -m benchmarks.calibrate_review [--rules finkel,blitz,masters] [--games 100] [--workers 2]
+Run: ``python -m tools.calibrate_review [--rules finkel,blitz,masters] [--games 100] [--workers 2]
 [--agents LIST] [--raw FILE]``
 
 Each agent of the ladder (random, greedy, heuristic, expectimax:3, expectimax:7, perfect; or ``--agents``) plays

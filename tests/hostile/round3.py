@@ -1,12 +1,12 @@
-"""The third round of hostile inputs (``python -m benchmarks.audit_inputs --only hostile``).
+"""The third round of hostile inputs.
 
 Outputs aimed at the table cache, a full file system, engines that misbehave with their processes, networks with
 non-finite scores, archive and size bombs, numbers from strangers, and the smaller faults found with them.
 
-Each case is judged as in ``audit_inputs`` (one clear line and the right status, or a clear library error), and
-besides: ``data-loss`` (a table or a cache file changed, or files left behind on a full disk), ``leftover`` (a
-process still running after the command or agent ended), ``accepted`` (a silent wrong result: an illegal move
-played, a hostile number taken as another), ``traceback``, ``unclear``.
+Each case is judged as in ``tests.hostile.commands`` (one clear line and the right status, or a clear library
+error), and besides: ``data-loss`` (a table or a cache file changed, or files left behind on a full disk),
+``leftover`` (a process still running after the command or agent ended), ``accepted`` (a silent wrong result: an
+illegal move played, a hostile number taken as another), ``traceback``, ``unclear``.
 """
 
 from __future__ import annotations
@@ -31,10 +31,9 @@ from pathlib import Path
 
 import numpy as np
 
-BIN = Path(sys.executable).parent
-ROOT = Path(__file__).resolve().parents[1]
-BROKEN = [sys.executable, str(ROOT / "tests" / "agents" / "outside" / "broken_engine.py")]
-SMALL = ["--pieces", "2"]
+from tests.hostile.judge import BIN, SMALL, judge
+
+BROKEN = [sys.executable, str(Path(__file__).resolve().parents[1] / "agents" / "outside" / "broken_engine.py")]
 
 
 def _digest(path: Path) -> str:
@@ -63,26 +62,27 @@ def _pids(pidfile: Path, timeout: float = 60.0) -> list[int]:
     return [int(p) for p in pidfile.read_text().split()] if pidfile.exists() else []
 
 
-def _judge(result: subprocess.CompletedProcess, status: int, words: str, Outcome, case: str):
-    lines = [line for line in result.stderr.strip().splitlines() if line.strip()]
-    if "Traceback" in result.stderr:
-        return Outcome(case, "traceback", result.stderr.strip().splitlines()[-1][:160])
-    if result.returncode != status or not lines or words not in lines[-1]:
-        return Outcome(case, "unclear", f"status {result.returncode}; {(lines or [''])[-1][:160]!r}")
-    return Outcome(case, "clear", lines[-1][:160])
-
-
 def _run(argv: list[str], cwd: Path, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run(
         argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
     )
 
 
+def game_record(work: Path) -> Path:
+    """A finished game of finkel with 2 pieces saved as ``work/game.json`` (the input several parts review)."""
+    from urgym import Game, GameRecord
+
+    game = Game("finkel", seed=0, pieces=2)
+    while not game.is_over:
+        game.play(game.legal_moves[-1])
+    return Path(GameRecord.from_game(game, {}).save(work / "game.json"))
+
+
 # --- 1. outputs over the table cache --------------------------------------------------------------------------
 def _cache_cases(work: Path, Outcome) -> list:
     from urgym.solver import cached_table_path, load_or_solve, write_rgu
 
-    from urgym import Game, GameRecord, get_rules
+    from urgym import get_rules
 
     rules = get_rules("finkel", 2)
     load_or_solve(rules, progress=False)
@@ -90,10 +90,7 @@ def _cache_cases(work: Path, Outcome) -> list:
     elsewhere = work / "mine.urtable"
     shutil.copyfile(cache, elsewhere)
     rgu = Path(write_rgu(load_or_solve(rules, progress=False), work / "mine.rgu"))
-    game = Game(rules, seed=0)
-    while not game.is_over:
-        game.play(game.legal_moves[-1])
-    record = GameRecord.from_game(game, {}).save(work / "game.json")
+    record = game_record(work)
     partial = cache.with_name(cache.name + ".partial.json")  # a checkpoint's progress file, as a solve leaves it
     partial.write_text("{}")
     outputs = {
@@ -127,7 +124,7 @@ def _cache_cases(work: Path, Outcome) -> list:
             if any(_digest(p) != d for p, d in before.items()) or (option.endswith("--plot") and path.exists()):
                 outcomes.append(Outcome(case, "data-loss", "a table or cache file changed"))
             else:
-                outcomes.append(_judge(result, 2, "table", Outcome, case))
+                outcomes.append(judge(result, "table", status=2, case=case))
     for option, argv in (
         (
             "evaluate --save-games",
@@ -147,7 +144,7 @@ def _cache_cases(work: Path, Outcome) -> list:
         outcomes.append(
             Outcome(f"{option} into the cache", "data-loss", f"left {extra}")
             if extra
-            else _judge(result, 2, "table cache", Outcome, f"{option} into the cache")
+            else judge(result, "table cache", status=2, case=f"{option} into the cache")
         )
     partial.unlink()
     return outcomes
@@ -168,7 +165,7 @@ def _full_disk_cases(work: Path, Outcome) -> list:
         env = {**os.environ, "URGYM_CACHE": str(folder / "cache")}
         cases = {
             "evaluate with the cache on a full disk": ["evaluate", "--agent", "greedy", *SMALL, "--games", "2"],
-            "review with the cache on a full disk": ["review", str(work / "game.json")],
+            "review with the cache on a full disk": ["review", str(game_record(work))],
             "solve --out on a full disk": ["solve", *SMALL, "--out", str(folder / "t.urtable")],
             "solve into the cache on a full disk": ["solve", *SMALL],
             "solve of 3 pieces on a full disk": ["solve", "--pieces", "3", "--out", str(folder / "t3.urtable")],
@@ -179,7 +176,7 @@ def _full_disk_cases(work: Path, Outcome) -> list:
             outcomes.append(
                 Outcome(case, "data-loss", f"left behind: {left}")
                 if left
-                else _judge(result, 2, "not enough space in", Outcome, case)
+                else judge(result, "not enough space in", status=2, case=case)
             )
     finally:
         subprocess.run(["umount", str(folder)], check=False)
@@ -212,7 +209,11 @@ def _engine_cases(work: Path, Outcome) -> list:
             outcomes.append(Outcome(case, "leftover", f"still running: {[p for p in pids if _alive(p)]}"))
             for pid in pids:
                 with_kill(pid)
-        elif "Traceback" in result.stderr or result.returncode != status:
+        elif (
+            "Traceback" in result.stderr
+            or result.returncode != status
+            or (mode in ("closes", "digits", "huge") and "not conformant" not in result.stdout)
+        ):
             outcomes.append(
                 Outcome(
                     case,
@@ -458,7 +459,7 @@ def _bomb_cases(work: Path, Outcome) -> list:
         _library_case("an RGN record of 10^6 passes", lambda: GameRecord.load(rgn), "more than any real game", Outcome)
     )
     result = _run([str(BIN / "review"), str(rgn)], work, timeout=120)
-    outcomes.append(_judge(result, 2, "more than any real game", Outcome, "review of a record of 10^6 passes"))
+    outcomes.append(judge(result, "more than any real game", status=2, case="review of a record of 10^6 passes"))
     big = work / "big.json"
     step = {"side": "light", "roll": 0, "move": None}
     big.write_text(
@@ -699,23 +700,14 @@ def _small_cases(work: Path, Outcome) -> list:
     return outcomes
 
 
-def run_all(folder: Path, Outcome) -> list:
-    """Every case of the third round, in a work folder of ``folder`` (a private table cache included)."""
-    work = folder / "hostile"
-    work.mkdir()
-    os.environ["URGYM_CACHE"] = str(work / "cache")
-    outcomes = []
-    for part in (
-        _cache_cases,
-        _full_disk_cases,
-        _engine_cases,
-        _network_cases,
-        _bomb_cases,
-        _web_cases,
-        _number_cases,
-        _small_cases,
-    ):
-        outcomes.extend(part(work, Outcome))
-        print(f"\r{part.__name__[1:]}: {len(outcomes)} cases", end="", file=sys.stderr, flush=True)
-    print(file=sys.stderr)
-    return outcomes
+PARTS = [
+    _cache_cases,
+    _full_disk_cases,
+    _engine_cases,
+    _network_cases,
+    _bomb_cases,
+    _web_cases,
+    _number_cases,
+    _small_cases,
+]
+"""Each part of the round: (work folder, Outcome) -> the outcomes of its cases."""

@@ -1,6 +1,6 @@
 """The leaderboard: every built-in agent and shipped model on finkel, blitz and masters, from their cards.
 
-Run: ``python -m benchmarks.leaderboard [--agents LIST] [--games 1000] [--slow-games 150] [--out cards.json]``;
+Run: ``python -m tools.leaderboard [--agents LIST] [--games 1000] [--slow-games 150] [--out cards.json]``;
 ``--cards A.json B.json`` prints the tables of cards written before (several runs joined). ``--exact`` adds each
 agent's exact win rate against perfect play and its exploitability (``evaluate --exact``), where they fit the time
 (with ``--pieces 3`` or ``4`` for every built-in agent that plays them).

@@ -1,6 +1,7 @@
-"""The untrusted-input part of ``benchmarks.audit_inputs``: files from strangers and outputs aimed carelessly.
+"""Files from strangers and outputs aimed carelessly (the untrusted-input round).
 
-Every case is judged as in ``audit_inputs`` (one clear line and status 2, or a clear library error), and besides:
+Every case is judged as in ``tests.hostile.commands`` (one clear line and status 2, or a clear library error), and
+besides:
 
 - ``data-loss``: an input, a special file, a cached table or a folder of earlier records changed;
 - ``security``: a file written outside its folder, code run from a state string, markup or a live formula from a
@@ -17,14 +18,13 @@ import pickle
 import stat
 import struct
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
 
-BIN = Path(sys.executable).parent
-RGU = Path(__file__).resolve().parents[2] / "shared" / "references" / "data" / "finkel2p.rgu"
+from tests.hostile.commands import run_command, run_library_case
+from tests.hostile.judge import BIN, RGU, Outcome
 
 HOSTILE_NAMES = [
     "<img src=x onerror=alert(1)>",
@@ -287,21 +287,30 @@ def _escaped(root: Path) -> bool:
 
 
 # --- the cases ------------------------------------------------------------------------------------------------
-def run_all(folder: Path, run_command, run_library_case, Outcome) -> list:
-    """Every untrusted-input case; returns their outcomes."""
+def _prepared(folder: Path) -> tuple[Path, dict]:
     work = folder / "untrusted"
-    work.mkdir()
-    outcomes = []
+    work.mkdir(exist_ok=True)
     record = _record(work)
     (work / "rec.json").write_text(json.dumps(record))
-    outcomes += _record_cases(work, record, run_command, run_library_case, Outcome)
-    outcomes += _rgn_command_cases(work, record, run_command, run_library_case)
-    outcomes += _rules_file_cases(work, record, run_command)
-    if RGU.exists():
-        outcomes += _rgu_command_cases(work, run_command, run_library_case)
-    outcomes += _output_cases(work, run_command, Outcome)
-    outcomes += _hostile_name_cases(work, record, Outcome)
-    outcomes += [run_library_case(*case) for case in _library_cases(work, Outcome)]
+    return work, record
+
+
+PARTS: dict[str, Callable[[Path, dict], list]] = {
+    "records": lambda work, record: _record_cases(work, record, run_command, run_library_case, Outcome),
+    "RGN": lambda work, record: _rgn_command_cases(work, record, run_command, run_library_case),
+    "rules files": lambda work, record: _rules_file_cases(work, record, run_command),
+    "RoyalUr tables": lambda work, record: _rgu_command_cases(work, run_command, run_library_case),
+    "outputs": lambda work, record: _output_cases(work, run_command, Outcome),
+    "hostile names": lambda work, record: _hostile_name_cases(work, record, Outcome),
+    "library calls": lambda work, record: [run_library_case(*case) for case in _library_cases(work, Outcome)],
+}
+"""Each part of the round: (work folder, a good record) -> the outcomes of its cases."""
+
+
+def run_part(name: str, folder: Path) -> list:
+    """The outcomes of one part, in a work folder of ``folder``, with the round's security checks after it."""
+    work, record = _prepared(folder)
+    outcomes = PARTS[name](work, record)
     if (work / "pwned").exists():
         outcomes.append(Outcome("code from an OpenSpiel state string", "security", "the crafted pickle ran"))
     if _escaped(folder):

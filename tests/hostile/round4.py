@@ -1,13 +1,14 @@
-"""The fourth round of hostile inputs (``python -m benchmarks.audit_inputs --only round4``).
+"""The fourth round of hostile inputs.
 
 Runs that meet (two runs on one folder, a run over a finished one, outputs aimed through links), special files
 (devices, FIFOs, slow pipes), strangers' records that would start huge solves, the web server under load, read-only
 installs, networks that overflow, lying archives, options past what a machine can give, and Ctrl-C in the middle of
 one deep search.
 
-Each case is judged as in ``audit_inputs`` (one clear line and the right status, or correct behaviour), and besides:
-``data-loss`` (games or files lost or replaced), ``silent-wrong`` (a wrong result without a word), ``hang`` (no answer
-within the case's time), ``exhausted`` (memory or threads past a bound), ``traceback``, ``unclear``.
+Each case is judged as in ``tests.hostile.commands`` (one clear line and the right status, or correct behaviour),
+and besides: ``data-loss`` (games or files lost or replaced), ``silent-wrong`` (a wrong result without a word),
+``hang`` (no answer within the case's time), ``exhausted`` (memory or threads past a bound), ``traceback``,
+``unclear``.
 """
 
 from __future__ import annotations
@@ -28,35 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-BIN = Path(sys.executable).parent
-SMALL = ["--pieces", "2"]
-
-
-def _run(argv: list[str], cwd: Path, timeout: float = 120, **kwargs) -> subprocess.CompletedProcess | None:
-    try:
-        return subprocess.run(
-            [str(BIN / argv[0]), *argv[1:]],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            stdin=kwargs.pop("stdin", subprocess.DEVNULL),
-            **kwargs,
-        )
-    except subprocess.TimeoutExpired:
-        return None
-
-
-def _judge(result, words: str, Outcome, case: str, status: int = 2):
-    """One clear line with ``words`` and ``status``; ``hang`` for no answer."""
-    if result is None:
-        return Outcome(case, "hang", "no answer within the case's time")
-    lines = result.stderr.strip().splitlines()
-    if "Traceback" in result.stderr:
-        return Outcome(case, "traceback", lines[-1][:160])
-    if result.returncode != status or not lines or words not in lines[-1]:
-        return Outcome(case, "unclear", f"status {result.returncode}; {(lines or [''])[-1][:160]!r}")
-    return Outcome(case, "clear", lines[-1][:160])
+from tests.hostile.judge import BIN, SMALL, judge, run
 
 
 def _library(case: str, call: Callable[[], object], words: str, Outcome):
@@ -92,14 +65,14 @@ def _meeting_cases(work: Path, Outcome) -> list:
         lost = statuses != [0, 2] or saved != 300
         outcomes.append(Outcome(case, "data-loss" if lost else "clear", f"statuses {statuses}, {saved} records"))
 
-    run = work / "finished-run"
-    run.mkdir()
-    (run / "model.npz").write_bytes(b"the first run's model")
-    argv = ["train", "--algo", "td-lambda", *SMALL, "--timesteps", "100", "--out", str(run)]
-    result = _run(argv, work)
-    kept = (run / "model.npz").read_bytes() == b"the first run's model"
+    finished = work / "finished-run"
+    finished.mkdir()
+    (finished / "model.npz").write_bytes(b"the first run's model")
+    argv = ["train", "--algo", "td-lambda", *SMALL, "--timesteps", "100", "--out", str(finished)]
+    result = run(argv, work)
+    kept = (finished / "model.npz").read_bytes() == b"the first run's model"
     outcomes.append(
-        _judge(result, "holds a finished training run", Outcome, "train --out over a finished run")
+        judge(result, "holds a finished training run", "train --out over a finished run")
         if kept
         else Outcome("train --out over a finished run", "data-loss", "the first run's model was replaced")
     )
@@ -115,8 +88,8 @@ def _meeting_cases(work: Path, Outcome) -> list:
         out.mkdir()
         prepare(out)
         started = time.monotonic()
-        result = _run(["train", "--algo", "td-lambda", *SMALL, "--timesteps", "100000", "--out", str(out)], work)
-        outcome = _judge(result, words, Outcome, case)
+        result = run(["train", "--algo", "td-lambda", *SMALL, "--timesteps", "100000", "--out", str(out)], work)
+        outcome = judge(result, words, case)
         if outcome.verdict == "clear" and time.monotonic() - started > 30:
             outcome = Outcome(case, "unclear", "refused only after training")
         outcomes.append(outcome)
@@ -128,7 +101,7 @@ def _meeting_cases(work: Path, Outcome) -> list:
     shutil.copy(DEFAULT_TD_MODEL, odd / "td.npz")
     folder = work / "odd-names"
     spec = f"td:model={odd / 'td.npz'}"
-    result = _run(
+    result = run(
         [
             "evaluate",
             "--agent",
@@ -237,11 +210,11 @@ def _special_file_cases(work: Path, Outcome) -> list:
         ["evaluate", "--agent", "td:model=/dev/zero", *SMALL],
         ["evaluate", "--agent", f"sb3:{fifo}", *SMALL],
     ):
-        result = _run(argv, work, timeout=30, stdin=subprocess.PIPE)
-        outcomes.append(_judge(result, "regular file", Outcome, " ".join(argv).replace(str(work), "W")))
+        result = run(argv, work, timeout=30, stdin=subprocess.PIPE)
+        outcomes.append(judge(result, "regular file", " ".join(argv).replace(str(work), "W")))
     slow = subprocess.Popen(["sh", "-c", f"while true; do printf x; sleep 1; done > {fifo}"])
     try:
-        outcomes.append(_judge(_run(["review", str(fifo)], work, timeout=30), "FIFO", Outcome, "review of a slow pipe"))
+        outcomes.append(judge(run(["review", str(fifo)], work, timeout=30), "FIFO", "review of a slow pipe"))
     finally:
         slow.kill()
         slow.wait()
@@ -249,8 +222,8 @@ def _special_file_cases(work: Path, Outcome) -> list:
     shutil.copy(_a_model(), model)
     with open(model.with_suffix(".json"), "wb") as card:
         card.truncate(6 << 30)  # a sparse 6 GB card
-    result = _run(["evaluate", "--agent", f"sb3:{model}", *SMALL, "--no-table", "--opponent", "random"], work, 60)
-    outcomes.append(_judge(result, "more than 1,048,576 bytes", Outcome, "a sparse 6 GB model card"))
+    result = run(["evaluate", "--agent", f"sb3:{model}", *SMALL, "--no-table", "--opponent", "random"], work, 60)
+    outcomes.append(judge(result, "more than 1,048,576 bytes", "a sparse 6 GB model card"))
     return outcomes
 
 
@@ -275,8 +248,8 @@ def _solve_cases(work: Path, Outcome) -> list:
         ["stats", "--rules", "masters", "--pieces", "8"],
         ["train", "--rules", "masters", "--pieces", "8", "--out", str(work / "m8")],
     ):
-        result = _run(argv, work, timeout=60)
-        outcomes.append(_judge(result, "add --solve", Outcome, " ".join(argv).replace(str(work), "W")))
+        result = run(argv, work, timeout=60)
+        outcomes.append(judge(result, "add --solve", " ".join(argv).replace(str(work), "W")))
     return outcomes
 
 
@@ -294,11 +267,16 @@ def _bound_cases(work: Path, Outcome) -> list:
         (["engine-check", "--move-time", "1e300", "urgym-uei-engine"], "86400"),
         (["evaluate", "--agent", "engine:move_time=1e300:urgym-uei-engine", *SMALL], "86400"),
     ):
-        outcomes.append(_judge(_run(argv, work, timeout=60), words, Outcome, " ".join(argv)))
+        outcomes.append(judge(run(argv, work, timeout=60), words, " ".join(argv)))
     return outcomes
 
 
 def _web_load_cases(work: Path, Outcome) -> list:
+    # 1,500 idle connections need more file descriptors than a default limit of 1,024
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(
+        resource.RLIMIT_NOFILE, (max(soft, 4096 if hard == resource.RLIM_INFINITY else min(4096, hard)), hard)
+    )
     from urgym.agents import make_agent
     from urgym.evaluation.play.web import MAX_CONNECTIONS, WebGame, create_app, game_server
 
@@ -486,10 +464,9 @@ def _network_cases(work: Path, Outcome) -> list:
         b2=np.zeros(1),
     )
     outcomes.append(
-        _judge(
-            _run(["evaluate", "--agent", f"td:model={td}", *SMALL], work),
+        judge(
+            run(["evaluate", "--agent", f"td:model={td}", *SMALL], work),
             "no 'rules'",
-            Outcome,
             "a TD file without rules",
         )
     )
@@ -591,32 +568,22 @@ def _exact_cases(work: Path, Outcome) -> list:
         (["evaluate", "--agent", "greedy", "--exact", "--max-minutes", "0.000001"], "--max-minutes"),
         (["evaluate", "--agent", "greedy", "--exact", "--rules", "murray", "--pieces", "5"], "murray"),
     ):
-        outcomes.append(_judge(_run(argv, work, timeout=120), words, Outcome, " ".join(argv)))
+        outcomes.append(judge(run(argv, work, timeout=120), words, " ".join(argv)))
     return outcomes
 
 
-def run_all(folder: Path, Outcome) -> list:
-    """Every case of the fourth round, in a work folder of ``folder`` (a private table cache included)."""
-    work = folder / "round4"
-    work.mkdir()
-    os.environ.setdefault("URGYM_CACHE", str(work / "cache"))
-    resource.setrlimit(resource.RLIMIT_NOFILE, (4096, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
-    outcomes = []
-    for part in (
-        _meeting_cases,
-        _silent_cases,
-        _special_file_cases,
-        _solve_cases,
-        _bound_cases,
-        _web_load_cases,
-        _review_memory_cases,
-        _interrupt_cases,
-        _read_only_cases,
-        _network_cases,
-        _corrupt_read_only_cache,
-        _exact_cases,
-    ):
-        outcomes.extend(part(work, Outcome))
-        print(f"\r{part.__name__[1:]}: {len(outcomes)} cases", end="", file=sys.stderr, flush=True)
-    print(file=sys.stderr)
-    return outcomes
+PARTS = [
+    _meeting_cases,
+    _silent_cases,
+    _special_file_cases,
+    _solve_cases,
+    _bound_cases,
+    _web_load_cases,
+    _review_memory_cases,
+    _interrupt_cases,
+    _read_only_cases,
+    _network_cases,
+    _corrupt_read_only_cache,
+    _exact_cases,
+]
+"""Each part of the round: (work folder, Outcome) -> the outcomes of its cases."""

@@ -1,6 +1,6 @@
 """Ship a trained value network: measure it, and write it and its card into the package's models.
 
-Run: ``python -m benchmarks.ship_model RUN/best_model.npz --name neural_finkel_7p [--note TEXT]``
+Run: ``python -m tools.ship_model RUN/best_model.npz --name neural_finkel_7p [--note TEXT]``
 
 Measures the network as its card reports it: the mean regret (win-% points per decision) on the test set that
 ``evaluate`` reports, at depths 0, 1 and 2, and the decisions per second at each (4,000 decisions of
