@@ -23,7 +23,7 @@ def _default_sigint() -> None:
 def start_and_stop(out: Path, sig: int) -> subprocess.CompletedProcess:
     """Start a solve, wait until it has finished a layer pair or two, then send ``sig``."""
     process = subprocess.Popen(
-        [SOLVE, "--rules", "blitz", "--pieces", "4", "--out", str(out), "--no-progress"],
+        [SOLVE, "--rules", "finkel", "--pieces", "4", "--out", str(out), "--no-progress"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -48,7 +48,7 @@ def start_and_stop(out: Path, sig: int) -> subprocess.CompletedProcess:
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT])
 def test_a_stopped_solve_resumes_to_the_same_table(tmp_path, sig):
-    out = tmp_path / "blitz4.urtable"
+    out = tmp_path / "finkel4.urtable"
     stopped = start_and_stop(out, sig)
     assert not out.exists()
     if sig == signal.SIGINT:
@@ -57,14 +57,14 @@ def test_a_stopped_solve_resumes_to_the_same_table(tmp_path, sig):
             "solve: interrupted; run the same command again to resume from the last finished layer pair"
         )
     resumed = subprocess.run(
-        [SOLVE, "--rules", "blitz", "--pieces", "4", "--out", str(out), "--no-progress"],
+        [SOLVE, "--rules", "finkel", "--pieces", "4", "--out", str(out), "--no-progress"],
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert resumed.returncode == 0, resumed.stderr
     assert "resuming from" in resumed.stderr
-    fresh = solver.solve(get_rules("blitz", 4), progress=False)
+    fresh = solver.load_or_solve(get_rules("finkel", 4), progress=False)  # the cache's, shared with other tests
     table = solver.SolvedTable.load(out)
     assert np.max(np.abs(table.probabilities() - fresh.probabilities())) < 1e-11
     assert table.header["residual"] < 1e-12
