@@ -14,6 +14,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
@@ -97,6 +98,8 @@ class RunOptions:
 T = TypeVar("T")
 
 _TABLES: dict[str, SolvedTable] = {}
+_HELD: weakref.WeakValueDictionary[str, SolvedTable] = weakref.WeakValueDictionary()
+"""Tables the caller of an in-process run holds, by key: its tasks use them rather than map the file a second time."""
 _AGENTS: dict[tuple[str, int, str | None], Agent] = {}
 _POOL: tuple[int, ProcessPoolExecutor] | None = None
 
@@ -114,6 +117,8 @@ def table_key(table: SolvedTable | None, in_process: bool) -> str | None:
     if table is None:
         return None
     if table.path is not None:
+        if in_process:
+            _HELD[str(table.path)] = table
         return str(table.path)
     if not in_process:
         raise ValueError(
@@ -129,6 +134,9 @@ def worker_table(path: str | None, rules: Rules) -> SolvedTable | None:
     """The solved table of a :func:`table_key`, loaded once per process (None: no table)."""
     if path is None:
         return None
+    held = _HELD.get(path)
+    if held is not None and held.rules == rules:
+        return held
     if path not in _TABLES:
         _TABLES[path] = SolvedTable.load(Path(path), rules, verify=False)  # the parent verified it
     return _TABLES[path]

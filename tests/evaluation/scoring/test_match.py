@@ -278,3 +278,13 @@ def test_a_script_without_a_main_guard_gets_one_explanation(tmp_path, finkel3_ta
     assert result.returncode != 0
     assert 'if __name__ == "__main__":' in result.stderr.strip().splitlines()[-1]
     assert "BrokenProcessPool" not in result.stderr.strip().splitlines()[-1]
+
+
+def test_an_in_process_match_plays_on_the_callers_table_not_a_second_map_of_its_file(finkel3_table):
+    from urgym.evaluation.scoring.runner import table_key, worker_table
+    from urgym.solver import TableError
+
+    key = table_key(finkel3_table, in_process=True)
+    assert worker_table(key, finkel3_table.rules) is finkel3_table  # one map of the file: the table's memory once
+    with pytest.raises(TableError, match="was solved for"):  # the held table serves its own rules only
+        worker_table(key, get_rules("finkel", 2))
