@@ -29,23 +29,19 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from numba import njit
-from urgym.evaluation.training.run import RunPlan, TrainingRun, learning_rate
+from urgym.evaluation.training.run import RunPlan, learning_rate
 from urgym.evaluation.training.valuefit import (
     LabelledDecisions,
-    TorchValueLearner,
     ValueBatches,
     move_values,
-    network_facts,
-    torch_network,
-    validation_data,
+    torch_for,
+    value_run,
 )
 from urgym.solver import SolvedTable
 from urgym.solver.lookup import best_of
 
 from urgym import Rules, core
 from urgym.core import geometry
-from urgym.features import feature_size
-from urgym.files import require_extra
 from urgym.progress import progress_bar
 
 __all__ = ["DistillSettings", "sample_labelled_decisions", "train_distill"]
@@ -184,26 +180,11 @@ def train_distill(
     ``timesteps`` counts the training decisions seen (each with all its moves). Writes the best network (by validation
     regret) and the last one to ``out`` with their cards, the curve and the logs, as every ``train`` does.
     """
-    torch = require_extra("torch", "learn", "train --algo distill")
     settings = settings or DistillSettings()
-    torch.manual_seed(plan.seed)
-    torch.set_num_threads(settings.threads)
+    torch = torch_for("distill", plan, settings.threads)
     data = sample_labelled_decisions(table, settings.decisions, plan.seed, settings.keep, plan.progress)
-    train, check = (
-        ValueBatches(data, rules, settings.features, torch),
-        ValueBatches(validation_data(table, settings.validation), rules, settings.features, torch),
-    )
-    net = torch_network([feature_size(rules, settings.features), *settings.hidden, 1], torch)
-    optimizer = torch.optim.Adam(net.parameters(), lr=settings.learning_rate)
-    run = TrainingRun(
-        "distill",
-        rules,
-        plan,
-        TorchValueLearner(net, torch, check, rules, settings.features),
-        "decision",
-        network_facts(net, settings),
-        table=table,
-    )
+    train = ValueBatches(data, rules, settings.features, torch)
+    net, optimizer, run = value_run("distill", rules, table, plan, settings, torch)
     seen, steps, next_eval = 0, 0, settings.eval_every
     generator = np.random.default_rng(plan.seed)
     while run.share(seen) < 1.0:

@@ -29,21 +29,17 @@ from typing import Any
 
 import numpy as np
 from urgym.agents.networks.neural import selfplay_context, selfplay_targets
-from urgym.evaluation.training.run import Metrics, RunPlan, TrainingRun, learning_rate
+from urgym.evaluation.training.run import Metrics, RunPlan, learning_rate
 from urgym.evaluation.training.valuefit import (
-    TorchValueLearner,
-    ValueBatches,
-    network_facts,
     to_value_network,
-    torch_network,
-    validation_data,
+    torch_for,
+    value_run,
 )
 from urgym.solver import SolvedTable
 
 from urgym import Rules, core
 from urgym.core import geometry
 from urgym.features import feature_set_id, feature_size, write_value_features_batch
-from urgym.files import require_extra
 
 __all__ = ["ExpectedTDSettings", "train_expected_td"]
 
@@ -124,25 +120,11 @@ def train_expected_td(
 
     ``metrics`` measures more figures at each evaluation (see :class:`~urgym.evaluation.training.run.TrainingRun`).
     """
-    torch = require_extra("torch", "learn", "train --algo expected-td")
     settings = settings or ExpectedTDSettings()
     seed = plan.seed
-    torch.manual_seed(seed)
-    torch.set_num_threads(settings.threads)
-    check = ValueBatches(validation_data(table, settings.validation), rules, settings.features, torch)
+    torch = torch_for("expected-td", plan, settings.threads)
     size, kind, geom = feature_size(rules, settings.features), feature_set_id(settings.features), geometry(rules)
-    net = torch_network([size, *settings.hidden, 1], torch)
-    optimizer = torch.optim.Adam(net.parameters(), lr=settings.learning_rate)
-    run = TrainingRun(
-        "expected-td",
-        rules,
-        plan,
-        TorchValueLearner(net, torch, check, rules, settings.features),
-        "decision",
-        network_facts(net, settings),
-        metrics=metrics,
-        table=table,
-    )
+    net, optimizer, run = value_run("expected-td", rules, table, plan, settings, torch, metrics)
     buffer_states = np.zeros(settings.buffer, np.int64)
     buffer_targets = np.zeros(settings.buffer, np.float32)
     written = generated = decisions = games = steps = 0

@@ -14,22 +14,27 @@ import numpy as np
 from urgym.agents.networks.neural import NeuralAgent
 from urgym.agents.networks.value import ValueNetwork
 from urgym.evaluation.scoring.positions import validation_positions
+from urgym.evaluation.training.run import Metrics, RunPlan, TrainingRun
 from urgym.solver import SolvedTable
 
 from urgym import Rules, core
 from urgym.core import geometry
 from urgym.features import feature_set_id, feature_size, write_value_features_batch
+from urgym.files import require_extra
 
 __all__ = [
     "LabelledDecisions",
     "TorchValueLearner",
     "ValueBatches",
+    "ValueRun",
     "move_values",
     "network_facts",
     "to_value_network",
+    "torch_for",
     "torch_network",
     "validation_data",
     "validation_regret",
+    "value_run",
 ]
 
 
@@ -168,3 +173,43 @@ def network_facts(net: Any, settings: Any) -> dict[str, Any]:
         "parameters": sum(p.numel() for p in net.parameters()),
         "settings": asdict(settings),
     }
+
+
+def torch_for(algo: str, plan: RunPlan, threads: int) -> Any:
+    """Torch for a value-network run of ``algo``: seeded by the plan, on ``threads`` threads (the learn extra)."""
+    torch = require_extra("torch", "learn", f"train --algo {algo}")
+    torch.manual_seed(plan.seed)
+    torch.set_num_threads(threads)
+    return torch
+
+
+class ValueRun(NamedTuple):
+    """A value network being trained: the network, its optimizer and the run that evaluates and saves it."""
+
+    net: Any
+    optimizer: Any
+    run: TrainingRun
+
+
+def value_run(
+    algo: str,
+    rules: Rules,
+    table: SolvedTable,
+    plan: RunPlan,
+    settings: Any,
+    torch: Any,
+    metrics: Metrics | None = None,
+) -> ValueRun:
+    """The network of ``settings`` (features, hidden sizes), Adam, and its :class:`TrainingRun`, counting decisions.
+
+    The run selects by the regret on ``settings.validation`` decisions of ``table`` and writes the one network format
+    with a card (every value-network learner's setup: ``distill``, ``expected-td``).
+    """
+    check = ValueBatches(validation_data(table, settings.validation), rules, settings.features, torch)
+    net = torch_network([feature_size(rules, settings.features), *settings.hidden, 1], torch)
+    optimizer = torch.optim.Adam(net.parameters(), lr=settings.learning_rate)
+    learner = TorchValueLearner(net, torch, check, rules, settings.features)
+    run = TrainingRun(
+        algo, rules, plan, learner, "decision", network_facts(net, settings), metrics=metrics, table=table
+    )
+    return ValueRun(net, optimizer, run)
