@@ -67,3 +67,12 @@ def test_a_leaderboard_file_that_is_no_result_is_refused_naming_it(tmp_path, cap
     assert stop.value.code == 2
     err = capsys.readouterr().err
     assert "evil.json" in err and "result lacks" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_shipped_baseline_given_to_the_leaderboard_is_listed_once(capsys):
+    from importlib.resources import files
+
+    shipped = files("urgym.evaluation.bench") / "baseline-finkel-3-v1.dqn.json"
+    assert urgym(["bench", "--leaderboard", str(shipped)]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.split()[:1] == ["dqn"]]
+    assert len(rows) == 1, rows
