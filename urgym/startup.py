@@ -3,8 +3,8 @@
 The commands' modules import numpy, numba and more before their ``main`` (wrapped by
 :func:`urgym.commands.common.command`) can catch ``KeyboardInterrupt``. Each package imports this module first;
 when the program is one of urgym's console scripts, it installs a SIGINT handler that ends the start-up at once,
-and :func:`end` hands SIGINT back to Python once the command's own handling is in place. A program that merely
-imports urgym is left alone.
+and :func:`end` hands SIGINT back to Python once the command's own handling is in place; the worker processes such
+a command spawns ignore Ctrl-C (the command stops them). A program that merely imports urgym is left alone.
 
 It also places numba's cache before numba is imported: in a read-only install (a system or container install used by
 another user, whose home may not exist or be writable), numba finds no folder for the compiled code of ``cache=True``
@@ -51,8 +51,9 @@ def _redeliver_swallowed_interrupt(unraisable: object) -> None:
 _default_unraisablehook = sys.unraisablehook
 
 
-def _is_console_script() -> bool:
-    script = getattr(sys.modules.get("__main__"), "__file__", None)
+def _is_console_script(module: str = "__main__") -> bool:
+    """Whether ``module`` (the program's main module) is one of urgym's console scripts."""
+    script = getattr(sys.modules.get(module), "__file__", None)
     if not script:
         return False
     try:
@@ -63,10 +64,19 @@ def _is_console_script() -> bool:
 
 
 def begin() -> None:
-    """Install the start-up handler when running as one of urgym's console scripts (the main thread only)."""
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler and _is_console_script():
-        with contextlib.suppress(ValueError):  # not the main thread
+    """Install the start-up handler when running as one of urgym's console scripts (the main thread only).
+
+    A worker process such a command spawns (which imports the script again, as ``__mp_main__``) ignores Ctrl-C from
+    its start: the terminal's Ctrl-C reaches it too, and the command answers it and stops its workers; a worker still
+    importing would otherwise print a traceback of its own.
+    """
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        return
+    with contextlib.suppress(ValueError):  # not the main thread
+        if _is_console_script():
             signal.signal(signal.SIGINT, _interrupted)
+        elif _is_console_script("__mp_main__"):
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def end() -> None:

@@ -283,3 +283,29 @@ def _start_as_from_a_terminal(argv: list[str], cwd: Path) -> subprocess.Popen:
         start_new_session=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
+
+
+def test_a_worker_a_command_spawns_ignores_ctrl_c_from_its_start(tmp_path):
+    """The terminal's Ctrl-C reaches the workers too, maybe still importing: the command answers it and stops them."""
+    script = tmp_path / "command.py"
+    script.write_text(
+        "from urgym.commands.stats import main  # noqa: F401 (the import line of urgym's console scripts)\n"
+        "import multiprocessing\n"
+        "import signal\n"
+        "\n"
+        "\n"
+        "def report(queue):\n"
+        "    queue.put(signal.getsignal(signal.SIGINT) == signal.SIG_IGN)\n"
+        "\n"
+        "\n"
+        "if __name__ == '__main__':\n"
+        "    context = multiprocessing.get_context('spawn')\n"
+        "    queue = context.Queue()\n"
+        "    worker = context.Process(target=report, args=(queue,))\n"
+        "    worker.start()\n"
+        "    print('worker ignores Ctrl-C:', queue.get(timeout=120))\n"
+        "    worker.join()\n"
+    )
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=180, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "worker ignores Ctrl-C: True" in result.stdout
