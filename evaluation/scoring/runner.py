@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from urgym.agents import Agent, builtin_name, make_agent
-from urgym.solver import SolvedTable
+from urgym.solver import SolvedTable, TableError
 
 from urgym import Position, Rules
 from urgym.files import require_extra
@@ -99,7 +99,7 @@ T = TypeVar("T")
 
 _TABLES: dict[str, SolvedTable] = {}
 _HELD: weakref.WeakValueDictionary[str, SolvedTable] = weakref.WeakValueDictionary()
-"""Tables the caller of an in-process run holds, by key: its tasks use them rather than map the file a second time."""
+"""Tables of runs played in this process, by key: the caller holds each while its tasks run, and they use it."""
 _AGENTS: dict[tuple[str, int, str | None], Agent] = {}
 _POOL: tuple[int, ProcessPoolExecutor] | None = None
 
@@ -113,33 +113,33 @@ def default_workers() -> int:
 
 
 def table_key(table: SolvedTable | None, in_process: bool) -> str | None:
-    """How tasks name a table: its file, or for a table only in memory (usable in this process only) its id."""
+    """How tasks name a table: in this process the table itself (held by id), in worker processes its file."""
     if table is None:
         return None
-    if table.path is not None:
-        if in_process:
-            _HELD[str(table.path)] = table
-        return str(table.path)
-    if not in_process:
+    if in_process:  # the caller's table object, not a second map of its file (nor one only in memory)
+        key = f"held:{id(table)}"
+        _HELD[key] = table
+        return key
+    if table.path is None:
         raise ValueError(
             "a solved table that is only in memory cannot reach worker processes: save it "
             "(SolvedTable.save) and load it, or use workers=1"
         )
-    key = f"memory:{id(table)}"
-    _TABLES[key] = table
-    return key
+    return str(table.path)
 
 
-def worker_table(path: str | None, rules: Rules) -> SolvedTable | None:
-    """The solved table of a :func:`table_key`, loaded once per process (None: no table)."""
-    if path is None:
+def worker_table(key: str | None, rules: Rules) -> SolvedTable | None:
+    """The solved table of a :func:`table_key`: the caller's, or its file loaded once per process (None: no table)."""
+    if key is None:
         return None
-    held = _HELD.get(path)
-    if held is not None and held.rules == rules:
-        return held
-    if path not in _TABLES:
-        _TABLES[path] = SolvedTable.load(Path(path), rules, verify=False)  # the parent verified it
-    return _TABLES[path]
+    if key.startswith("held:"):
+        table = _HELD[key]
+        if table.rules != rules:
+            raise TableError(f"the table given was solved for {table.rules.describe()!r}, not {rules.describe()!r}")
+        return table
+    if key not in _TABLES:
+        _TABLES[key] = SolvedTable.load(Path(key), rules, verify=False)  # the parent verified it
+    return _TABLES[key]
 
 
 def worker_agent(spec: str | Agent, slot: int, rules: Rules, table: SolvedTable | None) -> Agent:
