@@ -19,7 +19,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -31,28 +30,12 @@ from pathlib import Path
 
 import numpy as np
 
+from tests.agents.outside.engine_processes import BROKEN, alive, evaluate_against_random, gone
 from tests.hostile.judge import BIN, SMALL, judge
-
-BROKEN = [sys.executable, str(Path(__file__).resolve().parents[1] / "agents" / "outside" / "broken_engine.py")]
 
 
 def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
-def _gone(pids: list[int], timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return not any(_alive(p) for p in pids)
 
 
 def _pids(pidfile: Path, timeout: float = 60.0) -> list[int]:
@@ -205,8 +188,8 @@ def _engine_cases(work: Path, Outcome) -> list:
             timeout=300,
         )
         pids = _pids(pidfile, timeout=1)
-        if not _gone(pids):
-            outcomes.append(Outcome(case, "leftover", f"still running: {[p for p in pids if _alive(p)]}"))
+        if not gone(pids):
+            outcomes.append(Outcome(case, "leftover", f"still running: {[p for p in pids if alive(p)]}"))
             for pid in pids:
                 with_kill(pid)
         elif (
@@ -228,29 +211,11 @@ def _engine_cases(work: Path, Outcome) -> list:
         pidfile.unlink(missing_ok=True)
         case = f"evaluate with an engine that {mode}, to its end"
         spec = "engine:" + " ".join([*BROKEN, mode, str(pidfile)])
-        result = _run(
-            [
-                str(BIN / "evaluate"),
-                "--agent",
-                spec,
-                "--opponent",
-                "random",
-                *SMALL,
-                "--games",
-                "2",
-                "--positions",
-                "0",
-                "--workers",
-                "1",
-                "--no-progress",
-            ],
-            work,
-            timeout=300,
-        )
+        result = _run(evaluate_against_random(spec, workers=1), work, timeout=300)
         pids = _pids(pidfile, timeout=1)
         outcomes.append(
             Outcome(case, "leftover", str(pids))
-            if not _gone(pids)
+            if not gone(pids)
             else Outcome(case, "clear" if result.returncode == 0 else "unclear", f"status {result.returncode}")
         )
     for command in ("evaluate", "engine-check"):
@@ -258,21 +223,7 @@ def _engine_cases(work: Path, Outcome) -> list:
         pidfile.unlink(missing_ok=True)
         engine = [*BROKEN, "hang-forking", str(pidfile)]
         argv = (
-            [
-                str(BIN / "evaluate"),
-                "--agent",
-                "engine:move_time=600:" + " ".join(engine),
-                "--opponent",
-                "random",
-                *SMALL,
-                "--games",
-                "2",
-                "--positions",
-                "0",
-                "--workers",
-                "2",
-                "--no-progress",
-            ]
+            evaluate_against_random("engine:move_time=600:" + " ".join(engine), workers=2)
             if command == "evaluate"
             else [str(BIN / "engine-check"), "--move-time", "600", *engine]
         )
@@ -284,8 +235,8 @@ def _engine_cases(work: Path, Outcome) -> list:
         os.killpg(process.pid, signal.SIGINT)  # as a terminal does: the command's group
         _, err = process.communicate(timeout=60)
         case = f"Ctrl-C of {command} while an engine that forked thinks for ever"
-        if not _gone(pids):
-            outcomes.append(Outcome(case, "leftover", f"still running: {[p for p in pids if _alive(p)]}"))
+        if not gone(pids):
+            outcomes.append(Outcome(case, "leftover", f"still running: {[p for p in pids if alive(p)]}"))
             for pid in pids:
                 with_kill(pid)
         else:

@@ -16,19 +16,8 @@ from pathlib import Path
 import pytest
 from urgym.agents.outside.engine import EngineAgent, EngineError
 
+from tests.agents.outside.engine_processes import BIN, BROKEN, alive, evaluate_against_random, gone
 from urgym import Position
-
-BROKEN = [sys.executable, str(Path(__file__).with_name("broken_engine.py"))]
-BIN = Path(sys.executable).parent
-
-
-def alive(pid: int) -> bool:
-    """True while ``pid`` runs (a zombie, dead but not yet reaped by its parent, counts as gone)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 def pids_of(pidfile: Path, timeout: float = 30.0) -> list[int]:
@@ -37,13 +26,6 @@ def pids_of(pidfile: Path, timeout: float = 30.0) -> list[int]:
         assert time.monotonic() < deadline, "the engine never started"
         time.sleep(0.05)
     return [int(p) for p in pidfile.read_text().split()]
-
-
-def gone(pids: list[int], timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while any(alive(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return not any(alive(p) for p in pids)
 
 
 def a_decision() -> tuple[Position, int]:
@@ -95,22 +77,7 @@ def test_ctrl_c_stops_the_engine_and_its_children(command, tmp_path):
     pidfile = tmp_path / "pids"
     engine = [*BROKEN, "hang-forking", str(pidfile)]
     argv = (
-        [
-            str(BIN / "evaluate"),
-            "--agent",
-            "engine:move_time=600:" + " ".join(engine),
-            "--opponent",
-            "random",
-            "--pieces",
-            "2",
-            "--games",
-            "2",
-            "--positions",
-            "0",
-            "--workers",
-            "1",
-            "--no-progress",
-        ]
+        evaluate_against_random("engine:move_time=600:" + " ".join(engine), workers=1)
         if command == "evaluate"
         else [str(BIN / "engine-check"), "--move-time", "600", *engine]
     )
