@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tests.hostile.judge import BIN, RGU, SMALL, TIME_LIMIT, Outcome, _TimeLimitError, run_in_process, time_limit
+from tests.hostile.judge import BIN, RGU, SMALL, TIME_LIMIT, Outcome, TimeLimitError, run_in_process, time_limit
 
 # --- command lines -----------------------------------------------------------------------------------------
 
@@ -587,7 +587,7 @@ def run_library_case(description: str, call: Callable[[], object], what: str) ->
     try:
         with time_limit(TIME_LIMIT):
             result = call()
-    except _TimeLimitError:
+    except TimeLimitError:
         return Outcome(description, "hang", f"no answer in {TIME_LIMIT} s")
     except (ValueError, TypeError, RuntimeError, solver.TableError, FileNotFoundError) as err:
         message = f"{type(err).__name__}: {err}"

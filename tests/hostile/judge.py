@@ -62,16 +62,16 @@ def judge(result: subprocess.CompletedProcess | None, words: str, case: str, sta
     return Outcome(case, "clear", lines[-1][:160])
 
 
-class _TimeLimitError(Exception):
-    pass
+class TimeLimitError(Exception):
+    """A case ran past its time limit."""
 
 
 @contextlib.contextmanager
 def time_limit(seconds: int):
-    """Raise ``_TimeLimitError`` in the main thread once ``seconds`` have passed (a hang is a finding, not a stall)."""
+    """Raise ``TimeLimitError`` in the main thread once ``seconds`` have passed (a hang is a finding, not a stall)."""
 
     def expire(*_: object) -> None:
-        raise _TimeLimitError
+        raise TimeLimitError
 
     previous = signal.signal(signal.SIGALRM, expire)
     signal.alarm(seconds)
@@ -102,7 +102,7 @@ def run_in_process(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int
             try:
                 with time_limit(TIME_LIMIT):
                     status = main(argv[1:]) or 0
-            except _TimeLimitError:
+            except TimeLimitError:
                 status = None
             except SystemExit as stop:
                 status = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
