@@ -56,6 +56,7 @@ from urgym.core import geometry
 from urgym.progress import progress_bar
 
 __all__ = [
+    "BestMoves",
     "Policy",
     "PolicyLosses",
     "PolicyValues",
@@ -116,21 +117,66 @@ class Policy(NamedTuple):
 
 
 _NO_DENSE = np.zeros((0, core.MAX_MOVES))
+_NO_CHOICES = np.zeros(0, dtype=np.uint8)
+_NO_VALUES = np.zeros(0)
 
 
-def as_policy(policy: Policy | np.ndarray) -> Policy:
-    """A :class:`Policy`, or a plain array of choices taken as the deterministic policy that plays them.
+class BestMoves(NamedTuple):
+    """The policy that plays, in every decision, the move best by ``values``: perfect play, with a solved table's.
+
+    Its moves are never listed for the whole rule set: each computation reads them off the layer pair's graph it
+    already holds, as it reaches the pair. They are :func:`best_moves`'s, ties within ``tie`` going to the first
+    legal move.
+    """
+
+    values: np.ndarray  # float64[positions]: each position's value for its mover
+    tie: float = 0.0
+
+    @property
+    def deterministic(self) -> bool:
+        """Always True: one move per decision."""
+        return True
+
+    def check(self, positions: int, name: str = "policy") -> None:
+        """Raise ``ValueError`` unless there is one finite value per position (``positions``) and ``tie`` >= 0."""
+        if self.values.dtype != np.float64 or self.values.shape != (positions,):
+            raise ValueError(
+                f"{name}'s values must be float64[{positions}] (one per position), got "
+                f"{self.values.dtype}{list(self.values.shape)}"
+            )
+        if not (np.isfinite(self.tie) and self.tie >= 0):
+            raise ValueError(f"{name}'s tie must be a finite number >= 0, got {self.tie!r}")
+
+
+AnyPolicy = Policy | BestMoves | np.ndarray
+"""What the computations here take as a side's policy: a :class:`Policy`, :class:`BestMoves`, or a policy's choices."""
+
+
+def as_policy(policy: AnyPolicy) -> Policy | BestMoves:
+    """A :class:`Policy` or :class:`BestMoves`; a plain array of choices is the deterministic policy playing them.
 
     Raises:
         ValueError: For anything else (a tuple, a list, None), naming what is allowed.
     """
+    if isinstance(policy, BestMoves):
+        return BestMoves(np.ascontiguousarray(policy.values), float(policy.tie))
     if not isinstance(policy, (Policy, np.ndarray)):
         raise ValueError(
-            f"a policy must be a urgym.solver.policy.Policy or a numpy array of choices (one per position and roll), "
-            f"got {type(policy).__name__}"
+            "a policy must be a urgym.solver.policy.Policy, a BestMoves or a numpy array of choices (one per "
+            f"position and roll), got {type(policy).__name__}"
         )
     policy = policy if isinstance(policy, Policy) else Policy.fixed(policy)
     return Policy(*(np.ascontiguousarray(part) for part in policy))  # one numba type for every policy
+
+
+def _checked_policy(policy: AnyPolicy, index: PositionIndex, rows: int, name: str) -> Policy | BestMoves:
+    """``policy`` as :func:`as_policy` gives it, checked to fit ``index``'s positions and ``rows`` decisions."""
+    policy = as_policy(policy)
+    if isinstance(policy, BestMoves):
+        policy.check(index.size, name)
+    else:
+        policy.check(rows, name)
+    return policy
 
 
 class PolicyValues(NamedTuple):
@@ -234,9 +280,12 @@ class _GraphPlay(NamedTuple):
     dense: np.ndarray | None  # the policy's chances per move, or None for the compact form
 
 
-def _graph_play(policy: Policy | None) -> _GraphPlay:
-    """A side's :class:`_GraphPlay`: its policy's, or the best response's for None."""
-    if policy is None:
+def _graph_play(policy: Policy | BestMoves | None) -> _GraphPlay:
+    """A side's :class:`_GraphPlay`: its policy's, or the best response's for None.
+
+    :class:`BestMoves` gets the best response's too: its chosen edges are always listed, so it is never read.
+    """
+    if policy is None or isinstance(policy, BestMoves):
         return _GraphPlay(None, None, None)
     chances = _move_chances(policy)
     if len(policy.dense):  # every choice among several moves is dense; a single move is played for sure
@@ -355,8 +404,8 @@ def _graph_side_sweep(graph, own, other, chances, slip, dense, best_edges, half,
 
 def evaluate_policies(
     rules: Rules | str,
-    policy_a: Policy | np.ndarray,
-    policy_b: Policy | np.ndarray | None = None,
+    policy_a: AnyPolicy,
+    policy_b: AnyPolicy | None = None,
     tol: float = EXACT_TOL,
     progress: bool = True,
     initial: PolicyValues | None = None,
@@ -365,8 +414,9 @@ def evaluate_policies(
 
     Args:
         rules: A rule set the solver indexes (every built-in one, murray and skiriuk too, and custom rules).
-        policy_a: A's :class:`Policy`, or its moves as ``uint8[positions * rolls]`` (see the module docstring).
-        policy_b: B's in the same form, or None for B the best response to A.
+        policy_a: A's :class:`Policy`, its moves as ``uint8[positions * rolls]`` (see the module docstring), or
+            :class:`BestMoves` (perfect play's moves, read off each pair's graph as it is swept).
+        policy_b: B's in the same forms, or None for B the best response to A.
         tol: Sweep a layer pair until no value changes by more than this.
         progress: Show a progress bar.
         initial: Values to start the sweeps from (A's against another opponent, say): the same fixed point is
@@ -380,11 +430,9 @@ def evaluate_policies(
     rules = get_rules(rules)
     index = PositionIndex(rules)
     rows = index.size * int(geometry(rules)[0]["n_rolls"])
-    policy_a = as_policy(policy_a)
-    policy_a.check(rows, "policy A")
+    policy_a = _checked_policy(policy_a, index, rows, "policy A")
     best_b = policy_b is None
-    policy_b = policy_a if best_b else as_policy(policy_b)
-    policy_b.check(rows, "policy B")
+    policy_b = policy_a if best_b else _checked_policy(policy_b, index, rows, "policy B")
     if initial is not None and (initial.rules != rules or len(initial.a) != index.size):
         raise ValueError(f"initial values are of {initial.rules.describe()}, not of {rules.describe()}")
     a = np.zeros(index.size) if initial is None else np.array(initial.a, dtype=np.float64)  # copies
@@ -478,13 +526,17 @@ def _checked_choices(graph, policy, name, pair) -> np.ndarray | None:
     """The edge of each decision's chosen move in a pair (see :func:`_chosen_edges`), after checking every choice.
 
     A policy that randomizes reads every legal move's edge, so its choices are only checked (None).
+    :class:`BestMoves` has its edges picked by its values.
     Raises ``ValueError`` naming the first decision whose choice is not one of its legal moves (a policy built by
     hand, or read from outside, can hold any byte).
     """
     n_rolls = graph.probabilities.shape[0]
     positions = graph.work.items[:, SK.I_END].max() - graph.work.start
     chosen = np.empty(positions * n_rolls if policy.deterministic else 0, dtype=np.uint32)
-    row, n, total = _chosen_edges(graph, policy.choices, policy.dense, chosen)
+    if isinstance(policy, BestMoves):
+        _chosen_edges(graph, _NO_CHOICES, _NO_DENSE, policy.values, policy.tie, chosen)
+        return chosen
+    row, n, total = _chosen_edges(graph, policy.choices, policy.dense, _NO_VALUES, 0.0, chosen)
     if row >= 0:
         i, k = divmod(row, n_rolls)
         where = f"in position {i} with roll number {k} (layer pair {pair}), which has {n} legal move{'s' * (n > 1)}"
@@ -495,13 +547,15 @@ def _checked_choices(graph, policy, name, pair) -> np.ndarray | None:
 
 
 @njit(cache=True, parallel=True)
-def _chosen_edges(graph, choices, dense, out):
+def _chosen_edges(graph, choices, dense, values, tie, out):
     """``out[(i - start) * R + k]``: the successor edge of the move ``choices`` aims at in position i with roll k.
 
-    Read off the graph of runs (the run's edge moved along by its stride). Returns the first decision row
-    ``i * R + k`` whose choice is past its legal moves, or (a choice among several) whose ``dense`` chances (unless
-    it is empty) do not sum to 1 within :data:`DENSE_TOL` over them; with the number of its legal moves, and NaN
-    for a bad choice or the chances' sum. (-1, 0, NaN) when every decision is sound. An empty ``out`` only checks.
+    With ``values`` (not empty) the move is instead the one best by them (:func:`_best_choice`), and ``choices`` and
+    ``dense`` are not read. Read off the graph of runs (the run's edge moved along by its stride). Returns the first
+    decision row ``i * R + k`` whose choice is past its legal moves, or (a choice among several) whose ``dense``
+    chances (unless it is empty) do not sum to 1 within :data:`DENSE_TOL` over them; with the number of its legal
+    moves, and NaN for a bad choice or the chances' sum. (-1, 0, NaN) when every decision is sound. An empty ``out``
+    only checks.
     """
     items, start = graph.work.items, graph.work.start
     counts, edges, strides = graph.counts, graph.edges, graph.strides
@@ -513,6 +567,7 @@ def _chosen_edges(graph, choices, dense, out):
     bad_count = np.zeros(items.shape[0], dtype=np.int64)
     bad_total = np.full(items.shape[0], np.nan)
     checking_dense = dense.shape[0] > 0
+    picking = values.shape[0] > 0
     for it in prange(items.shape[0]):
         e = item_edge_end[it - 1] if it > 0 else 0
         size, first = item_run_size[it], item_block_start[it]
@@ -523,7 +578,10 @@ def _chosen_edges(graph, choices, dense, out):
                 edge = e
                 for k in range(n_rolls):
                     n = counts[c0 + k]
-                    j = choices[i * n_rolls + k]
+                    if picking:
+                        j = _best_choice(edges, strides, edge, n, i - lo, values, tie)
+                    else:
+                        j = np.int64(choices[i * n_rolls + k])
                     if j >= n and bad_row[it] < 0:
                         bad_row[it] = i * n_rolls + k
                         bad_count[it] = n
@@ -648,8 +706,8 @@ class PolicyLosses(NamedTuple):
 
 def policy_losses(
     rules: Rules | str,
-    policy_a: Policy | np.ndarray,
-    policy_b: Policy | np.ndarray,
+    policy_a: AnyPolicy,
+    policy_b: AnyPolicy,
     best: np.ndarray,
     progress: bool = True,
     tol: float = REACH_TOL,
@@ -658,15 +716,16 @@ def policy_losses(
 
     ``best`` holds the perfect-play values (a solved table's), against which A's moves are measured. Against a
     perfect B the losses add up to the perfect-play value minus A's exact result (the performance-difference
-    identity: B's perfect moves give nothing away, so every point A lacks was lost by A's own moves).
+    identity: B's perfect moves give nothing away, so every point A lacks was lost by A's own moves). Either policy
+    may be :class:`BestMoves`: its moves are read off each pair's graph as the game reaches the pair.
     """
     check_tol(tol)
     rules = get_rules(rules)
     index = PositionIndex(rules)
     rows = index.size * int(geometry(rules)[0]["n_rolls"])
-    policies = (as_policy(policy_a), as_policy(policy_b))
-    for name, policy in zip("AB", policies, strict=True):
-        policy.check(rows, f"policy {name}")
+    sides = zip("AB", (policy_a, policy_b), strict=True)
+    given = [_checked_policy(policy, index, rows, f"policy {name}") for name, policy in sides]
+    policies = tuple(Policy.fixed(np.zeros(rows, np.uint8)) if isinstance(p, BestMoves) else p for p in given)
     reach = np.zeros((2, index.size))
     mass = np.zeros((2, index.size))
     loss = np.zeros(index.size)
@@ -680,6 +739,9 @@ def policy_losses(
                 reach[:, lo:hi] += mass[:, lo:hi]
             else:
                 graph = pair_graph(index, lo, hi)
+                for policy, playing in zip(given, policies, strict=True):
+                    if isinstance(policy, BestMoves):  # this pair's moves, from the graph just built
+                        _best_moves(graph, policy.values, policy.tie, playing.choices)
                 _push_pair(graph, hi, reach, mass, policies, tol)
                 _pair_losses(graph, reach, policies[0], best, loss)
             bar.update(layer.positions)
@@ -688,27 +750,37 @@ def policy_losses(
     return PolicyLosses(reach, loss, index)
 
 
+@njit(cache=True, inline="always")
+def _best_choice(edges, strides, edge, n, step, values, tie):
+    """The place among its ``n`` legal moves (edges from ``edge``) of the move best by ``values``.
+
+    Ties within ``tie`` go to the first; ``step`` is the position's place along its run (0 in a graph of positions).
+    """
+    n = np.int64(n)  # (a uint8 count would make j unsigned, and the returned place a float)
+    if n < 2:
+        return 0
+    top = -1.0
+    for j in range(n):
+        top = max(top, _outcome(SK.edge_along(edges, strides, edge + j, step), values, values))
+    for j in range(n):
+        if _outcome(SK.edge_along(edges, strides, edge + j, step), values, values) >= top - tie:
+            return j
+    return 0
+
+
 @njit(cache=True, parallel=True)
 def _best_moves(graph, values, tie, choices):
+    """``choices[i * R + k]``: :func:`_best_choice` of every decision of a pair's graph of positions."""
     items, start = graph.work.items, graph.work.start
-    counts, edges, probs, item_edge_end = graph.counts, graph.edges, graph.probabilities, graph.item_edge_end
-    n_rolls = probs.shape[0]
+    counts, edges, strides, item_edge_end = graph.counts, graph.edges, graph.strides, graph.item_edge_end
+    n_rolls = graph.probabilities.shape[0]
     for it in prange(items.shape[0]):
         e = item_edge_end[it - 1] if it > 0 else 0
         for i in range(items[it, SK.I_START], items[it, SK.I_END]):
             c0 = (i - start) * n_rolls
             for k in range(n_rolls):
                 n = counts[c0 + k]
-                best = 0
-                if n > 1:
-                    top = -1.0
-                    for j in range(n):
-                        top = max(top, _outcome(edges[e + j], values, values))
-                    for j in range(n):
-                        if _outcome(edges[e + j], values, values) >= top - tie:
-                            best = j
-                            break
-                choices[i * n_rolls + k] = best
+                choices[i * n_rolls + k] = _best_choice(edges, strides, e, n, 0, values, tie)
                 e += n
 
 

@@ -9,7 +9,9 @@ decision with a random stream fixed by the decision and the seed, and its figure
 
 Policies of the registered agents are cached (:func:`urgym.files.policy_cache_dir`, beside the table cache) under a
 key of the agent's spec, the seed where it matters, the model files it names (by content), the rules and the urgym
-version. An agent that computes its whole policy at once (``Agent.policy_table``: the searches) gives it so. While
+version. An agent that computes its whole policy at once (``Agent.policy_table``: the searches) gives it so. Perfect
+play (``perfect``, no slips) is neither asked nor cached: its policy is :class:`urgym.solver.policy.BestMoves` of
+its table's values, whose moves each evaluation reads off the graph of the layer pair it is at. While
 asking, a checkpoint is written atomically at most every :data:`CHECKPOINT_SECONDS`, so an interrupted run resumes
 where it stopped.
 """
@@ -29,12 +31,12 @@ from typing import Any
 
 import numba
 import numpy as np
-from urgym.agents import Agent, make_agent
+from urgym.agents import Agent, PerfectAgent, make_agent
 from urgym.agents.registry import AGENTS, builtin_name, parse_spec
 from urgym.solver import PositionIndex
 from urgym.solver.budget import available_memory, format_size
 from urgym.solver.graph import layer_pairs
-from urgym.solver.policy import DENSE_TOL, Policy, block_chunks, count_decisions, decision_states
+from urgym.solver.policy import DENSE_TOL, BestMoves, Policy, block_chunks, count_decisions, decision_states
 
 import urgym
 from urgym import Rules, core, get_rules
@@ -76,7 +78,7 @@ class AgentPolicy:
 
     spec: str
     rules: Rules
-    policy: Policy
+    policy: Policy | BestMoves
     asked: int
     """Decisions with a choice the agent was asked in this call (0 for a policy read from the cache)."""
     exact: bool
@@ -419,6 +421,8 @@ def agent_policy(
     rules = get_rules(rules)
     built = make_agent(agent, seed=seed)
     built.check_rules(rules)
+    if _plays_perfectly(built):  # no asking: its moves come off each layer pair's graph as it is evaluated
+        return AgentPolicy(built.spec, rules, BestMoves(built.table(rules).probabilities()), 0, True, 0.0, None)
     index = PositionIndex(rules)
     rows = index.size * int(core.geometry(rules)[0]["n_rolls"])
     key = _cache_key(built, agent, rules, seed) if cache else None
@@ -457,6 +461,11 @@ def agent_policy(
         if lock is not None:
             lock.close()
     return AgentPolicy(built.spec, rules, asking.policy(), asking.asked, exact, time.perf_counter() - began, path)
+
+
+def _plays_perfectly(agent: Agent) -> bool:
+    """Whether ``agent`` is the perfect player without slips, whose policy is its table's :class:`BestMoves`."""
+    return isinstance(agent, PerfectAgent) and not agent.randomizes
 
 
 def _wait_for_lock(path: Path, spec: str) -> Any:
@@ -617,6 +626,8 @@ def estimate_exact(
     threads = numba.config.NUMBA_NUM_THREADS
     for agent in agents:
         built = make_agent(agent, seed=seed)
+        if _plays_perfectly(built):
+            continue
         key = _cache_key(built, agent, rules, seed) if cache else None
         if key and policy_cache_path(rules, key).exists():
             continue

@@ -22,8 +22,10 @@ from urgym.evaluation.scoring.policies import agent_policy
 from urgym.evaluation.scoring.runner import RunOptions
 from urgym.solver import PositionIndex, load_or_solve
 from urgym.solver.policy import (
+    BestMoves,
     Policy,
     _move_chances,
+    best_moves,
     decision_states,
     evaluate_policies,
     policy_losses,
@@ -248,16 +250,60 @@ def _as_dense(policy):
     return Policy(policy.choices, policy.keep, dense)
 
 
+def _perfect_choices(rules):
+    """Perfect play's moves listed for every decision (what :class:`BestMoves` reads off each graph instead)."""
+    return best_moves(PositionIndex(rules), load_or_solve(rules, progress=False).probabilities())
+
+
 @pytest.mark.parametrize("opponent", ["perfect", None])
 def test_the_chosen_edge_sweeps_equal_the_general_sweep(opponent):
     """A deterministic policy is swept from its chosen edges alone; written as a distribution it takes every edge."""
     greedy = agent_policy("greedy", RULES, progress=False, cache=False).policy
-    other = None if opponent is None else agent_policy(opponent, RULES, progress=False, cache=False).policy
+    other = None if opponent is None else Policy.fixed(_perfect_choices(RULES))
     fast = evaluate_policies(RULES, greedy, other, progress=False)
     general = evaluate_policies(RULES, _as_dense(greedy), None if other is None else _as_dense(other), progress=False)
     assert not _as_dense(greedy).deterministic
     np.testing.assert_allclose(fast.a, general.a, rtol=0, atol=1e-11)
     np.testing.assert_allclose(fast.b, general.b, rtol=0, atol=1e-11)
+
+
+def test_perfect_play_is_its_tables_best_moves_neither_asked_nor_cached(tmp_path):
+    perfect = agent_policy("perfect", RULES, progress=False, directory=tmp_path)
+    assert isinstance(perfect.policy, BestMoves) and perfect.exact and perfect.asked == 0 and perfect.cached is None
+    assert list(tmp_path.iterdir()) == []
+    assert np.array_equal(perfect.policy.values, load_or_solve(RULES, progress=False).probabilities())
+    slips = agent_policy("perfect:epsilon=0.1", RULES, progress=False, cache=False)
+    assert isinstance(slips.policy, Policy) and slips.asked > 0  # slips are a distribution, asked as any other
+
+
+@pytest.mark.parametrize("rules", [RULES, get_rules("blitz", 2), get_rules("finkel", 3)])
+def test_best_moves_read_off_each_graph_equal_the_listed_moves_on_either_side(rules):
+    """The sweeps and the forward run read :class:`BestMoves` off the graph they hold: the listed moves' figures."""
+    values = load_or_solve(rules, progress=False).probabilities()
+    listed, read = Policy.fixed(_perfect_choices(rules)), BestMoves(values)
+    greedy = agent_policy("greedy", rules, progress=False, cache=False).policy
+    for a, b in ((greedy, listed), (listed, greedy), (listed, None)):
+        expected = evaluate_policies(rules, a, b, progress=False)
+        got = evaluate_policies(rules, read if a is listed else a, read if b is listed else b, progress=False)
+        assert np.array_equal(got.a, expected.a) and np.array_equal(got.b, expected.b)
+        assert got.sweeps == expected.sweeps
+    expected = policy_losses(rules, greedy, listed, values, progress=False)
+    got = policy_losses(rules, greedy, read, values, progress=False)
+    assert np.array_equal(got.reach, expected.reach) and np.array_equal(got.loss, expected.loss)
+    perfect_side = policy_losses(rules, read, greedy, values, progress=False)
+    assert np.array_equal(perfect_side.loss, np.zeros_like(perfect_side.loss))  # perfect moves give nothing away
+    assert perfect_side.reach.sum() > 1
+
+
+def test_best_moves_of_values_that_do_not_fit_the_rules_are_refused():
+    greedy = agent_policy("greedy", RULES, progress=False, cache=False).policy
+    size = PositionIndex(RULES).size
+    with pytest.raises(ValueError, match=rf"policy B's values must be float64\[{size}\] \(one per position\)"):
+        evaluate_policies(RULES, greedy, BestMoves(np.zeros(size - 1)), progress=False)
+    with pytest.raises(ValueError, match=r"policy A's values must be float64"):
+        policy_losses(RULES, BestMoves(np.zeros(size, np.float32)), greedy, np.zeros(size), progress=False)
+    with pytest.raises(ValueError, match=r"policy B's tie must be a finite number >= 0, got nan"):
+        evaluate_policies(RULES, greedy, BestMoves(np.zeros(size), float("nan")), progress=False)
 
 
 def test_a_best_response_started_from_the_match_reaches_the_same_values_sooner():
@@ -728,7 +774,8 @@ def test_a_tolerance_outside_its_range_is_refused_before_any_sweep(tol):
 
 @pytest.mark.parametrize("policy", [(1, 2, 3), [0, 1], None, "greedy"])
 def test_a_policy_that_is_no_policy_is_refused_naming_what_is_allowed(policy):
-    with pytest.raises(ValueError, match=r"a policy must be a urgym\.solver\.policy\.Policy or a numpy array"):
+    allowed = r"a policy must be a urgym\.solver\.policy\.Policy, a BestMoves or a numpy array"
+    with pytest.raises(ValueError, match=allowed):
         evaluate_policies(RULES, policy, None, progress=False)
 
 
