@@ -144,6 +144,9 @@ class BestMoves(NamedTuple):
                 f"{name}'s values must be float64[{positions}] (one per position), got "
                 f"{self.values.dtype}{list(self.values.shape)}"
             )
+        if not np.all(np.isfinite(self.values)):
+            first = int(np.flatnonzero(~np.isfinite(self.values))[0])
+            raise ValueError(f"{name}'s values must be finite, got {float(self.values[first])!r} at position {first}")
         if not (np.isfinite(self.tie) and self.tie >= 0):
             raise ValueError(f"{name}'s tie must be a finite number >= 0, got {self.tie!r}")
 

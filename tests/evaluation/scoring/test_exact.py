@@ -302,6 +302,10 @@ def test_best_moves_of_values_that_do_not_fit_the_rules_are_refused():
         evaluate_policies(RULES, greedy, BestMoves(np.zeros(size - 1)), progress=False)
     with pytest.raises(ValueError, match=r"policy A's values must be float64"):
         policy_losses(RULES, BestMoves(np.zeros(size, np.float32)), greedy, np.zeros(size), progress=False)
+    holed = np.zeros(size)
+    holed[7] = np.nan
+    with pytest.raises(ValueError, match=r"policy B's values must be finite, got nan at position 7"):
+        evaluate_policies(RULES, greedy, BestMoves(holed), progress=False)
     with pytest.raises(ValueError, match=r"policy B's tie must be a finite number >= 0, got nan"):
         evaluate_policies(RULES, greedy, BestMoves(np.zeros(size), float("nan")), progress=False)
 
