@@ -17,38 +17,19 @@ prints it as "Exception ignored" and goes on, as if Ctrl-C never came. :func:`en
 
 from __future__ import annotations
 
-import contextlib
+# Built into the interpreter, so imported at once: the handler goes in before anything slower is imported (on a busy
+# machine, typing alone takes tens of milliseconds, a window in which Ctrl-C gave a traceback).
 import os
-import re
 import signal
 import sys
-import tempfile
-import threading
-from collections.abc import Callable
-from typing import Any, TypeVar
 
-T = TypeVar("T")
-
-_SCRIPT = re.compile(rb"^from urgym\.commands\.[\w.]+ import", re.MULTILINE)
+_SCRIPT = b"from urgym.commands."
 
 
 def _interrupted(signum: int, frame: object) -> None:
     name = os.path.basename(sys.argv[0]) if sys.argv else "urgym"
     os.write(2, f"\n{name}: interrupted\n".encode())
     os._exit(130)
-
-
-def _redeliver_swallowed_interrupt(unraisable: object) -> None:
-    """``sys.unraisablehook`` of a command: a Ctrl-C that Python had to ignore is sent again, a moment later."""
-    if isinstance(getattr(unraisable, "exc_value", None), KeyboardInterrupt):
-        timer = threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT))  # a real signal wakes a sleep
-        timer.daemon = True
-        timer.start()
-        return
-    _default_unraisablehook(unraisable)
-
-
-_default_unraisablehook = sys.unraisablehook
 
 
 def _is_console_script(module: str = "__main__") -> bool:
@@ -58,7 +39,7 @@ def _is_console_script(module: str = "__main__") -> bool:
         return False
     try:
         with open(script, "rb") as f:
-            return bool(_SCRIPT.search(f.read(4096)))
+            return any(line.startswith(_SCRIPT) for line in f.read(4096).splitlines())
     except OSError:
         return False
 
@@ -72,11 +53,36 @@ def begin() -> None:
     """
     if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
         return
-    with contextlib.suppress(ValueError):  # not the main thread
+    try:
         if _is_console_script():
             signal.signal(signal.SIGINT, _interrupted)
         elif _is_console_script("__mp_main__"):
             signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread
+        pass
+
+
+begin()
+
+import tempfile  # noqa: E402 (after the handler)
+import threading  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from typing import Any, TypeVar  # noqa: E402
+
+T = TypeVar("T")
+
+
+def _redeliver_swallowed_interrupt(unraisable: object) -> None:
+    """``sys.unraisablehook`` of a command: a Ctrl-C that Python had to ignore is sent again, a moment later."""
+    if isinstance(getattr(unraisable, "exc_value", None), KeyboardInterrupt):
+        timer = threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT))  # a real signal wakes a sleep
+        timer.daemon = True
+        timer.start()
+        return
+    _default_unraisablehook(unraisable)
+
+
+_default_unraisablehook = sys.unraisablehook
 
 
 def end() -> None:
@@ -152,5 +158,4 @@ def place_numba_cache() -> str | None:
     return None
 
 
-begin()
 place_numba_cache()
