@@ -34,7 +34,11 @@ MAX_MINUTES = 24 * 60.0
 """The longest run started without ``--max-minutes`` raised (a day)."""
 
 
-@command("urgym bench", interrupted="run the same command again to resume: finished seeds are kept")
+@command(
+    "urgym bench",
+    interrupted="run the same command again to resume: finished seeds are kept, the unfinished one goes on from its "
+    "last checkpoint",
+)
 def main(argv: list[str] | None = None) -> int:
     """Run ``urgym bench``; return the exit status."""
     parser = _parser()

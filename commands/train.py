@@ -24,6 +24,7 @@ from typing import Any
 from urgym.agents import make_agent
 from urgym.commands.common import AUTO_SOLVE_MINUTES, ArgumentParser, check_solve_allowed, command, seed
 from urgym.evaluation.scoring.runner import default_workers
+from urgym.evaluation.training.checkpoint import CHECKPOINT
 from urgym.evaluation.training.distill import DistillSettings, train_distill
 from urgym.evaluation.training.dqn import DQNSettings, train_dqn
 from urgym.evaluation.training.expected_td import ExpectedTDSettings, train_expected_td
@@ -31,6 +32,7 @@ from urgym.evaluation.training.ppo import VEC_ENVS, PPOSettings, train_ppo
 from urgym.evaluation.training.run import (
     ALGO_ALIASES,
     ALGORITHMS,
+    CHECKPOINTING,
     MODEL_SUFFIXES,
     UNCAPPED,
     RunPlan,
@@ -70,7 +72,11 @@ def _sizes(sizes: tuple[int, ...]) -> str:
     return ",".join(map(str, sizes))
 
 
-@command("train", interrupted="the best model so far is in --out")
+@command(
+    "train",
+    interrupted="the best model so far is in --out (maskable-ppo and dqn: add --resume to go on from the last "
+    "evaluation)",
+)
 def main(argv: list[str] | None = None) -> int:
     """Run ``train``; return the exit status."""
     parser = _parser()
@@ -98,12 +104,14 @@ def main(argv: list[str] | None = None) -> int:
         check_output(out / "curve.csv")  # the folder can be created and written, before any training
         out.mkdir(parents=True, exist_ok=True)
         claim_folder(out, "a training run")
-        check_run_folder(out, MODEL_SUFFIXES[args.algo], args.replace)
+        check_run_folder(out, MODEL_SUFFIXES[args.algo], args.replace, args.resume)
+        if args.resume and not (out / CHECKPOINT).is_file():
+            raise ValueError(f"{out} holds no checkpoint ({CHECKPOINT}) to resume; run without --resume")
     except ValueError as err:
         parser.error(f"--out: {err}")
     allowed = math.inf if args.solve else AUTO_SOLVE_MINUTES  # a damaged table is treated as a missing one
     table = table_for(rules, solve=True, progress=not args.no_progress, max_solve_minutes=allowed)
-    plan = RunPlan(out, args.timesteps, args.minutes, args.seed, not args.no_progress, args.replace)
+    plan = RunPlan(out, args.timesteps, args.minutes, args.seed, not args.no_progress, args.replace, args.resume)
     train = {
         "distill": train_distill,
         "expected-td": train_expected_td,
@@ -150,6 +158,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", required=True, help="directory for models, card, curve and logs")
     parser.add_argument(
         "--replace", action="store_true", help="overwrite a finished run in --out (without it, one is refused)"
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help=f"go on from the checkpoint in --out of an interrupted run ({', '.join(CHECKPOINTING)} write one at "
+        "each evaluation), given the same arguments; it ends as the run would have",
     )
     parser.add_argument("--seed", type=seed, default=0)
     parser.add_argument("--envs", type=int, help=f"environments stepped together (maskable-ppo; default {PPO.envs})")
@@ -260,6 +274,8 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         parser.error(f"--alpha (the TD learning rate) must be a positive finite number, got {args.alpha}")
     if args.lam is not None and not 0 <= args.lam <= 1:
         parser.error(f"--lam (the TD trace decay) must be from 0 to 1, got {args.lam}")
+    if args.resume and args.algo not in CHECKPOINTING:
+        parser.error(f"--resume: {args.algo} writes no checkpoint (only {', '.join(CHECKPOINTING)} do)")
     if args.algo in ("td-lambda", "distill") and args.opponent:
         parser.error(f"{args.algo} needs no opponent; --opponent is for maskable-ppo")
     if args.epsilon is not None and not 0 <= args.epsilon < 1:

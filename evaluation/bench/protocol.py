@@ -3,8 +3,10 @@
 A run folder holds ``run.json`` (what the run is: the task, the algorithm and its settings, the seeds), one folder
 per seed (``seed-0/``: the training run's models, curve and logs, and ``seed.json``, that seed's curve and final
 figures once it is done), and at the end ``results.json`` (:mod:`urgym.evaluation.bench.results`) and
-``curves.png``. An interrupted run resumes seed by seed: a finished seed is kept, an unfinished one trained again
-from its start (a seed's result depends only on the task, the algorithm and the seed, so nothing changes).
+``curves.png``. An interrupted run resumes seed by seed: a finished seed is kept, an unfinished one goes on from its
+checkpoint (``maskable-ppo`` and ``dqn`` write one at each evaluation point) or else is trained again from its start.
+Either way nothing changes: a seed's result depends only on the task, the algorithm and the seed, and a run resumed
+from a checkpoint ends exactly as an uninterrupted one. A seed's record says where it was resumed (``resumed_at``).
 
 Each seed trains and is measured on one core (torch and numba on one thread each), so its figures do not depend on
 how many seeds run at once; ``jobs`` seeds run at once in processes of their own.
@@ -30,6 +32,7 @@ from urgym.agents import make_agent
 from urgym.evaluation.bench.metrics import TaskEvaluator
 from urgym.evaluation.bench.results import RESULT_FORMAT, plot_seed_curves, summarize, validate_result
 from urgym.evaluation.bench.tasks import Task
+from urgym.evaluation.training.checkpoint import CHECKPOINT
 from urgym.evaluation.training.run import RunPlan
 
 import urgym
@@ -97,7 +100,7 @@ def train_seed(task: Task, algo: str, seed: int, folder: Path, progress: bool = 
     with one_thread():
         evaluator = TaskEvaluator(task)
         began = time.perf_counter()
-        plan = RunPlan(folder, task.budget, None, seed, progress, replace=True)
+        plan = RunPlan(folder, task.budget, None, seed, progress, replace=True, resume=True)
         result = _trainer(algo)(
             task.get_rules(), evaluator.table, plan, _settings(algo, task), metrics=evaluator.__call__
         )
@@ -105,10 +108,11 @@ def train_seed(task: Task, algo: str, seed: int, folder: Path, progress: bool = 
     record = {
         "seed": seed,
         "decisions": int(result["timesteps"]),
-        "wall_seconds": round(time.perf_counter() - began, 1),
+        "wall_seconds": round(time.perf_counter() - began + result["earlier_seconds"], 1),
         "eval_seconds": round(sum(point.get("eval_seconds", 0.0) for point in curve), 1),
         "curve": curve,
         "final": {key: value for key, value in curve[-1].items() if key not in ("seconds", "mean_regret")},
+        **({"resumed_at": result["resumed_at"]} if result.get("resumed_at") else {}),
     }
     write_atomic(folder / "seed.json", lambda tmp: tmp.write_text(json.dumps(record, indent=1)))
     return record
@@ -177,8 +181,8 @@ def _check_folder(out: Path, identity: dict[str, Any]) -> None:
 
 def _run_one(args: tuple[Task, str, int, Path]) -> dict[str, Any]:
     task, algo, seed, folder = args
-    if folder.exists():
-        shutil.rmtree(folder)  # an unfinished seed: trained again from its start
+    if folder.exists() and not (folder / CHECKPOINT).exists():
+        shutil.rmtree(folder)  # an unfinished seed without a checkpoint: trained again from its start
     return train_seed(task, algo, seed, folder)
 
 

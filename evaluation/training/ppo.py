@@ -5,12 +5,20 @@ environments), against any agent spec, its own live policy (``self``), or a mixt
 to the environments in turn). The run's bookkeeping is :class:`~urgym.evaluation.training.run.TrainingRun`'s;
 stable-baselines3's logger writes ``logs/`` (CSV and TensorBoard), with the validation regret as
 ``eval/mean_regret``. :func:`regret_callback` scores any stable-baselines3 training the same way.
+
+After each evaluation the run writes its checkpoint (the model with its optimizer and buffers, the environments with
+their games in progress, every random stream); ``RunPlan(resume=True)`` goes on from it and ends exactly as an
+uninterrupted run would. stable-baselines3 starts ``logs/progress.csv`` afresh then: the interrupted stretch's is kept
+as ``logs/progress-before-N.csv`` (N: the timesteps it was resumed from).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import random
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -20,10 +28,11 @@ from urgym.agents import Agent
 from urgym.agents.outside.policies import SB3Agent, played_as_saved
 from urgym.evaluation.scoring.positions import validation_positions
 from urgym.evaluation.scoring.report import write_csv
+from urgym.evaluation.training.checkpoint import read_checkpoint
 from urgym.evaluation.training.run import AgentLearner, Metrics, RunPlan, TrainingRun
 from urgym.solver import SolvedTable
 
-from urgym import Position, Rules
+from urgym import Position, Rules, __version__
 from urgym.batch import Decisions
 from urgym.files import require_extra
 
@@ -117,11 +126,27 @@ def run_sb3(
     """Train a stable-baselines3 ``model`` as one :class:`TrainingRun` (PPO's and DQN's, alike).
 
     The learner plays ``model`` (``self`` opponents), SB3's logger writes ``logs/``, the run is scored as the model
-    plays once saved (:func:`~urgym.agents.outside.policies.played_as_saved`) every ``settings.eval_every`` steps.
+    plays once saved (:func:`~urgym.agents.outside.policies.played_as_saved`) every ``settings.eval_every`` steps and
+    checkpointed after each scoring. With ``plan.resume`` and a checkpoint in ``plan.out``, ``model`` and ``venv``
+    give way to the checkpoint's.
     """
     from stable_baselines3.common.logger import configure
 
-    learner.set_model(model)
+    identity = {
+        "algo": algo,
+        "seed": plan.seed,
+        "timesteps": plan.timesteps,
+        "minutes": plan.minutes,
+        "settings": asdict(settings),
+        "urgym": __version__,
+    }
+    checkpoint = read_checkpoint(plan.out, identity) if plan.resume else None
+    if checkpoint is None:
+        learner.set_model(model)
+    else:
+        venv.close()
+        model, venv = _restored(checkpoint["learner"])
+        _set_aside_log(plan.out / "logs", checkpoint["timesteps"])
     model.set_logger(configure(str(plan.out / "logs"), ["csv", "tensorboard"]))
     agent_learner = AgentLearner(
         ".zip",
@@ -131,24 +156,81 @@ def run_sb3(
         validation_positions(table, settings.validation),
     )
     facts = {**facts, "settings": asdict(settings)}
-    run = TrainingRun(algo, rules, plan, agent_learner, "step", facts, own_logs=False, metrics=metrics, table=table)
-    model.learn(plan.timesteps, callback=progress_callback(run, settings.eval_every))
+    options = {"own_logs": False, "metrics": metrics, "table": table, "checkpoint": checkpoint}
+    run = TrainingRun(algo, rules, plan, agent_learner, "step", facts, **options)
+
+    def save(done: int) -> None:
+        with _detached(model) as state:
+            run.save_checkpoint(done, identity, state)
+
+    callback = progress_callback(run, settings.eval_every, save)
+    model.learn(plan.timesteps - model.num_timesteps, callback=callback, reset_num_timesteps=checkpoint is None)
     result = run.finish(model.num_timesteps)
     venv.close()
     return result
 
 
-def progress_callback(run: TrainingRun, eval_every: int) -> Any:
+@contextlib.contextmanager
+def _detached(model: Any) -> Iterator[dict[str, Any]]:
+    """The whole state of an SB3 ``model`` in training, picklable while the block runs.
+
+    The model goes without its logger (open files) and its ``VecMonitor`` (SB3's wrappers do not pickle): the
+    environments inside it and the monitor's counts go instead, beside every random stream.
+    """
+    import torch
+
+    monitor, logger = model.env, model._logger
+    counts = {name: getattr(monitor, name) for name in _MONITOR_COUNTS}
+    model.env, model._logger = None, None
+    try:
+        yield {
+            "model": model,
+            "venv": monitor.venv,
+            "monitor": counts,
+            "random": {"numpy": np.random.get_state(), "torch": torch.get_rng_state(), "python": random.getstate()},
+        }
+    finally:
+        model.env, model._logger = monitor, logger
+
+
+_MONITOR_COUNTS = ("episode_returns", "episode_lengths", "episode_count", "t_start")
+
+
+def _restored(state: dict[str, Any]) -> tuple[Any, Any]:
+    """The model and its monitored environments as :func:`_detached` held them, random streams set as they were."""
+    import torch
+    from stable_baselines3.common.vec_env import VecMonitor
+
+    monitor = VecMonitor(state["venv"])
+    for name, value in state["monitor"].items():
+        setattr(monitor, name, value)
+    model = state["model"]
+    model.env = monitor
+    np.random.set_state(state["random"]["numpy"])
+    torch.set_rng_state(state["random"]["torch"])
+    random.setstate(state["random"]["python"])
+    return model, monitor
+
+
+def _set_aside_log(logs: Path, resumed_from: int) -> None:
+    """Keep the interrupted stretch's ``progress.csv``: stable-baselines3 starts the file afresh."""
+    log = logs / "progress.csv"
+    if log.is_file():
+        log.replace(logs / f"progress-before-{resumed_from}.csv")
+
+
+def progress_callback(run: TrainingRun, eval_every: int, checkpoint: Callable[[int], None] | None = None) -> Any:
     """The SB3 callback that drives a :class:`TrainingRun`: its bar, its minutes, an evaluation every ``eval_every``.
 
     An evaluation happens at the first rollout's start past its step count, not at a step: there the model has taken
-    every update so far (on- and off-policy alike), as the model saved at the end will have.
+    every update so far (on- and off-policy alike), as the model saved at the end will have. ``checkpoint`` is then
+    called with the timesteps: the state it saves is the one the next rollout starts from.
     """
     from stable_baselines3.common.callbacks import BaseCallback
 
     class Progress(BaseCallback):
         def _on_training_start(self) -> None:
-            self.next_eval = eval_every
+            self.next_eval = (self.num_timesteps // eval_every + 1) * eval_every  # a resumed run: past its checkpoint
 
         def _on_step(self) -> bool:
             run.advance(self.num_timesteps)
@@ -162,6 +244,8 @@ def progress_callback(run: TrainingRun, eval_every: int) -> Any:
                 for key, value in run.figures.items():
                     if isinstance(value, (int, float)):
                         self.logger.record(f"eval/{key}", value)
+                if checkpoint is not None:
+                    checkpoint(self.num_timesteps)
 
     return Progress()
 

@@ -13,7 +13,10 @@ goes; the run keeps the rest:
   reports), a row of ``logs/progress.csv`` and TensorBoard's ``eval/mean_regret`` (unless the algorithm's own
   framework writes ``logs/``, as stable-baselines3 does for PPO), a point of ``curve.csv``, and the best model so
   far (``best_model.*``) with its card;
-- at the end the last model (``model.*``) with its card.
+- at the end the last model (``model.*``) with its card;
+- for algorithms that checkpoint (``maskable-ppo``, ``dqn``), ``checkpoint.pkl`` after each evaluation
+  (:mod:`urgym.evaluation.training.checkpoint`), from which ``RunPlan(resume=True)`` goes on as if never
+  interrupted.
 
 Every file goes through the one atomic writer. The learning-rate schedule the value-network methods share is
 :func:`learning_rate`.
@@ -34,6 +37,7 @@ from urgym.agents.models import write_model_card
 from urgym.evaluation.scoring.positions import TEST_SET_VERSION, score_positions
 from urgym.evaluation.scoring.report import write_csv
 from urgym.evaluation.scoring.runner import RunOptions
+from urgym.evaluation.training.checkpoint import CHECKPOINT, remove_checkpoint, write_checkpoint
 from urgym.solver import SolvedTable
 
 from urgym import Position, Rules, __version__
@@ -43,6 +47,7 @@ from urgym.progress import progress_bar
 __all__ = [
     "ALGORITHMS",
     "ALGO_ALIASES",
+    "CHECKPOINTING",
     "MODEL_SUFFIXES",
     "UNCAPPED",
     "AgentLearner",
@@ -58,6 +63,8 @@ __all__ = [
 
 ALGORITHMS = ("maskable-ppo", "dqn", "td-lambda", "distill", "expected-td")
 """The algorithms of ``train``, a module each."""
+CHECKPOINTING = ("maskable-ppo", "dqn")
+"""The algorithms that write a checkpoint at each evaluation (``RunPlan.resume``, ``train --resume``)."""
 ALGO_ALIASES = {"td": "td-lambda", "ppo": "maskable-ppo"}
 """The agent specs' names of what an algorithm trains (``td:model=PATH`` plays what ``td-lambda`` writes), accepted as
 the algorithms' names."""
@@ -87,6 +94,8 @@ class RunPlan:
     progress: bool = True
     replace: bool = False
     """Overwrite a finished run in ``out`` (otherwise it is refused)."""
+    resume: bool = False
+    """Go on from ``out``'s checkpoint where it has one (algorithms that checkpoint); otherwise start afresh."""
 
 
 def run_outputs(out: Path, suffix: str) -> list[Path]:
@@ -95,12 +104,12 @@ def run_outputs(out: Path, suffix: str) -> list[Path]:
     return [out / name for name in (*names, "curve.csv", "logs/progress.csv")]
 
 
-def check_run_folder(out: Path, suffix: str, replace: bool = False) -> None:
+def check_run_folder(out: Path, suffix: str, replace: bool = False, resume: bool = False) -> None:
     """Refuse, before any training, a folder the run could not write or would overwrite without being asked.
 
     Every output is checked as a command's outputs are (not a table, not inside the cache, writable); ``logs`` must be
     a real folder (a symbolic link would aim TensorBoard's files anywhere); a finished run's files are kept unless
-    ``replace``.
+    ``replace``, or ``resume`` and the folder holds a checkpoint (the run they belong to goes on).
 
     Raises:
         ValueError: Naming the path and what is allowed.
@@ -112,7 +121,7 @@ def check_run_folder(out: Path, suffix: str, replace: bool = False) -> None:
     for path in outputs:
         check_output(path)
     finished = [path.name for path in outputs[:4] if path.exists()]
-    if finished and not replace:
+    if finished and not replace and not (resume and (out / CHECKPOINT).exists()):
         raise ValueError(
             f"{out} holds a finished training run ({', '.join(finished)}); give a new folder, or --replace "
             "(replace=True) to overwrite it"
@@ -185,6 +194,8 @@ class TrainingRun:
             an agent and whether the run ends there, it returns figures by name, added to the curve and the logs
             (TensorBoard's ``eval/NAME``).
         table: The solved table that measures the run (its hash goes on the cards).
+        checkpoint: The checkpoint the run goes on from (:func:`~urgym.evaluation.training.checkpoint.read_checkpoint`):
+            its curve, logs, best regret and seconds are taken up.
     """
 
     def __init__(
@@ -198,10 +209,11 @@ class TrainingRun:
         own_logs: bool = True,
         metrics: Metrics | None = None,
         table: SolvedTable | None = None,
+        checkpoint: dict[str, Any] | None = None,
     ) -> None:
         plan.out.mkdir(parents=True, exist_ok=True)
         claim_folder(plan.out, "a training run")  # first: of two runs started together, one gets past the check
-        check_run_folder(plan.out, learner.suffix, plan.replace)
+        check_run_folder(plan.out, learner.suffix, plan.replace, plan.resume)
         self.algo, self.rules, self.plan, self.learner = algo, rules, plan, learner
         self.facts = dict(facts or {})
         self.start = time.perf_counter()
@@ -216,6 +228,30 @@ class TrainingRun:
         self.writer = _tensorboard(plan.out) if own_logs else None  # logs/ checked: a real folder, not a link
         total = None if plan.timesteps >= UNCAPPED else plan.timesteps  # bounded by minutes: a count, no bar
         self.bar = progress_bar(total, algo, plan.progress, unit=unit)
+        self.resumed_at: list[int] = []
+        """The timesteps of each checkpoint the run went on from."""
+        self.earlier_seconds = 0.0
+        """The seconds the run had taken when its checkpoint was written (0 for a run not resumed)."""
+        if checkpoint is not None:
+            self._take_up(checkpoint)
+
+    def _take_up(self, checkpoint: dict[str, Any]) -> None:
+        """Go on from ``checkpoint``: its curve, logs, best regret, figures and seconds."""
+        held = checkpoint["run"]
+        self.earlier_seconds = held["seconds"]
+        self.start -= held["seconds"]
+        self.curve, self.log, self.best, self.figures = held["curve"], held["log"], held["best"], held["figures"]
+        self.resumed_at = [*held["resumed_at"], checkpoint["timesteps"]]
+        self.advance(checkpoint["timesteps"])
+
+    def save_checkpoint(self, done: int, identity: dict[str, Any], learner: dict[str, Any]) -> None:
+        """Write the run's checkpoint at ``done`` timesteps: its bookkeeping and the ``learner``'s whole state.
+
+        ``identity`` is what a resumed run must match (algorithm, seed, budget, settings).
+        """
+        held = {"seconds": self.seconds, "curve": self.curve, "log": self.log, "best": self.best}
+        held.update(figures=self.figures, resumed_at=self.resumed_at)
+        write_checkpoint(self.plan.out, {"identity": identity, "timesteps": done, "run": held, "learner": learner})
 
     @property
     def seconds(self) -> float:
@@ -268,6 +304,7 @@ class TrainingRun:
             _write_rows(self.plan.out / "logs" / "progress.csv", self.log)
         suffix = self.learner.suffix
         out = self.plan.out
+        remove_checkpoint(out)
         release_folder(out)
         return {
             "model": str(out / f"model{suffix}"),
@@ -275,6 +312,8 @@ class TrainingRun:
             "timesteps": done,
             "seconds": self.seconds,
             "best_regret": self.best,
+            "resumed_at": self.resumed_at,
+            "earlier_seconds": self.earlier_seconds,
         }
 
     def _save(self, name: str, done: int, regret: float, values: dict[str, Any]) -> None:

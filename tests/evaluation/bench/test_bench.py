@@ -119,6 +119,30 @@ def test_a_fixed_seed_and_budget_give_bit_identical_results_and_a_resumed_run_th
     assert _without_times(resumed) == _without_times(result)
 
 
+def test_a_seed_interrupted_mid_way_goes_on_from_its_checkpoint_and_ends_the_same(tmp_path, monkeypatch, finkel3_table):
+    task = dataclasses.replace(SMALL, budget=1_024, eval_every=256, seeds=1)
+    whole = run_task(task, "dqn", tmp_path / "whole", progress=False)
+    measure = TaskEvaluator.__call__
+    calls = []
+
+    def dies_at_the_second_point(self, agent, final=False):
+        calls.append(final)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return measure(self, agent, final)
+
+    monkeypatch.setattr(TaskEvaluator, "__call__", dies_at_the_second_point)
+    with pytest.raises(KeyboardInterrupt):
+        run_task(task, "dqn", tmp_path / "cut", progress=False)
+    monkeypatch.setattr(TaskEvaluator, "__call__", measure)
+    assert (tmp_path / "cut" / "seed-0" / "checkpoint.pkl").is_file()
+    resumed = run_task(task, "dqn", tmp_path / "cut", progress=False)
+    assert resumed["per_seed"][0].pop("resumed_at") == [256]
+    assert "resumed_at" not in whole["per_seed"][0]
+    assert _without_times(resumed) == _without_times(whole)
+    assert not (tmp_path / "cut" / "seed-0" / "checkpoint.pkl").exists()
+
+
 def test_a_folder_of_another_run_is_refused(tiny_run):
     out, _ = tiny_run
     with pytest.raises(ValueError, match="holds a run of 'td-lambda' on 'finkel-3-v1' with other settings"):

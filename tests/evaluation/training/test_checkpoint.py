@@ -1,0 +1,154 @@
+"""A training run's checkpoint: resumed, a run ends exactly as an uninterrupted one; a foreign file is never read."""
+
+import csv
+import os
+import pickle
+
+import pytest
+import torch
+from stable_baselines3.common.save_util import load_from_zip_file
+from urgym.commands.train import main as train_main
+from urgym.evaluation.training import checkpoint as checkpoints
+from urgym.evaluation.training import ppo
+from urgym.evaluation.training.checkpoint import CHECKPOINT, read_checkpoint, write_checkpoint
+from urgym.evaluation.training.dqn import DQNSettings, train_dqn
+from urgym.evaluation.training.ppo import PPOSettings, train_ppo
+from urgym.evaluation.training.run import RunPlan
+
+from urgym import get_rules
+
+RULES = get_rules("finkel", 3)
+BUDGET = 1_024
+
+
+class RunCutError(Exception):
+    """Stands for Ctrl-C or a machine going away in the middle of a run."""
+
+
+def _metrics(interrupt_at: int | None):
+    """The run's extra figures; with ``interrupt_at``, the run dies at that evaluation (after earlier checkpoints)."""
+    calls = []
+
+    def measure(agent, final):
+        calls.append(final)
+        if len(calls) == interrupt_at:
+            raise RunCutError
+        return {"evaluation": len(calls)}
+
+    return measure
+
+
+def _train(algo, table, folder, interrupt_at=None, resume=False):
+    if algo == "maskable-ppo":
+        settings, train = PPOSettings(envs=4, eval_every=256, validation=40), train_ppo
+    else:
+        settings = DQNSettings(envs=4, buffer=2_000, learning_starts=200, target_update=100, eval_every=256)
+        settings, train = DQNSettings(**{**settings.__dict__, "validation": 40}), train_dqn
+    plan = RunPlan(folder, BUDGET, seed=3, progress=False, resume=resume)
+    return train(RULES, table, plan, settings, metrics=_metrics(interrupt_at))
+
+
+def _curve(folder):
+    """The curve's rows without its timings."""
+    with open(folder / "curve.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    return [{key: value for key, value in row.items() if key not in ("seconds", "eval_seconds")} for row in rows]
+
+
+def _parameters(path):
+    _, params, _ = load_from_zip_file(path)
+    return params["policy"]
+
+
+@pytest.mark.parametrize("algo", ["maskable-ppo", "dqn"])
+def test_a_run_resumed_from_its_checkpoint_ends_exactly_as_an_uninterrupted_one(
+    algo, finkel3_table, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(ppo, "ROLLOUT_STEPS", 256)  # several rollouts, so several evaluations, in a short run
+    whole = _train(algo, finkel3_table, tmp_path / "whole")
+    assert not (tmp_path / "whole" / CHECKPOINT).exists()  # a finished run keeps no checkpoint
+    assert whole["resumed_at"] == []
+
+    with pytest.raises(RunCutError):
+        _train(algo, finkel3_table, tmp_path / "cut", interrupt_at=3)
+    assert (tmp_path / "cut" / CHECKPOINT).exists()
+    resumed = _train(algo, finkel3_table, tmp_path / "cut", resume=True)
+
+    assert resumed["resumed_at"] == [512] and resumed["earlier_seconds"] > 0
+    assert resumed["timesteps"] == whole["timesteps"] and resumed["best_regret"] == whole["best_regret"]
+    for name in ("model.zip", "best_model.zip"):
+        mine, theirs = _parameters(tmp_path / "cut" / name), _parameters(tmp_path / "whole" / name)
+        assert mine.keys() == theirs.keys()
+        assert all(torch.equal(mine[key], theirs[key]) for key in mine), name
+    whole_rows, cut_rows = _curve(tmp_path / "whole"), _curve(tmp_path / "cut")
+    # the evaluations' count differs (the resumed run's count starts again), the rest is the same to the digit
+    assert [row.pop("evaluation") for row in whole_rows] == ["1", "2", "3", "4"]
+    assert [row.pop("evaluation") for row in cut_rows] == ["1", "2", "1", "2"]
+    assert cut_rows == whole_rows and [row["timesteps"] for row in cut_rows] == ["256", "512", "768", "1024"]
+    assert (tmp_path / "cut" / "logs" / "progress-before-512.csv").is_file()  # the interrupted stretch's log
+
+
+def _plant(folder, payload: bytes, signature: bytes) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / CHECKPOINT).write_bytes(checkpoints._MAGIC + signature + b"\n" + payload)
+
+
+class _Bomb:
+    """Unpickled, it leaves a file behind: the proof that a checkpoint was read."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (str(self.path), "w"))
+
+
+def test_a_checkpoint_not_signed_with_the_users_key_is_never_unpickled(tmp_path, private_cache):
+    proof = tmp_path / "unpickled"
+    payload = pickle.dumps({"identity": {}, "bomb": _Bomb(proof)})
+    forged = b"0" * 64
+    _plant(tmp_path / "run", payload, forged)
+    with pytest.raises(ValueError, match=r"not written by urgym under this user.*remove it to train"):
+        read_checkpoint(tmp_path / "run", {})
+    assert not proof.exists()
+
+    # signed with another key: the same
+    other = checkpoints.hmac.new(os.urandom(32), payload, checkpoints.hashlib.sha256).hexdigest().encode()
+    _plant(tmp_path / "run", payload, other)
+    with pytest.raises(ValueError, match="its signature does not match"):
+        read_checkpoint(tmp_path / "run", {})
+    # a file that is no checkpoint at all
+    (tmp_path / "run" / CHECKPOINT).write_bytes(b"\x80\x04hello")
+    with pytest.raises(ValueError, match="is not a urgym training checkpoint"):
+        read_checkpoint(tmp_path / "run", {})
+    assert not proof.exists()
+    assert (private_cache / "checkpoint.key").stat().st_mode & 0o777 == 0o600
+
+
+def test_a_key_others_can_read_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv("URGYM_CACHE", str(tmp_path / "cache"))
+    write_checkpoint(tmp_path, {"identity": {"seed": 1}})
+    key = tmp_path / "cache" / "checkpoint.key"
+    key.chmod(0o644)
+    with pytest.raises(ValueError, match=r"is not a private key of this user.*remove it"):
+        read_checkpoint(tmp_path, {"seed": 1})
+
+
+def test_a_checkpoint_of_another_run_is_refused_naming_what_differs(tmp_path):
+    identity = {"algo": "dqn", "seed": 1, "timesteps": 100, "settings": {"envs": 4}}
+    write_checkpoint(tmp_path, {"identity": identity, "timesteps": 10})
+    assert read_checkpoint(tmp_path, identity)["timesteps"] == 10
+    with pytest.raises(ValueError, match="checkpoint of another run \\(its seed, settings differ\\)"):
+        read_checkpoint(tmp_path, {**identity, "seed": 2, "settings": {"envs": 8}})
+    assert read_checkpoint(tmp_path / "elsewhere", identity) is None
+
+
+def test_train_resume_says_what_it_needs(tmp_path, capsys):
+    for argv, message in (
+        (["--algo", "td-lambda", "--resume"], "--resume: td-lambda writes no checkpoint (only maskable-ppo, dqn do)"),
+        (["--algo", "dqn", "--resume"], f"holds no checkpoint ({CHECKPOINT}) to resume; run without --resume"),
+    ):
+        with pytest.raises(SystemExit) as stop:
+            train_main([*argv, "--pieces", "2", "--out", str(tmp_path / "run"), "--no-progress"])
+        assert stop.value.code == 2
+        assert message in capsys.readouterr().err
