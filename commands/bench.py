@@ -89,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
         if algo is not None:
             if algo != "td-lambda":
                 require_extra("torch", "learn", f"urgym bench --algo {algo}")
+            if algo == "alphazero":
+                require_extra("mctx", "jax", f"urgym bench --algo {algo}")
             if args.out is not None:
                 check_not_broken_link(args.out, "a folder for the run")
                 check_output(Path(args.out) / "results.json")

@@ -1,6 +1,6 @@
 """``train``: learn an agent and pick its best model on validation positions (never the test set ``evaluate`` reports).
 
-Five methods:
+Six methods:
 
 - ``maskable-ppo``: sb3-contrib's MaskablePPO on ``urgym/Ur-v2``, over ``--envs`` games stepped together, against
   any agent spec, its own live policy (``self``), or a mixture (``--opponent`` repeated);
@@ -8,6 +8,8 @@ Five methods:
 - ``td-lambda``: TD(lambda) self-play on after-states with a small network, in numba (no table needed to learn);
 - ``distill``: an after-state value network learned from the solved table;
 - ``expected-td``: an after-state value network learned by self-play alone, with expected TD.
+- ``alphazero``: AlphaZero-style self-play with search (mctx over the JAX port), a policy-value network learned
+  from the search's visit counts and the games' outcomes; its policy alone (no search) is what is saved and scored.
 
 Each writes to ``--out``: the final and the best model with their cards (``.json``), the learning curve
 (``curve.csv``, ``curve.png``) and logs (CSV and TensorBoard in ``logs/``).
@@ -24,6 +26,7 @@ from typing import Any
 from urgym.agents import make_agent
 from urgym.commands.common import AUTO_SOLVE_MINUTES, ArgumentParser, check_solve_allowed, command, seed
 from urgym.evaluation.scoring.runner import default_workers
+from urgym.evaluation.training.alphazero import AlphaZeroSettings, train_alphazero
 from urgym.evaluation.training.checkpoint import CHECKPOINT
 from urgym.evaluation.training.distill import DistillSettings, train_distill
 from urgym.evaluation.training.dqn import DQNSettings, train_dqn
@@ -52,12 +55,13 @@ DEFAULT_TIMESTEPS = 5_000_000
 """The budget of moves when neither ``--timesteps`` nor ``--minutes`` is given."""
 
 # The defaults of every option below are the algorithms' own settings (read here, never written twice).
-TD, PPO, DISTILL, EXPECTED, DQN = (
+TD, PPO, DISTILL, EXPECTED, DQN, ALPHAZERO = (
     TDLambdaSettings(),
     PPOSettings(),
     DistillSettings(),
     ExpectedTDSettings(),
     DQNSettings(),
+    AlphaZeroSettings(),
 )
 VALIDATION = {
     "maskable-ppo": PPO.validation,
@@ -65,6 +69,7 @@ VALIDATION = {
     "td-lambda": TD.validation,
     "distill": DISTILL.validation,
     "expected-td": EXPECTED.validation,
+    "alphazero": ALPHAZERO.validation,
 }
 
 
@@ -118,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         "td-lambda": train_td_lambda,
         "maskable-ppo": train_ppo,
         "dqn": train_dqn,
+        "alphazero": train_alphazero,
     }[args.algo]
     result = train(rules, table, plan, settings)
     plot_curves({args.algo: out / "curve.csv"}, out / "curve.png")
@@ -166,7 +172,12 @@ def _parser() -> argparse.ArgumentParser:
         "each evaluation), given the same arguments; it ends as the run would have",
     )
     parser.add_argument("--seed", type=seed, default=0)
-    parser.add_argument("--envs", type=int, help=f"environments stepped together (maskable-ppo; default {PPO.envs})")
+    parser.add_argument(
+        "--envs",
+        type=int,
+        help=f"environments stepped together (maskable-ppo, dqn; default {PPO.envs}); alphazero: self-play games "
+        f"played at once (default {ALPHAZERO.games})",
+    )
     parser.add_argument(
         "--vec-env",
         choices=VEC_ENVS,
@@ -189,7 +200,12 @@ def _parser() -> argparse.ArgumentParser:
         f"{DISTILL.validation:,} for distill and expected-td; never the test set that evaluate "
         "reports)",
     )
-    parser.add_argument("--hidden", type=int, help=f"hidden units of the TD network (default {TD.hidden})")
+    parser.add_argument(
+        "--hidden",
+        type=int,
+        help=f"hidden units of the TD network (default {TD.hidden}); alphazero: of each of its two hidden layers "
+        f"(default {ALPHAZERO.hidden})",
+    )
     parser.add_argument("--alpha", type=float, help=f"TD learning rate (decays to a tenth; default {TD.alpha})")
     parser.add_argument("--lam", type=float, help=f"TD trace decay lambda (default {TD.lam})")
     parser.add_argument(
@@ -212,8 +228,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--lr",
         type=float,
-        help=f"distill and expected-td: peak learning rate (default {DISTILL.learning_rate} and "
-        f"{EXPECTED.learning_rate})",
+        help=f"distill, expected-td and alphazero: peak learning rate (default {DISTILL.learning_rate}, "
+        f"{EXPECTED.learning_rate} and {ALPHAZERO.learning_rate})",
     )
     parser.add_argument(
         "--epsilon",
@@ -276,8 +292,8 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         parser.error(f"--lam (the TD trace decay) must be from 0 to 1, got {args.lam}")
     if args.resume and args.algo not in CHECKPOINTING:
         parser.error(f"--resume: {args.algo} writes no checkpoint (only {', '.join(CHECKPOINTING)} do)")
-    if args.algo in ("td-lambda", "distill") and args.opponent:
-        parser.error(f"{args.algo} needs no opponent; --opponent is for maskable-ppo")
+    if args.algo in ("td-lambda", "distill", "expected-td", "alphazero") and args.opponent:
+        parser.error(f"{args.algo} needs no opponent; --opponent is for maskable-ppo and dqn")
     if args.epsilon is not None and not 0 <= args.epsilon < 1:
         parser.error(f"--epsilon must be from 0 to below 1, got {args.epsilon}")
     for name, value in (("lr", args.lr), ("rank", args.rank), ("close-weight", args.close_weight)):
@@ -285,10 +301,12 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
             parser.error(
                 f"--{name} must be a {'positive' if name == 'lr' else 'non-negative'} finite number, got {value}"
             )
-    if args.algo in ("distill", "expected-td", "maskable-ppo", "dqn"):
+    if args.algo in ("distill", "expected-td", "maskable-ppo", "dqn", "alphazero"):
         module = "sb3_contrib" if args.algo in ("maskable-ppo", "dqn") else "torch"
         try:  # before the table, which may take minutes to solve
             require_extra(module, "learn", f"train --algo {args.algo}")
+            if args.algo == "alphazero":
+                require_extra("mctx", "jax", "train --algo alphazero")
         except ImportError as err:
             parser.error(str(err))
     opponents = args.opponent or list(PPO.opponents)
@@ -323,6 +341,9 @@ def _settings(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Any:
     elif args.algo == "td-lambda":
         given.update(hidden=args.hidden, alpha=args.alpha, lam=args.lam, features=args.features, threads=None)
         default = TD
+    elif args.algo == "alphazero":
+        given.update(games=args.envs, hidden=args.hidden, learning_rate=args.lr)
+        default = ALPHAZERO
     else:
         given.update(
             hidden=_layers(parser, args.layers) if args.layers else None, features=args.features, learning_rate=args.lr

@@ -4,9 +4,10 @@ A run folder holds ``run.json`` (what the run is: the task, the algorithm and it
 per seed (``seed-0/``: the training run's models, curve and logs, and ``seed.json``, that seed's curve and final
 figures once it is done), and at the end ``results.json`` (:mod:`urgym.evaluation.bench.results`) and
 ``curves.png``. An interrupted run resumes seed by seed: a finished seed is kept, an unfinished one goes on from its
-checkpoint (``maskable-ppo`` and ``dqn`` write one at each evaluation point) or else is trained again from its start.
-Either way nothing changes: a seed's result depends only on the task, the algorithm and the seed, and a run resumed
-from a checkpoint ends exactly as an uninterrupted one. A seed's record says where it was resumed (``resumed_at``).
+checkpoint (``maskable-ppo``, ``dqn`` and ``alphazero`` write one at each evaluation point) or else is trained again
+from its start. Either way nothing changes: a seed's result depends only on the task, the algorithm and the seed, and
+a run resumed from a checkpoint ends exactly as an uninterrupted one. A seed's record says where it was resumed
+(``resumed_at``).
 
 Each seed trains and is measured on one core (torch and numba on one thread each), so its figures do not depend on
 how many seeds run at once; ``jobs`` seeds run at once in processes of their own.
@@ -41,20 +42,21 @@ from urgym.threads import one_thread
 
 __all__ = ["BENCH_ALGORITHMS", "estimate_minutes", "machine", "run_task", "score_agent", "train_seed"]
 
-_RATES = {"td-lambda": 30_000, "expected-td": 15_000, "maskable-ppo": 3_000, "dqn": 3_000}
+_RATES = {"td-lambda": 30_000, "expected-td": 15_000, "maskable-ppo": 3_000, "dqn": 3_000, "alphazero": 2_000}
 """Decisions a core trains per second (measured on finkel 4, one core), for the estimate before a run."""
 _EVAL_SECONDS = {3: 2.0, 4: 15.0, 5: 80.0, 6: 300.0, 7: 700.0}
 """Seconds of one exact evaluation point by piece count (measured: a value network, one core)."""
 
 
 def _settings(algo: str, task: Task) -> Any:
+    from urgym.evaluation.training.alphazero import AlphaZeroSettings
     from urgym.evaluation.training.dqn import DQNSettings
     from urgym.evaluation.training.expected_td import ExpectedTDSettings
     from urgym.evaluation.training.ppo import PPOSettings
     from urgym.evaluation.training.td_lambda import TDLambdaSettings
 
     settings = {"td-lambda": TDLambdaSettings, "expected-td": ExpectedTDSettings, "maskable-ppo": PPOSettings}
-    default = {**settings, "dqn": DQNSettings}[algo]()
+    default = {**settings, "dqn": DQNSettings, "alphazero": AlphaZeroSettings}[algo]()
     return dataclasses.replace(default, eval_every=task.eval_every)
 
 
@@ -71,6 +73,10 @@ def _trainer(algo: str) -> Callable[..., dict[str, Any]]:
         from urgym.evaluation.training.dqn import train_dqn
 
         return train_dqn
+    if algo == "alphazero":
+        from urgym.evaluation.training.alphazero import train_alphazero
+
+        return train_alphazero
     from urgym.evaluation.training.ppo import train_ppo
 
     return train_ppo

@@ -5,10 +5,10 @@ the run's bookkeeping (curve, logs, best regret, seconds so far) and the learner
 optimizer, the replay buffer, the games in progress, every random stream). Resumed from it, a run ends with the same
 model and the same curve as an uninterrupted one (tested to the bit). The file goes once the run finishes.
 
-A checkpoint is a pickle, and reading a pickle runs whatever code it names; a file someone else placed in a run
-folder must not be read. Each checkpoint is therefore signed (HMAC-SHA256) with a key private to the user
-(``checkpoint.key`` in the cache folder, mode 0600, made on first use), and one whose signature does not match is
-refused before it is unpickled.
+A checkpoint is a pickle, and reading a pickle runs whatever code it names; a file someone else placed in a run folder
+must not be read. Each checkpoint is therefore signed (HMAC-SHA256) with a key private to the user
+(``.checkpoint.key`` in the cache folder, a dot-file beside the tables, mode 0600, made on first use), and one whose
+signature does not match is refused before it is unpickled.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ _KEY_BYTES = 32
 
 def _key() -> bytes:
     """The user's signing key, made (0600, never replaced) on first use."""
-    path = cache_dir() / "checkpoint.key"
+    path = cache_dir() / ".checkpoint.key"
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)

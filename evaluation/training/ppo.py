@@ -32,7 +32,7 @@ from urgym.evaluation.training.checkpoint import read_checkpoint
 from urgym.evaluation.training.run import AgentLearner, Metrics, RunPlan, TrainingRun
 from urgym.solver import SolvedTable
 
-from urgym import Position, Rules, __version__
+from urgym import Position, Rules
 from urgym.batch import Decisions
 from urgym.files import require_extra
 
@@ -132,14 +132,7 @@ def run_sb3(
     """
     from stable_baselines3.common.logger import configure
 
-    identity = {
-        "algo": algo,
-        "seed": plan.seed,
-        "timesteps": plan.timesteps,
-        "minutes": plan.minutes,
-        "settings": asdict(settings),
-        "urgym": __version__,
-    }
+    identity = plan.identity(algo, settings)
     checkpoint = read_checkpoint(plan.out, identity) if plan.resume else None
     if checkpoint is None:
         learner.set_model(model)

@@ -14,7 +14,7 @@ goes; the run keeps the rest:
   framework writes ``logs/``, as stable-baselines3 does for PPO), a point of ``curve.csv``, and the best model so
   far (``best_model.*``) with its card;
 - at the end the last model (``model.*``) with its card;
-- for algorithms that checkpoint (``maskable-ppo``, ``dqn``), ``checkpoint.pkl`` after each evaluation
+- for algorithms that checkpoint (``maskable-ppo``, ``dqn``, ``alphazero``), ``checkpoint.pkl`` after each evaluation
   (:mod:`urgym.evaluation.training.checkpoint`), from which ``RunPlan(resume=True)`` goes on as if never
   interrupted.
 
@@ -29,7 +29,7 @@ import math
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -61,14 +61,21 @@ __all__ = [
     "regret_of",
 ]
 
-ALGORITHMS = ("maskable-ppo", "dqn", "td-lambda", "distill", "expected-td")
+ALGORITHMS = ("maskable-ppo", "dqn", "td-lambda", "distill", "expected-td", "alphazero")
 """The algorithms of ``train``, a module each."""
-CHECKPOINTING = ("maskable-ppo", "dqn")
+CHECKPOINTING = ("maskable-ppo", "dqn", "alphazero")
 """The algorithms that write a checkpoint at each evaluation (``RunPlan.resume``, ``train --resume``)."""
 ALGO_ALIASES = {"td": "td-lambda", "ppo": "maskable-ppo"}
 """The agent specs' names of what an algorithm trains (``td:model=PATH`` plays what ``td-lambda`` writes), accepted as
 the algorithms' names."""
-MODEL_SUFFIXES = {"maskable-ppo": ".zip", "dqn": ".zip", "td-lambda": ".npz", "distill": ".npz", "expected-td": ".npz"}
+MODEL_SUFFIXES = {
+    "maskable-ppo": ".zip",
+    "dqn": ".zip",
+    "td-lambda": ".npz",
+    "distill": ".npz",
+    "expected-td": ".npz",
+    "alphazero": ".pt",
+}
 """The model file's suffix of each algorithm."""
 
 
@@ -96,6 +103,17 @@ class RunPlan:
     """Overwrite a finished run in ``out`` (otherwise it is refused)."""
     resume: bool = False
     """Go on from ``out``'s checkpoint where it has one (algorithms that checkpoint); otherwise start afresh."""
+
+    def identity(self, algo: str, settings: Any) -> dict[str, Any]:
+        """What a checkpoint of this run must match to be gone on from: the algorithm, seed, budget and settings."""
+        return {
+            "algo": algo,
+            "seed": self.seed,
+            "timesteps": self.timesteps,
+            "minutes": self.minutes,
+            "settings": asdict(settings),
+            "urgym": __version__,
+        }
 
 
 def run_outputs(out: Path, suffix: str) -> list[Path]:

@@ -10,6 +10,7 @@ from stable_baselines3.common.save_util import load_from_zip_file
 from urgym.commands.train import main as train_main
 from urgym.evaluation.training import checkpoint as checkpoints
 from urgym.evaluation.training import ppo
+from urgym.evaluation.training.alphazero import AlphaZeroSettings, train_alphazero
 from urgym.evaluation.training.checkpoint import CHECKPOINT, read_checkpoint, write_checkpoint
 from urgym.evaluation.training.dqn import DQNSettings, train_dqn
 from urgym.evaluation.training.ppo import PPOSettings, train_ppo
@@ -41,6 +42,9 @@ def _metrics(interrupt_at: int | None):
 def _train(algo, table, folder, interrupt_at=None, resume=False):
     if algo == "maskable-ppo":
         settings, train = PPOSettings(envs=4, eval_every=256, validation=40), train_ppo
+    elif algo == "alphazero":  # rounds of 128 moves
+        settings = AlphaZeroSettings(games=16, steps=8, simulations=4, eval_every=256, validation=40)
+        train = train_alphazero
     else:
         settings = DQNSettings(envs=4, buffer=2_000, learning_starts=200, target_update=100, eval_every=256)
         settings, train = DQNSettings(**{**settings.__dict__, "validation": 40}), train_dqn
@@ -56,11 +60,13 @@ def _curve(folder):
 
 
 def _parameters(path):
+    if path.suffix == ".pt":
+        return torch.jit.load(str(path)).state_dict()
     _, params, _ = load_from_zip_file(path)
     return params["policy"]
 
 
-@pytest.mark.parametrize("algo", ["maskable-ppo", "dqn"])
+@pytest.mark.parametrize("algo", ["maskable-ppo", "dqn", "alphazero"])
 def test_a_run_resumed_from_its_checkpoint_ends_exactly_as_an_uninterrupted_one(
     algo, finkel3_table, tmp_path, monkeypatch
 ):
@@ -76,7 +82,8 @@ def test_a_run_resumed_from_its_checkpoint_ends_exactly_as_an_uninterrupted_one(
 
     assert resumed["resumed_at"] == [512] and resumed["earlier_seconds"] > 0
     assert resumed["timesteps"] == whole["timesteps"] and resumed["best_regret"] == whole["best_regret"]
-    for name in ("model.zip", "best_model.zip"):
+    suffix = ".pt" if algo == "alphazero" else ".zip"
+    for name in (f"model{suffix}", f"best_model{suffix}"):
         mine, theirs = _parameters(tmp_path / "cut" / name), _parameters(tmp_path / "whole" / name)
         assert mine.keys() == theirs.keys()
         assert all(torch.equal(mine[key], theirs[key]) for key in mine), name
@@ -85,7 +92,11 @@ def test_a_run_resumed_from_its_checkpoint_ends_exactly_as_an_uninterrupted_one(
     assert [row.pop("evaluation") for row in whole_rows] == ["1", "2", "3", "4"]
     assert [row.pop("evaluation") for row in cut_rows] == ["1", "2", "1", "2"]
     assert cut_rows == whole_rows and [row["timesteps"] for row in cut_rows] == ["256", "512", "768", "1024"]
-    assert (tmp_path / "cut" / "logs" / "progress-before-512.csv").is_file()  # the interrupted stretch's log
+    if algo == "alphazero":  # its own log, taken up from the checkpoint: one file, every point once
+        log = (tmp_path / "cut" / "logs" / "progress.csv").read_text().splitlines()
+        assert [row.split(",")[0] for row in log[1:]] == ["256", "512", "768", "1024"]
+    else:  # stable-baselines3 starts its log afresh: the interrupted stretch's is kept beside it
+        assert (tmp_path / "cut" / "logs" / "progress-before-512.csv").is_file()
 
 
 def _plant(folder, payload: bytes, signature: bytes) -> None:
@@ -122,13 +133,13 @@ def test_a_checkpoint_not_signed_with_the_users_key_is_never_unpickled(tmp_path,
     with pytest.raises(ValueError, match="is not a urgym training checkpoint"):
         read_checkpoint(tmp_path / "run", {})
     assert not proof.exists()
-    assert (private_cache / "checkpoint.key").stat().st_mode & 0o777 == 0o600
+    assert (private_cache / ".checkpoint.key").stat().st_mode & 0o777 == 0o600
 
 
 def test_a_key_others_can_read_is_refused(tmp_path, monkeypatch):
     monkeypatch.setenv("URGYM_CACHE", str(tmp_path / "cache"))
     write_checkpoint(tmp_path, {"identity": {"seed": 1}})
-    key = tmp_path / "cache" / "checkpoint.key"
+    key = tmp_path / "cache" / ".checkpoint.key"
     key.chmod(0o644)
     with pytest.raises(ValueError, match=r"is not a private key of this user.*remove it"):
         read_checkpoint(tmp_path, {"seed": 1})
@@ -145,10 +156,23 @@ def test_a_checkpoint_of_another_run_is_refused_naming_what_differs(tmp_path):
 
 def test_train_resume_says_what_it_needs(tmp_path, capsys):
     for argv, message in (
-        (["--algo", "td-lambda", "--resume"], "--resume: td-lambda writes no checkpoint (only maskable-ppo, dqn do)"),
+        (["--algo", "td-lambda", "--resume"], "--resume: td-lambda writes no checkpoint (only maskable-ppo, dqn,"),
         (["--algo", "dqn", "--resume"], f"holds no checkpoint ({CHECKPOINT}) to resume; run without --resume"),
     ):
         with pytest.raises(SystemExit) as stop:
             train_main([*argv, "--pieces", "2", "--out", str(tmp_path / "run"), "--no-progress"])
         assert stop.value.code == 2
         assert message in capsys.readouterr().err
+
+
+def test_the_train_command_gives_alphazero_its_settings_and_no_opponent(tmp_path, capsys):
+    from urgym.commands import train
+
+    parser = train._parser()
+    args = parser.parse_args(["--algo", "alphazero", "--envs", "64", "--hidden", "32", "--lr", "0.01", "--out", "x"])
+    settings = train._settings(parser, args)
+    assert (settings.games, settings.hidden, settings.learning_rate) == (64, 32, 0.01)
+    assert settings.simulations == AlphaZeroSettings().simulations
+    with pytest.raises(SystemExit):
+        train_main(["--algo", "alphazero", "--opponent", "greedy", "--pieces", "2", "--out", str(tmp_path / "r")])
+    assert "alphazero needs no opponent; --opponent is for maskable-ppo and dqn" in capsys.readouterr().err
