@@ -42,7 +42,7 @@ from urgym.threads import one_thread
 
 __all__ = ["BENCH_ALGORITHMS", "estimate_minutes", "machine", "run_task", "score_agent", "train_seed"]
 
-_RATES = {"td-lambda": 30_000, "expected-td": 15_000, "maskable-ppo": 3_000, "dqn": 3_000, "alphazero": 2_000}
+_RATES = {"td-lambda": 30_000, "expected-td": 15_000, "maskable-ppo": 3_000, "dqn": 3_000, "alphazero": 1_500}
 """Decisions a core trains per second (measured on finkel 4, one core), for the estimate before a run."""
 _EVAL_SECONDS = {3: 2.0, 4: 15.0, 5: 80.0, 6: 300.0, 7: 700.0}
 """Seconds of one exact evaluation point by piece count (measured: a value network, one core)."""
