@@ -252,6 +252,8 @@ class TrainingRun:
         """The seconds the run had taken when its checkpoint was written (0 for a run not resumed)."""
         if checkpoint is not None:
             self._take_up(checkpoint)
+        else:  # an earlier run's checkpoint must not outlive the run that replaces it
+            remove_checkpoint(plan.out)
 
     def _take_up(self, checkpoint: dict[str, Any]) -> None:
         """Go on from ``checkpoint``: its curve, logs, best regret, figures and seconds."""

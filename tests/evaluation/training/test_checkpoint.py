@@ -78,6 +78,13 @@ def test_a_run_resumed_from_its_checkpoint_ends_exactly_as_an_uninterrupted_one(
     with pytest.raises(RunCutError):
         _train(algo, finkel3_table, tmp_path / "cut", interrupt_at=3)
     assert (tmp_path / "cut" / CHECKPOINT).exists()
+    if algo == "dqn":  # a run started afresh in the folder drops the checkpoint of the run it replaces
+        stale = tmp_path / "stale"
+        stale.mkdir()
+        (stale / CHECKPOINT).write_bytes((tmp_path / "cut" / CHECKPOINT).read_bytes())
+        with pytest.raises(RunCutError):
+            _train(algo, finkel3_table, stale, interrupt_at=1)
+        assert not (stale / CHECKPOINT).exists()
     resumed = _train(algo, finkel3_table, tmp_path / "cut", resume=True)
 
     assert resumed["resumed_at"] == [512] and resumed["earlier_seconds"] > 0
