@@ -1,8 +1,9 @@
 """``urgym bench``: the RL benchmark's protocol, from the command line.
 
 - ``urgym bench --list``: the tasks and what each fixes;
-- ``urgym bench --task T --algo A --out DIR``: train A on every seed of T (resumable seed by seed), write
-  ``DIR/results.json`` and ``DIR/curves.png``;
+- ``urgym bench --task T --algo A --out DIR``: train A on every seed of T, write ``DIR/results.json`` and
+  ``DIR/curves.png``; run again, it resumes (finished seeds kept, an unfinished one from its last checkpoint where
+  the algorithm writes them: maskable-ppo, dqn, alphazero);
 - ``urgym bench --task T --agent SPEC``: score an existing agent or model under T's metrics, without training;
 - ``urgym bench --leaderboard [FILES] [--plot FILE]``: the shipped baselines beside the results given (and the
   given runs' learning curves together).
