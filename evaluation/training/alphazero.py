@@ -30,7 +30,7 @@ import numpy as np
 from urgym.agents.outside.policies import ScoringAgent
 from urgym.evaluation.scoring.positions import validation_positions
 from urgym.evaluation.training.checkpoint import read_checkpoint
-from urgym.evaluation.training.run import AgentLearner, Metrics, RunPlan, TrainingRun
+from urgym.evaluation.training.run import AgentLearner, Metrics, RunPlan, TrainingRun, next_point
 from urgym.solver import SolvedTable
 
 from urgym import Rules
@@ -365,13 +365,13 @@ def train_alphazero(
     facts = {"settings": asdict(settings), "plays": "the network's policy, no search"}
     options = {"metrics": metrics, "table": table, "checkpoint": checkpoint}
     run = TrainingRun("alphazero", rules, plan, scored, "decision", facts, **options)
-    next_eval = (learner.moves // settings.eval_every + 1) * settings.eval_every
+    next_eval = next_point(learner.moves, settings.eval_every)
     while learner.moves < plan.timesteps and run.share(learner.moves) < 1.0:
         learner.round()
         run.advance(learner.moves)
         if next_eval <= learner.moves < plan.timesteps:
             run.evaluate(learner.moves)
-            next_eval = (learner.moves // settings.eval_every + 1) * settings.eval_every
+            next_eval = next_point(learner.moves, settings.eval_every)
             run.save_checkpoint(learner.moves, identity, learner.held)
     return run.finish(learner.moves)
 

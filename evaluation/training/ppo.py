@@ -29,7 +29,7 @@ from urgym.agents.outside.policies import SB3Agent, played_as_saved
 from urgym.evaluation.scoring.positions import validation_positions
 from urgym.evaluation.scoring.report import write_csv
 from urgym.evaluation.training.checkpoint import read_checkpoint
-from urgym.evaluation.training.run import AgentLearner, Metrics, RunPlan, TrainingRun
+from urgym.evaluation.training.run import AgentLearner, Metrics, RunPlan, TrainingRun, next_point
 from urgym.solver import SolvedTable
 
 from urgym import Position, Rules
@@ -223,7 +223,7 @@ def progress_callback(run: TrainingRun, eval_every: int, checkpoint: Callable[[i
 
     class Progress(BaseCallback):
         def _on_training_start(self) -> None:
-            self.next_eval = (self.num_timesteps // eval_every + 1) * eval_every  # a resumed run: past its checkpoint
+            self.next_eval = next_point(self.num_timesteps, eval_every)  # a resumed run: past its checkpoint
 
         def _on_step(self) -> bool:
             run.advance(self.num_timesteps)

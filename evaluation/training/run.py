@@ -57,6 +57,7 @@ __all__ = [
     "TrainingRun",
     "check_run_folder",
     "learning_rate",
+    "next_point",
     "plot_curves",
     "regret_of",
 ]
@@ -187,6 +188,11 @@ class AgentLearner:
 def regret_of(agent: Any, table: SolvedTable, positions: list[tuple[Position, int]]) -> float:
     """The mean regret (win-% points) of ``agent`` on ``positions``, in this process."""
     return score_positions(agent, table, positions, RunOptions(workers=1, progress=False)).regret.mean
+
+
+def next_point(done: int, every: int) -> int:
+    """The first evaluation point past ``done`` timesteps on a schedule of one every ``every`` (a resumed run's too)."""
+    return (done // every + 1) * every
 
 
 def learning_rate(top: float, share: float, warmup: float = 0.03) -> float:
