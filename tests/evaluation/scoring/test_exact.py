@@ -46,14 +46,19 @@ class PlainGame:
         self.index = PositionIndex(rules)
         self.positions = [self._position(i) for i in range(self.index.size)]
         self.outcomes = {}  # (i, roll) -> [(move, j, kind)] with kind "won", "again" or "passes"
+        geometry = core.geometry(rules)
         for i, position in enumerate(self.positions):
             if position is None or position.is_over:
                 continue
             for roll, _ in position.chance_outcomes():
-                legal = position.legal_moves(roll) or (None,)
+                legal = position.legal_moves(roll)
                 rows = []
-                for move in legal:
-                    after = position.play(roll, move)
+                for move in legal or (None,):  # the core's own move: Position.play would list the legal moves again
+                    if move is None:
+                        code = core.swap_sides(position.code)
+                    else:
+                        code, _ = core.apply_move(position.code, roll, move, geometry)
+                    after = Position(rules, int(code))
                     kind = "won" if after.is_over else "again" if after.turn == position.turn else "passes"
                     rows.append((move, None if kind == "won" else self.index.rank(after), kind))
                 self.outcomes[i, roll] = rows
