@@ -138,17 +138,17 @@ def _evaluate(rules: Rules, positions, choices, policy, n: int) -> np.ndarray:
         g = np.array(groups[key])
         rows_g = matrix[g]
         rhs = b[g] - rows_g[:, np.flatnonzero(solved)] @ values[solved]
-        values[g] = _solve_block(rows_g[:, g].tocsr(), rhs)
+        values[g] = solve_linear(rows_g[:, g].tocsr(), rhs)
         solved[g] = True
     return values
 
 
-def _solve_block(matrix, rhs: np.ndarray) -> np.ndarray:
-    """The exact solution of one block, checked by substitution.
+def solve_linear(matrix, rhs: np.ndarray) -> np.ndarray:
+    """The exact solution of a game's value equations ``matrix @ x = rhs``, checked by substitution.
 
-    A Krylov solve to rounding (bicgstab) takes milliseconds where a sparse LU of the largest blocks takes seconds
-    (their fill-in); the LU remains for a block it does not solve to 1e-14 by substitution. The system is I - P with
-    P substochastic (the chance of a position's successors), well conditioned for games that end.
+    A Krylov solve to rounding (bicgstab) takes milliseconds where a sparse LU of a large system takes seconds (its
+    fill-in); the LU remains for a system it does not solve to 1e-14 by substitution. The systems are I - P with P
+    substochastic (the chance of a position's successors), well conditioned for games that end.
     """
     values, failed = spla.bicgstab(matrix, rhs, rtol=1e-15, atol=0.0, maxiter=100_000)
     if failed or np.abs(matrix @ values - rhs).max() > 1e-14:

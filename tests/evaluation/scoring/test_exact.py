@@ -14,7 +14,6 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse
-import scipy.sparse.linalg
 from urgym.agents import Agent, make_agent
 from urgym.evaluation.scoring.exact import exact_match, exact_results, exploitability, perfect_values
 from urgym.evaluation.scoring.match import play_match
@@ -31,6 +30,7 @@ from urgym.solver.policy import (
     policy_losses,
 )
 
+from tests.solver.independent import solve_linear
 from urgym import Position, core, get_rules
 from urgym.batch import every_roll
 from urgym.records import GameRecord
@@ -53,12 +53,11 @@ class PlainGame:
             for roll, _ in position.chance_outcomes():
                 legal = position.legal_moves(roll)
                 rows = []
-                for move in legal or (None,):  # the core's own move: Position.play would list the legal moves again
+                for move in legal or (None,):  # a move through the core's own: Position.play would list them again
                     if move is None:
-                        code = core.swap_sides(position.code)
+                        after = position.play(roll, None)
                     else:
-                        code, _ = core.apply_move(position.code, roll, move, geometry)
-                    after = Position(rules, int(code))
+                        after = Position(rules, int(core.apply_move(position.code, roll, move, geometry)[0]))
                     kind = "won" if after.is_over else "again" if after.turn == position.turn else "passes"
                     rows.append((move, None if kind == "won" else self.index.rank(after), kind))
                 self.outcomes[i, roll] = rows
@@ -105,8 +104,7 @@ class PlainGame:
                             rhs[row] += p
                             rows.append(row), cols.append((1 - side) * n + j), data.append(p)
         matrix = scipy.sparse.csr_matrix((data, (rows, cols)), shape=(2 * n, 2 * n))
-        values, failed = scipy.sparse.linalg.bicgstab(matrix, rhs, rtol=1e-15, atol=0.0, maxiter=100_000)
-        assert failed == 0 and np.abs(matrix @ values - rhs).max() < 1e-12  # solved, checked by substitution
+        values = solve_linear(matrix, rhs)
         return values[:n], values[n:]
 
     def distribution_of(self, chances):
