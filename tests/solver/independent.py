@@ -143,15 +143,19 @@ def _evaluate(rules: Rules, positions, choices, policy, n: int) -> np.ndarray:
     return values
 
 
+SUBSTITUTION_TOLERANCE = 1e-12
+"""The largest residual a linear solve may leave: each equation holds to 1e-12 when its values are put back in."""
+
+
 def solve_linear(matrix, rhs: np.ndarray) -> np.ndarray:
     """The exact solution of a game's value equations ``matrix @ x = rhs``, checked by substitution.
 
-    A Krylov solve to rounding (bicgstab) takes milliseconds where a sparse LU of a large system takes seconds (its
-    fill-in); the LU remains for a system it does not solve to 1e-14 by substitution. The systems are I - P with P
-    substochastic (the chance of a position's successors), well conditioned for games that end.
+    A Krylov solve to rounding (bicgstab) takes milliseconds where a sparse LU of a large system takes seconds to
+    hours (its fill-in); the LU remains for a system it does not solve to the substitution check's 1e-12. The systems
+    are I - P with P substochastic (the chance of a position's successors), well conditioned for games that end.
     """
     values, failed = spla.bicgstab(matrix, rhs, rtol=1e-15, atol=0.0, maxiter=100_000)
-    if failed or np.abs(matrix @ values - rhs).max() > 1e-14:
+    if failed or np.abs(matrix @ values - rhs).max() >= SUBSTITUTION_TOLERANCE:
         values = spla.spsolve(matrix.tocsc(), rhs)
-    assert np.abs(matrix @ values - rhs).max() < 1e-12  # solved, checked by substitution
+    assert np.abs(matrix @ values - rhs).max() < SUBSTITUTION_TOLERANCE  # solved, checked by substitution
     return values
