@@ -398,8 +398,8 @@ def run_interrupted(argv: list[str], folder: Path) -> Outcome:
     took = time.perf_counter() - sent
     lines = [line for line in err.replace("\r", "\n").splitlines() if line.strip()]
     messages = [line for line in lines if not _is_progress(line)]  # a progress bar may stand above the message
-    if "Traceback" in err:
-        return Outcome(case, "traceback", lines[-1])
+    if "Traceback" in err:  # the whole traceback: where a Ctrl-C escaped is what a failure must show
+        return Outcome(case, "traceback", err[-3000:])
     one_line = len(messages) == 1 and messages[0].startswith(f"{argv[0]}: interrupted")
     if proc.returncode != 130 or not one_line or took > INTERRUPT_LIMIT:
         return Outcome(case, "unclear", f"status {proc.returncode} after {took:.1f} s: {' | '.join(lines)[:200]}")
