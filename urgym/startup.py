@@ -4,7 +4,9 @@ The commands' modules import numpy, numba and more before their ``main`` (wrappe
 :func:`urgym.commands.common.command`) can catch ``KeyboardInterrupt``. Each package imports this module first;
 when the program is one of urgym's console scripts, it installs a SIGINT handler that ends the start-up at once,
 and :func:`end` hands SIGINT back to Python once the command's own handling is in place; the worker processes such
-a command spawns ignore Ctrl-C (the command stops them). A program that merely imports urgym is left alone.
+a command spawns ignore Ctrl-C (the command stops them), and are born holding it back (:func:`ctrl_c_held`,
+:func:`ignore_ctrl_c`, :func:`worker_context`: urgym's worker pools). A program that merely imports urgym is left
+alone.
 
 It also places numba's cache before numba is imported: in a read-only install (a system or container install used by
 another user, whose home may not exist or be writable), numba finds no folder for the compiled code of ``cache=True``
@@ -64,9 +66,10 @@ def begin() -> None:
 
 begin()
 
-import tempfile  # noqa: E402 (after the handler)
+import contextlib  # noqa: E402 (after the handler)
+import tempfile  # noqa: E402
 import threading  # noqa: E402
-from collections.abc import Callable  # noqa: E402
+from collections.abc import Callable, Iterator  # noqa: E402
 from typing import Any, TypeVar  # noqa: E402
 
 T = TypeVar("T")
@@ -90,6 +93,54 @@ def end() -> None:
     if signal.getsignal(signal.SIGINT) is _interrupted:
         signal.signal(signal.SIGINT, signal.default_int_handler)
         sys.unraisablehook = _redeliver_swallowed_interrupt
+
+
+_TRACKER_QUIET = "ignore:resource_tracker:UserWarning"
+
+
+def worker_context() -> Any:
+    """The multiprocessing context that urgym's worker pools start from: spawned, with the resource tracker quiet.
+
+    Spawned, not forked: the parent may hold numba worker threads, which fork does not copy safely. The resource
+    tracker (started with the first pool, with these flags) cleans up a pool's semaphores after a command stopped by
+    Ctrl-C; its note that it did so is noise on the user's terminal.
+    """
+    import multiprocessing
+
+    if _TRACKER_QUIET not in sys.warnoptions:
+        sys.warnoptions.append(_TRACKER_QUIET)
+    return multiprocessing.get_context("spawn")
+
+
+@contextlib.contextmanager
+def ctrl_c_held() -> Iterator[None]:
+    """Hold Ctrl-C back in this thread while worker processes start.
+
+    A terminal's Ctrl-C reaches every process of the group, and a worker just spawned meets it before it imports
+    anything that could ignore it: it prints a traceback from the middle of Python's start. A started process inherits
+    the signals its parent's thread holds back, so a worker started inside this block cannot be interrupted until it
+    calls :func:`ignore_ctrl_c`. The parent still hears a Ctrl-C: at the end of the block, or at once where another of
+    its threads takes the signal. Where signals cannot be held (not POSIX), a plain block.
+    """
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+def ignore_ctrl_c() -> None:
+    """A worker process's start: it ignores Ctrl-C (its parent stops it) and no longer holds the signal back.
+
+    Workers started inside :func:`ctrl_c_held` hold SIGINT back from their birth; a Ctrl-C that came before this
+    call is dropped, as an ignored signal is.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def interruptible(function: Callable[..., T], *args: Any) -> T:

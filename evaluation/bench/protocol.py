@@ -15,17 +15,16 @@ how many seeds run at once; ``jobs`` seeds run at once in processes of their own
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
-import multiprocessing
 import os
 import platform
 import shutil
 import sys
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +37,7 @@ from urgym.evaluation.training.run import RunPlan
 
 import urgym
 from urgym.files import claim_folder, release_folder, write_atomic
+from urgym.startup import ctrl_c_held, ignore_ctrl_c, worker_context
 from urgym.threads import one_thread
 
 __all__ = ["BENCH_ALGORITHMS", "estimate_minutes", "machine", "run_task", "score_agent", "train_seed"]
@@ -220,11 +220,12 @@ def run_task(
         records = {seed: _seed_done(out / f"seed-{seed}", seed) for seed in range(seeds)}
         todo = [(task, algo, seed, out / f"seed-{seed}") for seed, record in records.items() if record is None]
         bar = _bar(seeds, len(records) - len(todo), progress)
-        for record in _map(_run_one, todo, jobs):
-            records[record["seed"]] = record
-            bar.update(1)
-            if on_seed is not None:
-                on_seed(record)
+        with contextlib.closing(_map(_run_one, todo, jobs)) as finished:
+            for record in finished:
+                records[record["seed"]] = record
+                bar.update(1)
+                if on_seed is not None:
+                    on_seed(record)
         bar.close()
         evaluator_facts = TaskEvaluator(task).facts()
         result = summarize(
@@ -239,16 +240,24 @@ def run_task(
 
 
 def _map(fn: Callable, items: list, jobs: int):
-    """``fn`` over ``items`` in this process (``jobs`` 1) or in ``jobs`` processes, in the order they finish."""
+    """``fn`` over ``items`` in this process (``jobs`` 1) or in ``jobs`` processes, in the order they finish.
+
+    Closed early (Ctrl-C, an error), it stops the workers at once: a seed's training can run for hours, and the seed
+    goes on from its last checkpoint when the run is started again.
+    """
     if jobs <= 1 or len(items) <= 1:
         for item in items:
             yield fn(item)
         return
-    from concurrent.futures import as_completed
-
-    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-        for future in as_completed([pool.submit(fn, item) for item in items]):
-            yield future.result()
+    with ctrl_c_held():  # the workers start here
+        pool = worker_context().Pool(jobs, initializer=ignore_ctrl_c)
+    try:
+        yield from pool.imap_unordered(fn, items)
+    except BaseException:
+        pool.terminate()
+        raise
+    pool.close()
+    pool.join()
 
 
 def _bar(total: int, done: int, progress: bool) -> Any:

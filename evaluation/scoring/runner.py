@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import atexit
 import itertools
-import multiprocessing
 import os
-import signal
-import sys
 import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -28,7 +25,7 @@ from urgym.solver import SolvedTable, TableError
 from urgym import Position, Rules
 from urgym.files import require_extra
 from urgym.progress import progress_bar
-from urgym.startup import interruptible
+from urgym.startup import ctrl_c_held, ignore_ctrl_c, interruptible, worker_context
 
 __all__ = [
     "BACKENDS",
@@ -209,9 +206,6 @@ def run_tasks(
         bar.close()
 
 
-_TRACKER_QUIET = "ignore:resource_tracker:UserWarning"
-
-
 def _pool(workers: int) -> ProcessPoolExecutor:
     """A pool of ``workers`` processes kept for later calls, so workers keep their loaded tables and agents."""
     global _POOL
@@ -219,23 +213,9 @@ def _pool(workers: int) -> ProcessPoolExecutor:
         _POOL[1].shutdown()
         _POOL = None
     if _POOL is None:
-        # Spawned, not forked: the parent may hold numba worker threads, which fork does not copy safely.
-        context = multiprocessing.get_context("spawn")
-        # The resource tracker (started with the pool, with these flags) cleans up a pool's semaphores after a
-        # command stopped by Ctrl-C; its note that it did so is noise on the user's terminal.
-        if _TRACKER_QUIET not in sys.warnoptions:
-            sys.warnoptions.append(_TRACKER_QUIET)
-        _POOL = (workers, ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_ignore_ctrl_c))
+        context = worker_context()
+        _POOL = (workers, ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=ignore_ctrl_c))
     return _POOL[1]
-
-
-def _ignore_ctrl_c() -> None:
-    """A worker's start: it ignores Ctrl-C.
-
-    A terminal's Ctrl-C reaches the whole process group, and the command stops the run itself (:func:`_abandon_pool`); a
-    worker interrupted between tasks would print a traceback of its own.
-    """
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def shutdown_pool() -> None:
@@ -252,7 +232,8 @@ atexit.register(shutdown_pool)
 def _run_pool(function, tasks, units, workers, bar) -> list:
     pool = _pool(workers)
     results: list = [None] * len(tasks)
-    futures = {pool.submit(function, task): i for i, task in enumerate(tasks)}
+    with ctrl_c_held():  # workers start in submit (spawned on demand)
+        futures = {pool.submit(function, task): i for i, task in enumerate(tasks)}
     try:
         for future in as_completed(futures):
             i = futures[future]

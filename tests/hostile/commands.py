@@ -370,7 +370,12 @@ INTERRUPT_AFTER = 4.0  # seconds: past start-up, into the long work
 INTERRUPT_LIMIT = 2.0  # seconds from Ctrl-C to exit
 
 
-def run_interrupted(argv: list[str], folder: Path) -> Outcome:
+def run_interrupted(argv: list[str], folder: Path, ready: Callable[[], bool] | None = None) -> Outcome:
+    """Ctrl-C to ``argv``'s process group INTERRUPT_AFTER seconds in (or once ``ready()`` holds), judged.
+
+    Clear: status 130, one line saying so within INTERRUPT_LIMIT seconds, and no process of the group (a worker)
+    left running a moment later.
+    """
     import time
 
     case = "Ctrl-C in " + " ".join(argv)
@@ -385,7 +390,10 @@ def run_interrupted(argv: list[str], folder: Path) -> Outcome:
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # a background
     # job starts with SIGINT ignored, and its children would inherit that
+    began = time.perf_counter()
     time.sleep(INTERRUPT_AFTER)
+    while ready is not None and not ready() and proc.poll() is None and time.perf_counter() - began < TIME_LIMIT:
+        time.sleep(0.05)
     if proc.poll() is not None:
         return Outcome(case, "unclear", f"finished before Ctrl-C (status {proc.returncode})")
     sent = time.perf_counter()
@@ -396,14 +404,38 @@ def run_interrupted(argv: list[str], folder: Path) -> Outcome:
         os.killpg(proc.pid, signal.SIGKILL)
         return Outcome(case, "hang", f"still running {TIME_LIMIT} s after Ctrl-C")
     took = time.perf_counter() - sent
+    left = _group_left_running(proc.pid)
     lines = [line for line in err.replace("\r", "\n").splitlines() if line.strip()]
     messages = [line for line in lines if not _is_progress(line)]  # a progress bar may stand above the message
     if "Traceback" in err:  # the whole traceback: where a Ctrl-C escaped is what a failure must show
         return Outcome(case, "traceback", err[-3000:])
-    one_line = len(messages) == 1 and messages[0].startswith(f"{argv[0]}: interrupted")
+    if left:
+        return Outcome(case, "hang", f"processes of the command still running after it ended: {left}")
+    name = " ".join(argv[:2]) if argv[0] == "urgym" else argv[0]  # urgym's subcommands name themselves
+    one_line = len(messages) == 1 and messages[0].startswith(f"{name}: interrupted")
     if proc.returncode != 130 or not one_line or took > INTERRUPT_LIMIT:
         return Outcome(case, "unclear", f"status {proc.returncode} after {took:.1f} s: {' | '.join(lines)[:200]}")
     return Outcome(case, "clear", f"{took:.2f} s: {lines[0]}")
+
+
+def _group_left_running(group: int, grace: float = INTERRUPT_LIMIT) -> str:
+    """The command lines of ``group``'s processes still running after ``grace`` seconds (then killed); "" if none.
+
+    Workers may finish their current short task after the command ends; none may go on with the run. Zombies (ended,
+    waiting for a parent to read their status) do not count.
+    """
+    import time
+
+    deadline = time.perf_counter() + grace
+    while True:
+        listing = subprocess.run(["ps", "-o", "stat=,args=", "-g", str(group)], capture_output=True, text=True).stdout
+        running = [line.split(None, 1)[-1][:80] for line in listing.splitlines() if not line.lstrip().startswith("Z")]
+        if not running or time.perf_counter() > deadline:
+            break
+        time.sleep(0.05)
+    if running:
+        os.killpg(group, signal.SIGKILL)
+    return " | ".join(running)
 
 
 def _is_progress(line: str) -> bool:

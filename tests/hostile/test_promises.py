@@ -63,6 +63,17 @@ def test_ctrl_c_stops_a_long_run_within_two_seconds(argv, tmp_path, finkel2_cach
     _assert_clear([commands.run_interrupted(argv, tmp_path)])
 
 
+def test_ctrl_c_stops_parallel_seeds_at_once_and_leaves_no_worker_behind(tmp_path, private_cache):
+    """Seeds trained in worker processes (``--jobs 2``) run for hours: Ctrl-C must stop them, not wait for them."""
+    solver.load_or_solve(get_rules("finkel", 3), progress=False)  # the task's table, so Ctrl-C finds the seeds at work
+    argv = ["urgym", "bench", "--task", "finkel-3-v1", "--algo", "td-lambda", "--seeds", "2", "--jobs", "2"]
+    argv += ["--out", "run", "--no-progress"]
+    seeds = [tmp_path / "run" / f"seed-{seed}" for seed in range(2)]
+    outcome = commands.run_interrupted(argv, tmp_path, ready=lambda: all(seed.exists() for seed in seeds))
+    _assert_clear([outcome])
+    assert all(seed.exists() for seed in seeds), "Ctrl-C came before both workers were training"
+
+
 def test_bad_library_calls_raise_errors_naming_the_value(tmp_path):
     _assert_clear([commands.run_library_case(*case) for case in commands.library_cases(tmp_path)])
 
