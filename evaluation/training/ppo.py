@@ -9,7 +9,8 @@ stable-baselines3's logger writes ``logs/`` (CSV and TensorBoard), with the vali
 After each evaluation the run writes its checkpoint (the model with its optimizer and buffers, the environments with
 their games in progress, every random stream); ``RunPlan(resume=True)`` goes on from it and ends exactly as an
 uninterrupted run would. stable-baselines3 starts ``logs/progress.csv`` afresh then: the interrupted stretch's is kept
-as ``logs/progress-before-N.csv`` (N: the timesteps it was resumed from).
+as ``logs/progress-before-N.csv`` (N: the timesteps it was resumed from; ``-2``, ``-3`` ... added when a run is
+resumed from the same checkpoint again).
 """
 
 from __future__ import annotations
@@ -205,11 +206,22 @@ def _restored(state: dict[str, Any]) -> tuple[Any, Any]:
     return model, monitor
 
 
-def _set_aside_log(logs: Path, resumed_from: int) -> None:
-    """Keep the interrupted stretch's ``progress.csv``: stable-baselines3 starts the file afresh."""
+def _set_aside_log(logs: Path, resumed_from: int) -> Path | None:
+    """Keep the interrupted stretch's ``progress.csv`` (stable-baselines3 starts the file afresh); where it went.
+
+    A run resumed twice from the same checkpoint (interrupted again before the next one) keeps both stretches:
+    ``progress-before-N.csv``, then ``progress-before-N-2.csv`` and on.
+    """
     log = logs / "progress.csv"
-    if log.is_file():
-        log.replace(logs / f"progress-before-{resumed_from}.csv")
+    if not log.is_file():
+        return None
+    kept = logs / f"progress-before-{resumed_from}.csv"
+    again = 2
+    while kept.exists():
+        kept = logs / f"progress-before-{resumed_from}-{again}.csv"
+        again += 1
+    log.replace(kept)
+    return kept
 
 
 def progress_callback(run: TrainingRun, eval_every: int, checkpoint: Callable[[int], None] | None = None) -> Any:

@@ -106,6 +106,23 @@ def test_a_run_resumed_from_its_checkpoint_ends_exactly_as_an_uninterrupted_one(
         assert (tmp_path / "cut" / "logs" / "progress-before-512.csv").is_file()
 
 
+def test_a_run_resumed_twice_from_one_checkpoint_keeps_both_interrupted_logs(tmp_path):
+    from urgym.evaluation.training.ppo import _set_aside_log
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    assert _set_aside_log(logs, 512) is None  # nothing logged yet: nothing to keep
+    for stretch in ("first", "second", "third"):
+        (logs / "progress.csv").write_text(stretch)
+        _set_aside_log(logs, 512)
+    kept = {path.name: path.read_text() for path in logs.iterdir()}
+    assert kept == {
+        "progress-before-512.csv": "first",
+        "progress-before-512-2.csv": "second",
+        "progress-before-512-3.csv": "third",
+    }
+
+
 def _plant(folder, payload: bytes, signature: bytes) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / CHECKPOINT).write_bytes(checkpoints._MAGIC + signature + b"\n" + payload)
