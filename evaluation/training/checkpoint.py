@@ -18,7 +18,7 @@ import hmac
 import os
 import pickle
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from urgym.files import cache_dir, write_atomic
 
@@ -53,8 +53,19 @@ def _key() -> bytes:
     return key
 
 
+_SIGNATURE_LINE = 2 * hashlib.sha256().digest_size + 1  # hex digits and the newline
+
+
 def _signature(payload: bytes) -> bytes:
     return hmac.new(_key(), payload, hashlib.sha256).hexdigest().encode()
+
+
+def _signature_of_rest(file: BinaryIO, chunk: int = 1 << 20) -> bytes:
+    """The signature of what is left of ``file``, read a chunk at a time."""
+    mac = hmac.new(_key(), digestmod=hashlib.sha256)
+    while block := file.read(chunk):
+        mac.update(block)
+    return mac.hexdigest().encode()
 
 
 def write_checkpoint(folder: Path, state: dict[str, Any]) -> Path:
@@ -76,17 +87,18 @@ def read_checkpoint(folder: Path, identity: dict[str, Any]) -> dict[str, Any] | 
     path = folder / CHECKPOINT
     if not path.exists():
         return None
-    content = path.read_bytes()
-    head, _, rest = content.partition(b"\n")
-    signature, _, payload = rest.partition(b"\n")
-    if head + b"\n" != _MAGIC:
-        raise ValueError(f"{path} is not a urgym training checkpoint; remove it to train from the start")
-    if not hmac.compare_digest(signature, _signature(payload)):
-        raise ValueError(
-            f"{path} was not written by urgym under this user (its signature does not match this user's key), so it "
-            "is not read; remove it to train from the start"
-        )
-    state = pickle.loads(payload)
+    with open(path, "rb") as file:
+        if file.readline(len(_MAGIC)) != _MAGIC:
+            raise ValueError(f"{path} is not a urgym training checkpoint; remove it to train from the start")
+        signature = file.readline(_SIGNATURE_LINE).rstrip(b"\n")
+        start = file.tell()
+        if not hmac.compare_digest(signature, _signature_of_rest(file)):
+            raise ValueError(
+                f"{path} was not written by urgym under this user (its signature does not match this user's key), so "
+                "it is not read; remove it to train from the start"
+            )
+        file.seek(start)
+        state = pickle.loads(file.read())  # read only once signed: a planted file is refused without being held
     held = state.get("identity")
     if held != identity:
         differ = sorted(key for key in identity if held.get(key) != identity[key]) if isinstance(held, dict) else []

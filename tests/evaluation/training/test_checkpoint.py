@@ -160,6 +160,24 @@ def test_a_checkpoint_not_signed_with_the_users_key_is_never_unpickled(tmp_path,
     assert (private_cache / ".checkpoint.key").stat().st_mode & 0o777 == 0o600
 
 
+def test_a_large_planted_checkpoint_is_refused_without_being_held_in_memory(tmp_path, private_cache):
+    import tracemalloc
+
+    size = 64 << 20
+    _plant(tmp_path / "run", b"\0" * size, b"0" * 64)
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match="its signature does not match"):
+            read_checkpoint(tmp_path / "run", {})
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < size / 16, f"{peak:,} bytes held to refuse a {size:,}-byte file"
+    # a signed one of the same run still reads (the payload read once, after its signature matched)
+    write_checkpoint(tmp_path / "ok", {"identity": {"seed": 3}, "big": b"\1" * size})
+    assert read_checkpoint(tmp_path / "ok", {"seed": 3})["big"] == b"\1" * size
+
+
 def test_a_key_others_can_read_is_refused(tmp_path, monkeypatch):
     monkeypatch.setenv("URGYM_CACHE", str(tmp_path / "cache"))
     write_checkpoint(tmp_path, {"identity": {"seed": 1}})
