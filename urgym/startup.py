@@ -4,9 +4,9 @@ The commands' modules import numpy, numba and more before their ``main`` (wrappe
 :func:`urgym.commands.common.command`) can catch ``KeyboardInterrupt``. Each package imports this module first;
 when the program is one of urgym's console scripts, it installs a SIGINT handler that ends the start-up at once,
 and :func:`end` hands SIGINT back to Python once the command's own handling is in place; the worker processes such
-a command spawns ignore Ctrl-C (the command stops them), and are born holding it back (:func:`ctrl_c_held`,
-:func:`ignore_ctrl_c`, :func:`worker_context`: urgym's worker pools). A program that merely imports urgym is left
-alone.
+a command spawns ignore Ctrl-C (the command stops them), and are born holding it back (:func:`worker_context`,
+the context of urgym's worker pools, with :func:`ignore_ctrl_c` as their initializer). A program that merely
+imports urgym is left alone.
 
 It also places numba's cache before numba is imported: in a read-only install (a system or container install used by
 another user, whose home may not exist or be writable), numba finds no folder for the compiled code of ``cache=True``
@@ -67,6 +67,7 @@ def begin() -> None:
 begin()
 
 import contextlib  # noqa: E402 (after the handler)
+import multiprocessing.context  # noqa: E402
 import tempfile  # noqa: E402
 import threading  # noqa: E402
 from collections.abc import Callable, Iterator  # noqa: E402
@@ -95,26 +96,9 @@ def end() -> None:
         sys.unraisablehook = _redeliver_swallowed_interrupt
 
 
-_TRACKER_QUIET = "ignore:resource_tracker:UserWarning"
-
-
-def worker_context() -> Any:
-    """The multiprocessing context that urgym's worker pools start from: spawned, with the resource tracker quiet.
-
-    Spawned, not forked: the parent may hold numba worker threads, which fork does not copy safely. The resource
-    tracker (started with the first pool, with these flags) cleans up a pool's semaphores after a command stopped by
-    Ctrl-C; its note that it did so is noise on the user's terminal.
-    """
-    import multiprocessing
-
-    if _TRACKER_QUIET not in sys.warnoptions:
-        sys.warnoptions.append(_TRACKER_QUIET)
-    return multiprocessing.get_context("spawn")
-
-
 @contextlib.contextmanager
 def ctrl_c_held() -> Iterator[None]:
-    """Hold Ctrl-C back in this thread while worker processes start.
+    """Hold Ctrl-C back in this thread while a worker process starts.
 
     A terminal's Ctrl-C reaches every process of the group, and a worker just spawned meets it before it imports
     anything that could ignore it: it prints a traceback from the middle of Python's start. A started process inherits
@@ -133,14 +117,45 @@ def ctrl_c_held() -> Iterator[None]:
 
 
 def ignore_ctrl_c() -> None:
-    """A worker process's start: it ignores Ctrl-C (its parent stops it) and no longer holds the signal back.
+    """A worker process's start (a pool's initializer): it ignores Ctrl-C (its parent stops it), no longer held back.
 
-    Workers started inside :func:`ctrl_c_held` hold SIGINT back from their birth; a Ctrl-C that came before this
-    call is dropped, as an ignored signal is.
+    Workers of :func:`worker_context` hold SIGINT back from their birth; a Ctrl-C that came before this call is
+    dropped, as an ignored signal is.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+class WorkerProcess(multiprocessing.context.SpawnProcess):
+    """A spawned process born holding Ctrl-C back (:func:`ctrl_c_held`), whichever thread of a pool starts it."""
+
+    def start(self) -> None:
+        """Start the process, Ctrl-C held back in this thread meanwhile."""
+        with ctrl_c_held():
+            super().start()
+
+
+class WorkerContext(multiprocessing.context.SpawnContext):
+    """The spawn context whose processes are :class:`WorkerProcess`."""
+
+    Process = WorkerProcess
+
+
+_TRACKER_QUIET = "ignore:resource_tracker:UserWarning"
+
+
+def worker_context() -> WorkerContext:
+    """The multiprocessing context of urgym's worker pools (give ``ignore_ctrl_c`` as the pool's initializer).
+
+    Spawned, not forked: the parent may hold numba worker threads, which fork does not copy safely. Its workers are
+    born holding Ctrl-C back, wherever the pool starts them (a ``ProcessPoolExecutor`` starts them in ``submit``). The
+    resource tracker (started with the first pool, with these flags) cleans up a pool's semaphores after a command
+    stopped by Ctrl-C; its note that it did so is noise on the user's terminal.
+    """
+    if _TRACKER_QUIET not in sys.warnoptions:
+        sys.warnoptions.append(_TRACKER_QUIET)
+    return WorkerContext()
 
 
 def interruptible(function: Callable[..., T], *args: Any) -> T:

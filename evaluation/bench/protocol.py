@@ -37,7 +37,7 @@ from urgym.evaluation.training.run import RunPlan
 
 import urgym
 from urgym.files import claim_folder, release_folder, write_atomic
-from urgym.startup import ctrl_c_held, ignore_ctrl_c, worker_context
+from urgym.startup import ignore_ctrl_c, worker_context
 from urgym.threads import one_thread
 
 __all__ = ["BENCH_ALGORITHMS", "estimate_minutes", "machine", "run_task", "score_agent", "train_seed"]
@@ -249,8 +249,7 @@ def _map(fn: Callable, items: list, jobs: int):
         for item in items:
             yield fn(item)
         return
-    with ctrl_c_held():  # the workers start here
-        pool = worker_context().Pool(jobs, initializer=ignore_ctrl_c)
+    pool = worker_context().Pool(jobs, initializer=ignore_ctrl_c)
     try:
         yield from pool.imap_unordered(fn, items)
     except BaseException:

@@ -25,7 +25,7 @@ from urgym.solver import SolvedTable, TableError
 from urgym import Position, Rules
 from urgym.files import require_extra
 from urgym.progress import progress_bar
-from urgym.startup import ctrl_c_held, ignore_ctrl_c, interruptible, worker_context
+from urgym.startup import ignore_ctrl_c, interruptible, worker_context
 
 __all__ = [
     "BACKENDS",
@@ -213,8 +213,10 @@ def _pool(workers: int) -> ProcessPoolExecutor:
         _POOL[1].shutdown()
         _POOL = None
     if _POOL is None:
-        context = worker_context()
-        _POOL = (workers, ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=ignore_ctrl_c))
+        _POOL = (
+            workers,
+            ProcessPoolExecutor(max_workers=workers, mp_context=worker_context(), initializer=ignore_ctrl_c),
+        )
     return _POOL[1]
 
 
@@ -232,8 +234,7 @@ atexit.register(shutdown_pool)
 def _run_pool(function, tasks, units, workers, bar) -> list:
     pool = _pool(workers)
     results: list = [None] * len(tasks)
-    with ctrl_c_held():  # workers start in submit (spawned on demand)
-        futures = {pool.submit(function, task): i for i, task in enumerate(tasks)}
+    futures = {pool.submit(function, task): i for i, task in enumerate(tasks)}
     try:
         for future in as_completed(futures):
             i = futures[future]

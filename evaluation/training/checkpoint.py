@@ -17,6 +17,7 @@ import hashlib
 import hmac
 import os
 import pickle
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -56,16 +57,18 @@ def _key() -> bytes:
 _SIGNATURE_LINE = 2 * hashlib.sha256().digest_size + 1  # hex digits and the newline
 
 
-def _signature(payload: bytes) -> bytes:
-    return hmac.new(_key(), payload, hashlib.sha256).hexdigest().encode()
-
-
-def _signature_of_rest(file: BinaryIO, chunk: int = 1 << 20) -> bytes:
-    """The signature of what is left of ``file``, read a chunk at a time."""
+def _signature(chunks: Iterable[bytes]) -> bytes:
+    """The signature of the bytes ``chunks`` make up, under this user's key."""
     mac = hmac.new(_key(), digestmod=hashlib.sha256)
-    while block := file.read(chunk):
-        mac.update(block)
+    for chunk in chunks:
+        mac.update(chunk)
     return mac.hexdigest().encode()
+
+
+def _rest_of(file: BinaryIO, size: int = 1 << 20) -> Iterator[bytes]:
+    """What is left of ``file``, ``size`` bytes at a time."""
+    while chunk := file.read(size):
+        yield chunk
 
 
 def write_checkpoint(folder: Path, state: dict[str, Any]) -> Path:
@@ -73,7 +76,7 @@ def write_checkpoint(folder: Path, state: dict[str, Any]) -> Path:
     import cloudpickle
 
     payload = cloudpickle.dumps(state)
-    content = _MAGIC + _signature(payload) + b"\n" + payload
+    content = _MAGIC + _signature([payload]) + b"\n" + payload
     return write_atomic(folder / CHECKPOINT, lambda tmp: tmp.write_bytes(content))
 
 
@@ -92,7 +95,7 @@ def read_checkpoint(folder: Path, identity: dict[str, Any]) -> dict[str, Any] | 
             raise ValueError(f"{path} is not a urgym training checkpoint; remove it to train from the start")
         signature = file.readline(_SIGNATURE_LINE).rstrip(b"\n")
         start = file.tell()
-        if not hmac.compare_digest(signature, _signature_of_rest(file)):
+        if not hmac.compare_digest(signature, _signature(_rest_of(file))):
             raise ValueError(
                 f"{path} was not written by urgym under this user (its signature does not match this user's key), so "
                 "it is not read; remove it to train from the start"

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from urgym.startup import ctrl_c_held
+from urgym.startup import ctrl_c_held, ignore_ctrl_c, worker_context
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="signals are held back on POSIX only")
 
@@ -57,3 +57,12 @@ def test_the_hold_ends_with_the_block():
     with ctrl_c_held():
         assert signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, set())
     assert signal.pthread_sigmask(signal.SIG_BLOCK, set()) == before
+
+
+def test_the_worker_pools_processes_are_born_holding_ctrl_c_and_their_initializer_ignores_it():
+    with worker_context().Pool(1) as pool:  # no initializer: the mask the worker was born with
+        assert signal.SIGINT in pool.apply(signal.pthread_sigmask, (signal.SIG_BLOCK, ()))
+    with worker_context().Pool(1, initializer=ignore_ctrl_c) as pool:
+        assert signal.SIGINT not in pool.apply(signal.pthread_sigmask, (signal.SIG_BLOCK, ()))
+        assert pool.apply(signal.getsignal, (signal.SIGINT,)) == signal.SIG_IGN
+    assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, set())  # the parent holds nothing after
