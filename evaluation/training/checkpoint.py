@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from urgym.files import cache_dir, write_atomic
+from urgym.files import cache_dir, open_regular, write_atomic
 
 __all__ = ["CHECKPOINT", "read_checkpoint", "remove_checkpoint", "write_checkpoint"]
 
@@ -84,13 +84,14 @@ def read_checkpoint(folder: Path, identity: dict[str, Any]) -> dict[str, Any] | 
     """``folder``'s checkpoint (None if it has none), checked to be this user's and of the run ``identity`` names.
 
     Raises:
-        ValueError: For a file that is not a checkpoint, one not signed with this user's key, or one of another run
-            (its algorithm, seed, budget or settings differ from ``identity``), naming what to do.
+        ValueError: For a file that is not a checkpoint (or not a regular file: a FIFO, a folder, a device), one not
+            signed with this user's key, or one of another run (its algorithm, seed, budget or settings differ from
+            ``identity``), naming what to do.
     """
     path = folder / CHECKPOINT
     if not path.exists():
         return None
-    with open(path, "rb") as file:
+    with open_regular(path, "a training checkpoint") as file:
         if file.readline(len(_MAGIC)) != _MAGIC:
             raise ValueError(f"{path} is not a urgym training checkpoint; remove it to train from the start")
         signature = file.readline(_SIGNATURE_LINE).rstrip(b"\n")

@@ -160,6 +160,16 @@ def test_a_checkpoint_not_signed_with_the_users_key_is_never_unpickled(tmp_path,
     assert (private_cache / ".checkpoint.key").stat().st_mode & 0o777 == 0o600
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX's")
+def test_a_checkpoint_that_is_no_regular_file_is_refused_at_once(tmp_path, private_cache):
+    os.mkfifo(tmp_path / CHECKPOINT)  # no writer: reading it would wait for ever
+    with pytest.raises(ValueError, match=r"is a FIFO.*not a regular file"):
+        read_checkpoint(tmp_path, {})
+    (tmp_path / "folder" / CHECKPOINT).mkdir(parents=True)
+    with pytest.raises(ValueError, match="not a regular file"):
+        read_checkpoint(tmp_path / "folder", {})
+
+
 def test_a_large_planted_checkpoint_is_refused_without_being_held_in_memory(tmp_path, private_cache):
     import tracemalloc
 
