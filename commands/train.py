@@ -6,7 +6,8 @@ Six methods:
   any agent spec, its own live policy (``self``), or a mixture (``--opponent`` repeated);
 - ``dqn``: DQN with action masks (in acting and in its targets), the same environments and opponents;
 - ``td-lambda``: TD(lambda) self-play on after-states with a small network, in numba (no table needed to learn);
-- ``distill``: an after-state value network learned from the solved table;
+- ``distill``: an after-state value network learned from the solved table, or from a network's own search
+  (``--teacher``: no table needed to learn);
 - ``expected-td``: an after-state value network learned by self-play alone, with expected TD.
 - ``alphazero``: AlphaZero-style self-play with search (mctx over the JAX port), a policy-value network learned
   from the search's visit counts and the games' outcomes; its policy alone (no search) is what is saved and scored.
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from urgym.agents import make_agent
+from urgym.agents.networks.value import ValueNetwork
 from urgym.commands.common import AUTO_SOLVE_MINUTES, ArgumentParser, check_solve_allowed, command, seed
 from urgym.evaluation.scoring.runner import default_workers
 from urgym.evaluation.training.alphazero import AlphaZeroSettings, train_alphazero
@@ -45,7 +47,7 @@ from urgym.evaluation.training.run import (
 from urgym.evaluation.training.td_lambda import TDLambdaSettings, train_td_lambda
 from urgym.solver import table_for
 
-from urgym import RULE_SET_NAMES, get_rules
+from urgym import RULE_SET_NAMES, Rules, get_rules
 from urgym.features import FEATURE_SETS
 from urgym.files import check_not_broken_link, check_output, claim_folder, require_extra
 
@@ -95,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
         check_solve_allowed(rules, args.solve)  # before the output folder is made
     except ValueError as err:
         parser.error(str(err))
+    if args.teacher is not None:
+        _check_teacher(parser, args.teacher, rules)
     settings = _settings(parser, args)
     if not args.out.strip():  # Path("") is the current folder: an empty --out is a mistake, never "here"
         parser.error("--out must name a folder for the models, card, curve and logs, got an empty path")
@@ -185,7 +189,12 @@ def _parser() -> argparse.ArgumentParser:
         f"{PPO.vec_env}, fastest); dummy: one UrEnv after another in this process; subproc: one "
         "process each (no 'self')",
     )
-    parser.add_argument("--threads", type=int, help=f"torch threads of the learner (default {PPO.threads})")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        help=f"torch threads of the learner (default {PPO.threads}); td-lambda: self-play threads sharing the "
+        "weights (more than one is faster and not repeatable bit for bit)",
+    )
     parser.add_argument(
         "--eval-every",
         type=int,
@@ -247,6 +256,19 @@ def _parser() -> argparse.ArgumentParser:
         help="distill: extra weight of decisions whose two best moves lie within a point (default "
         f"{DISTILL.close_weight})",
     )
+    parser.add_argument(
+        "--teacher",
+        metavar="MODEL",
+        help="distill: a value network file (a train run's .npz) whose own search labels the decisions instead of "
+        "the solved table, which then only picks the best model (learning without the table when the teacher "
+        "learned without it, as td-lambda does)",
+    )
+    parser.add_argument(
+        "--teacher-depth",
+        type=int,
+        help=f"distill --teacher: plies the teacher searches beyond each move (default {DISTILL.teacher_depth}; "
+        f"0 to {MAX_TEACHER_DEPTH})",
+    )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     parser.add_argument(
         "--solve",
@@ -257,6 +279,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 MAX_HIDDEN = 16_384
+MAX_TEACHER_DEPTH = 3
 MAX_ENVS = 65_536
 MAX_EVAL_POSITIONS = 1_000_000
 MAX_DECISIONS = 50_000_000
@@ -266,6 +289,7 @@ _BOUND_REASON = {
     "decisions": " (about 150 bytes each, kept in memory: 7.5 GB at the bound)",
     "hidden": " (the TD network's hidden units)",
     "envs": " (each holds a game and its buffers)",
+    "teacher-depth": " (each ply multiplies the labels' time by about ten)",
 }
 
 
@@ -283,6 +307,7 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         ("threads", args.threads, 1, default_workers()),
         ("eval-positions", args.eval_positions, 1, MAX_EVAL_POSITIONS),
         ("decisions", args.decisions, 1000, MAX_DECISIONS),
+        ("teacher-depth", args.teacher_depth, 0, MAX_TEACHER_DEPTH),
     ):
         if value is not None and not low <= value <= high:
             parser.error(f"--{name} must be from {low:,} to {high:,}{_BOUND_REASON[name]}, got {value:,}")
@@ -292,6 +317,10 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         parser.error(f"--lam (the TD trace decay) must be from 0 to 1, got {args.lam}")
     if args.resume and args.algo not in CHECKPOINTING:
         parser.error(f"--resume: {args.algo} writes no checkpoint (only {', '.join(CHECKPOINTING)} do)")
+    if args.algo != "distill" and (args.teacher is not None or args.teacher_depth is not None):
+        parser.error(f"--teacher and --teacher-depth are for distill, not {args.algo}")
+    if args.teacher_depth is not None and args.teacher is None:
+        parser.error("--teacher-depth needs --teacher (the network whose search labels the decisions)")
     if args.algo in ("td-lambda", "distill", "expected-td", "alphazero") and args.opponent:
         parser.error(f"{args.algo} needs no opponent; --opponent is for maskable-ppo and dqn")
     if args.epsilon is not None and not 0 <= args.epsilon < 1:
@@ -339,7 +368,7 @@ def _settings(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Any:
         given.update(opponents=tuple(args.opponent) if args.opponent else None, envs=args.envs)
         default = DQN
     elif args.algo == "td-lambda":
-        given.update(hidden=args.hidden, alpha=args.alpha, lam=args.lam, features=args.features, threads=None)
+        given.update(hidden=args.hidden, alpha=args.alpha, lam=args.lam, features=args.features)
         default = TD
     elif args.algo == "alphazero":
         given.update(games=args.envs, hidden=args.hidden, learning_rate=args.lr)
@@ -349,12 +378,28 @@ def _settings(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Any:
             hidden=_layers(parser, args.layers) if args.layers else None, features=args.features, learning_rate=args.lr
         )
         if args.algo == "distill":
-            given.update(decisions=args.decisions, rank=args.rank, close_weight=args.close_weight)
+            given.update(
+                decisions=args.decisions,
+                rank=args.rank,
+                close_weight=args.close_weight,
+                teacher=args.teacher,
+                teacher_depth=args.teacher_depth,
+            )
             default = DISTILL
         else:
             given.update(epsilon=args.epsilon)
             default = EXPECTED
     return dataclasses.replace(default, **{k: v for k, v in given.items() if v is not None})
+
+
+def _check_teacher(parser: argparse.ArgumentParser, path: str, rules: Rules) -> None:
+    """Refuse a teacher that is not a value network of ``rules``, before the table and the output folder."""
+    try:
+        teacher = ValueNetwork.load(path)
+    except (ValueError, OSError) as err:
+        parser.error(f"--teacher: {err}")
+    if teacher.rules != rules:
+        parser.error(f"--teacher {path} was trained on {teacher.rules.describe()}, not on {rules.describe()}")
 
 
 def _layers(parser: argparse.ArgumentParser, text: str) -> tuple[int, ...]:

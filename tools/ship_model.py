@@ -55,6 +55,23 @@ def measure(
     return figures
 
 
+def teacher_card(network: ValueNetwork) -> dict | None:
+    """The card of the network a distilled one learned from (``train --algo distill --teacher``), if it has one.
+
+    The student's card then tells the whole recipe: the teacher's command and time beside its own.
+    """
+    teacher = network.info.get("settings", {}).get("teacher")
+    card = Path(teacher).with_suffix(".json") if teacher else None
+    if card is None or not card.is_file():
+        return None
+    facts = json.loads(card.read_text())
+    return {key: facts[key] for key in TEACHER_FACTS if key in facts}
+
+
+TEACHER_FACTS = ("algo", "command", "timesteps", "train_seconds", "validation_regret", "games", "urgym", "parameters")
+"""What a student's card repeats of its teacher's."""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model")
@@ -72,6 +89,9 @@ def main() -> None:
         "sizes": list(network.sizes),
         "features": network.features,
     }
+    teacher = teacher_card(network)
+    if teacher:
+        facts["teacher"] = teacher
     if args.note:
         facts["note"] = args.note
     path = ValueNetwork(network.rules, network.features, network.layers, network.activation, facts).save(

@@ -35,7 +35,7 @@ MAX_CARD_BYTES = 1 << 20
 DEFAULT_PPO_MODEL = MODELS / "ppo_finkel.zip"
 """The shipped MaskablePPO model (finkel), the ``ppo`` agent's default."""
 DEFAULT_TD_MODEL = MODELS / "td_finkel.npz"
-"""The shipped TD(lambda) network (finkel, learned without the table), the ``td`` agent's default."""
+"""The shipped table-free network (finkel: TD(lambda) self-play distilled through its own search), ``td``'s default."""
 
 
 def card_path(model_path: str | os.PathLike) -> Path:

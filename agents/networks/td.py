@@ -1,10 +1,11 @@
-"""The ``td`` agent: a network learned by TD(lambda) self-play (as in TD-Gammon), played alone or searched.
+"""The ``td`` agent: a network learned without the solved table, by self-play, played alone or searched.
 
-The network is a :class:`urgym.agents.networks.value.ValueNetwork` (one sigmoid hidden layer over a feature set of
-:mod:`urgym.features`) estimating V(s), the winning chance of the side about to roll in s; a move is worth 1 if it
-wins, V(s') if it keeps the turn and 1 - V(s') if it passes it. It plays as every value network does
-(:class:`~urgym.agents.networks.neural.NeuralAgent`), by default the table-free finkel network that ships with
-the package. Training is ``train --algo td-lambda`` (:mod:`urgym.evaluation.training.td_lambda`).
+The network is a :class:`urgym.agents.networks.value.ValueNetwork` over a feature set of :mod:`urgym.features`
+estimating V(s), the winning chance of the side about to roll in s; a move is worth 1 if it wins, V(s') if it keeps
+the turn and 1 - V(s') if it passes it. It plays as every value network does
+(:class:`~urgym.agents.networks.neural.NeuralAgent`), by default the table-free finkel network that ships with the
+package: TD(lambda) self-play (``train --algo td-lambda``, :mod:`urgym.evaluation.training.td_lambda`, as in
+TD-Gammon) distilled into a larger network through its own two-ply search (``train --algo distill --teacher``).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ __all__ = ["DEFAULT_TD_MODEL", "TDAgent"]
 
 
 class TDAgent(NeuralAgent):
-    """Plays a TD(lambda) network: the move it rates best, or searched ``depth`` plies deeper (the one search).
+    """Plays a table-free network: the move it rates best, or searched ``depth`` plies deeper (the one search).
 
     Args:
         model: A network file ``train`` wrote (any algorithm's, in the one network format or TD's older one), or a

@@ -1,7 +1,11 @@
-"""``train --algo distill``: an after-state value network learned from the solved table.
+"""``train --algo distill``: an after-state value network learned from the solved table, or from a network's search.
 
 The table gives every position's winning chance under perfect play, so a network can learn V(s) by regression
-on as many labelled positions as it likes. What matters is which positions and which errors:
+on as many labelled positions as it likes. A teacher (``--teacher``, :class:`SearchTeacher`) replaces the table by a
+value network searched a few plies deep: the labels are what its search makes of each move, the games are played by
+the network instead of perfect play, and a larger student learns to play at depth 0 about as well as the teacher
+did searched, without the table (which then only picks the best model, as it does for every learner). What matters is
+which positions and which errors:
 
 - **Positions as they arise in play.** Decisions are drawn from games of several players with exploration
   (:func:`sample_labelled_decisions`): mostly perfect play slipping to a random other move with a chance of 0, 5, 15 or
@@ -19,16 +23,23 @@ on as many labelled positions as it likes. What matters is which positions and w
 Training runs in torch on the CPU (the ``learn`` extra); the network is saved as a
 :class:`urgym.agents.networks.neural.ValueNetwork`, which plays with numpy and numba alone. The learning rate warms up
 over the first 3% of the run and then follows a cosine to a hundredth of itself, by whichever of ``--timesteps``
-(decisions seen) and ``--minutes`` runs out first.
+(decisions seen) and ``--minutes`` runs out first: the fitting's budget, after the labels are drawn (their time is the
+card's ``label_seconds``; a teacher's are most of a run).
 """
 
 from __future__ import annotations
 
+import itertools
+import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
+from urgym.agents import search
+from urgym.agents.networks.value import ValueNetwork, scratch
 from urgym.evaluation.training.run import RunPlan, learning_rate
 from urgym.evaluation.training.valuefit import (
     LabelledDecisions,
@@ -44,7 +55,7 @@ from urgym import Rules, core
 from urgym.core import geometry
 from urgym.progress import progress_bar
 
-__all__ = ["DistillSettings", "sample_labelled_decisions", "train_distill"]
+__all__ = ["DistillSettings", "SearchTeacher", "sample_labelled_decisions", "train_distill"]
 
 EPSILONS = (0.0, 0.05, 0.15, 0.3)
 """The perfect player's slip chances, one drawn per game and side."""
@@ -73,7 +84,11 @@ class DistillSettings:
     validation: int = 5000
     """Validation decisions scored at each evaluation."""
     threads: int = 1
-    """Torch threads."""
+    """Torch threads, and the threads searching a teacher's labels."""
+    teacher: str | None = None
+    """A value network file whose search labels the decisions instead of the table (:class:`SearchTeacher`)."""
+    teacher_depth: int = 2
+    """Plies the teacher searches beyond each move."""
     eval_every: int = 2_000_000
     """Training decisions between scorings on the validation decisions."""
 
@@ -93,16 +108,60 @@ class DistillSample(NamedTuple):
     found: np.ndarray  # int64[1]
 
 
-@njit(cache=True)
-def sample_labelled(flows, geom, table, kinds, epsilons, pick, keep, sample):
+class Teacher(NamedTuple):
+    """A value network's search as the labeller, instead of the table: the source of a table-free distillation.
+
+    ``label`` searches a kept decision's moves ``depth`` plies deeper (every move's value exact, the labels); ``play``
+    picks the move of a decision not kept (the network alone, depth 0: the games cost little beside the labels).
+    """
+
+    label: search.SearchContext
+    play: search.SearchContext
+    depth: int
+
+
+def _labels(state, roll, moves, n, values, geom, source):
+    """Fill ``values[:n]`` with each move's winning chance for the mover by ``source``; return the best's index."""
+    raise NotImplementedError  # specialised below by the source's type
+
+
+def _best(state, roll, moves, n, values, geom, source):
+    """The index of the move ``source`` plays (``values`` as scratch)."""
+    raise NotImplementedError
+
+
+def _is_teacher(typ: types.Type) -> bool:
+    return isinstance(typ, types.BaseNamedTuple) and typ.instance_class is Teacher
+
+
+@overload(_labels, inline="always")
+def _labels_impl(state, roll, moves, n, values, geom, source):
+    if _is_teacher(source):
+        return lambda state, roll, moves, n, values, geom, source: search.choose(
+            state, roll, moves, n, source.depth, source.label, values, True
+        )
+    return lambda state, roll, moves, n, values, geom, source: best_of(state, roll, moves, n, values, geom, source)
+
+
+@overload(_best, inline="always")
+def _best_impl(state, roll, moves, n, values, geom, source):
+    if _is_teacher(source):
+        return lambda state, roll, moves, n, values, geom, source: search.choose(
+            state, roll, moves, n, 0, source.play, values, False
+        )
+    return lambda state, roll, moves, n, values, geom, source: best_of(state, roll, moves, n, values, geom, source)
+
+
+@njit(cache=True, nogil=True)  # a teacher's labels are searched on several threads at once
+def sample_labelled(flows, geom, source, kinds, epsilons, pick, keep, sample):
     """Sample labelled decisions; return how many games were played.
 
     The started games of ``flows`` are played one after another, keeping each decision with two or more legal moves with
-    probability ``keep`` (from the stream ``pick``) with every move's after-state and table value, until ``sample`` is
-    full.
+    probability ``keep`` (from the stream ``pick``) with every move's after-state and value by ``source`` (the table's
+    view, or a :class:`Teacher`), until ``sample`` is full.
 
-    Game i's side s plays ``kinds[i, s]`` (a ``core.POLICY_*``: random, greedy, or perfect slipping to another move
-    with probability ``epsilons[i, s]``), drawing from the game's policy stream of that side.
+    Game i's side s plays ``kinds[i, s]`` (a ``core.POLICY_*``: random, greedy, or ``source``'s best move slipping to
+    another with probability ``epsilons[i, s]``), drawing from the game's policy stream of that side.
     """
     probabilities = np.zeros(core.MAX_MOVES, dtype=np.float64)
     wanted, width = sample.after.shape
@@ -112,8 +171,8 @@ def sample_labelled(flows, geom, table, kinds, epsilons, pick, keep, sample):
             side = core.turn_of(f.state)
             best = 0
             if f.n > 1:
-                best = best_of(f.state, f.roll, f.moves, f.n, probabilities, geom, table)
                 if f.n <= width and core.next_uniform(pick) < keep:
+                    best = _labels(f.state, f.roll, f.moves, f.n, probabilities, geom, source)
                     j = sample.found[0]
                     sample.counts[j] = f.n
                     for k in range(f.n):
@@ -122,6 +181,8 @@ def sample_labelled(flows, geom, table, kinds, epsilons, pick, keep, sample):
                         sample.flags[j, k] = flags
                         sample.values[j, k] = probabilities[k]
                     sample.found[0] += 1
+                else:
+                    best = _best(f.state, f.roll, f.moves, f.n, probabilities, geom, source)
             kind = kinds[i, side]
             if kind == core.POLICY_PERFECT:
                 k = core.slip(best, f.n, epsilons[i, side], f.policy_rngs[side]) if f.n > 1 else 0
@@ -134,14 +195,49 @@ def sample_labelled(flows, geom, table, kinds, epsilons, pick, keep, sample):
     return flows.shape[0]
 
 
-def sample_labelled_decisions(
-    table: SolvedTable, count: int, seed: int, keep: float = 0.3, progress: bool = False
-) -> LabelledDecisions:
-    """``count`` decisions with a choice from games of mixed players (see the module docstring), labelled by ``table``.
+@dataclass(frozen=True)
+class SearchTeacher:
+    """Labels from a value network's own search instead of the table (``train --algo distill --teacher``).
 
-    The same for the same arguments.
+    Every kept decision's moves are searched ``depth`` plies deeper with ``network`` at the leaves, and the games are
+    played by the network alone where the table's version plays perfectly: nothing of the table is learned from, so a
+    network learned without the table (``td-lambda``) distils into a larger one that plays at depth 0 about as well
+    as it did searched.
     """
-    rules = table.rules
+
+    network: ValueNetwork
+    depth: int = 2
+
+    def source(self) -> Teacher:
+        """The labeller as the sampling kernel takes it (its own buffers and caches: one per thread)."""
+        arrays = self.network.arrays(np.float64)
+        geom = geometry(self.network.rules)
+
+        def context(depth: int, prune: bool) -> search.SearchContext:
+            evaluation = search.NetworkEvaluation(arrays, scratch(arrays), search.evaluation_cache(TEACHER_CACHE_BITS))
+            return search.search_context(geom, evaluation, depth, TEACHER_CACHE_BITS, prune=prune)
+
+        return Teacher(context(self.depth, True), context(0, False), self.depth)
+
+
+TEACHER_CACHE_BITS = 18
+"""log2 of a teacher's evaluation cache and transposition table (the network is fixed, so entries stay true)."""
+
+
+def sample_labelled_decisions(
+    source: SolvedTable | SearchTeacher,
+    count: int,
+    seed: int,
+    keep: float = 0.3,
+    progress: bool = False,
+    threads: int = 1,
+) -> LabelledDecisions:
+    """``count`` decisions with a choice from games of mixed players (see the module docstring), labelled by ``source``.
+
+    A teacher's labels are searched on ``threads`` threads, each sampling its share from games of its own; the table's
+    on one. The same for the same arguments.
+    """
+    rules = source.rules if isinstance(source, SolvedTable) else source.network.rules
     width = min(core.MAX_MOVES, rules.pieces + 1)
     sample = DistillSample(
         np.zeros(count, np.int64),
@@ -150,12 +246,43 @@ def sample_labelled_decisions(
         np.zeros((count, width), np.float32),
         np.zeros(1, np.int64),
     )
-    pick = np.zeros(1, dtype=np.uint64)
-    core.policy_stream(pick, np.uint64(seed), 0, 3)
-    rng = np.random.default_rng(seed)
-    geom, view, games = geometry(rules), table.view, 0
+    parts = 1 if isinstance(source, SolvedTable) else threads
+    bounds = [count * t // parts for t in range(parts + 1)]
     bar = progress_bar(count, "positions", progress, unit="decision")
-    while sample.found[0] < count:
+    with ThreadPoolExecutor(parts) as pool:
+        done = [
+            pool.submit(_sample_part, rules, source, _slice(sample, lo, hi), seed, t, keep, bar)
+            for t, (lo, hi) in enumerate(itertools.pairwise(bounds))
+        ]
+        for part in done:
+            part.result()
+    bar.close()
+    return LabelledDecisions(sample.counts, sample.after, sample.flags, sample.values)
+
+
+def _slice(sample: DistillSample, lo: int, hi: int) -> DistillSample:
+    """Rows ``lo:hi`` of ``sample`` (views), with a count of their own."""
+    return DistillSample(
+        sample.counts[lo:hi], sample.after[lo:hi], sample.flags[lo:hi], sample.values[lo:hi], np.zeros(1, np.int64)
+    )
+
+
+def _sample_part(
+    rules: Rules,
+    source: SolvedTable | SearchTeacher,
+    sample: DistillSample,
+    seed: int,
+    part: int,
+    keep: float,
+    bar: Any,
+) -> None:
+    """Fill ``sample`` from games of part ``part`` of the seed (their numbers, streams and players its own)."""
+    pick = np.zeros(1, dtype=np.uint64)
+    core.policy_stream(pick, np.uint64(seed), part, 3)
+    rng = np.random.default_rng(seed if part == 0 else (seed, part))
+    labeller = source.view if isinstance(source, SolvedTable) else source.source()
+    geom, games, wanted = geometry(rules), part << 40, len(sample.counts)
+    while sample.found[0] < wanted:
         before = int(sample.found[0])
         flows = core.flow_buffers(GAMES_PER_CALL)
         core.start_games(flows, rules.pieces, np.uint64(seed), games)
@@ -166,10 +293,8 @@ def sample_labelled_decisions(
             np.where(draw < RANDOM_SIDE + GREEDY_SIDE, core.POLICY_GREEDY, core.POLICY_PERFECT),
         )
         epsilons = rng.choice(EPSILONS, size=(GAMES_PER_CALL, 2))
-        games += sample_labelled(flows, geom, view, kinds.astype(np.int64), epsilons, pick, keep, sample)
+        games += sample_labelled(flows, geom, labeller, kinds.astype(np.int64), epsilons, pick, keep, sample)
         bar.update(int(sample.found[0]) - before)
-    bar.close()
-    return LabelledDecisions(sample.counts, sample.after, sample.flags, sample.values)
 
 
 def train_distill(
@@ -182,9 +307,15 @@ def train_distill(
     """
     settings = settings or DistillSettings()
     torch = torch_for("distill", plan, settings.threads)
-    data = sample_labelled_decisions(table, settings.decisions, plan.seed, settings.keep, plan.progress)
+    source = SearchTeacher(ValueNetwork.load(settings.teacher), settings.teacher_depth) if settings.teacher else table
+    start = time.perf_counter()
+    data = sample_labelled_decisions(
+        source, settings.decisions, plan.seed, settings.keep, plan.progress, settings.threads
+    )
+    label_seconds = time.perf_counter() - start
     train = ValueBatches(data, rules, settings.features, torch)
     net, optimizer, run = value_run("distill", rules, table, plan, settings, torch)
+    run.facts["label_seconds"] = round(label_seconds, 1)  # before the run's clock, which times the fitting alone
     seen, steps, next_eval = 0, 0, settings.eval_every
     generator = np.random.default_rng(plan.seed)
     while run.share(seen) < 1.0:

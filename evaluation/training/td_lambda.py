@@ -21,6 +21,7 @@ with y_T = 1 if light won, else 0.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -57,6 +58,9 @@ class TDLambdaSettings:
     """Timesteps between scorings on the validation positions."""
     validation: int = 500
     """Validation positions scored to pick the best model."""
+    threads: int = 1
+    """Self-play threads sharing the weights (more than one: their updates interleave without locks, so a run is
+    not repeatable bit for bit)."""
 
 
 class TDLambda:
@@ -92,11 +96,25 @@ class TDLambda:
         """The network as it is now (float32, as it plays and is saved), with :attr:`info`."""
         return ValueNetwork(self.rules, self.features, layers_of(self.arrays), "sigmoid", dict(self.info))
 
-    def train(self, games: int, seed: int, first_game: int, alpha: float, lam: float) -> int:
+    def train(self, games: int, seed: int, first_game: int, alpha: float, lam: float, threads: int = 1) -> int:
         """Train on ``games`` self-play games; return the moves played.
 
-        Game g is game ``first_game + g`` of ``seed``.
+        Game g is game ``first_game + g`` of ``seed``. With ``threads`` above 1 the games are shared out among
+        threads that update the one set of weights at once, without locks (as Hogwild! does): each update touches the
+        weights a little, so the races cost less than the second core brings, but the result varies from run to run.
         """
+        if threads == 1:
+            return self._train_slice(games, seed, first_game, alpha, lam, 0, 1)
+        with ThreadPoolExecutor(threads) as pool:
+            slices = [
+                pool.submit(self._train_slice, games, seed, first_game, alpha, lam, t, threads) for t in range(threads)
+            ]
+            return sum(part.result() for part in slices)
+
+    def _train_slice(
+        self, games: int, seed: int, first_game: int, alpha: float, lam: float, part: int, parts: int
+    ) -> int:
+        """Train on the batches ``part``, ``part + parts``, ... of the ``games``; return the moves played."""
         geom = geometry(self.rules)
         ctx = search.search_context(
             geom,
@@ -106,7 +124,7 @@ class TDLambda:
             prune=False,
         )
         played = 0
-        for lo in range(0, games, TRAIN_BATCH):
+        for lo in range(part * TRAIN_BATCH, games, parts * TRAIN_BATCH):
             batch = min(TRAIN_BATCH, games - lo)
             flows = core.flow_buffers(batch)
             core.start_games(flows, self.rules.pieces, np.uint64(seed), first_game + lo)
@@ -177,7 +195,7 @@ def _td_update(flows, i, ctx, traces, alpha, lam):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # threads play their games at once on the shared weights
 def train_games(flows, ctx, traces, alpha, lam):
     """Self-play the started games of ``flows`` in lockstep, one chance node of each game per step.
 
@@ -248,7 +266,7 @@ def train_td_lambda(
     while run.share(done) < 1.0:
         alpha = settings.alpha * (1 - 0.9 * min(run.share(done), 1.0))
         chunk = min(500, max(1, (plan.timesteps - done) // 60))  # a game is 100-200 moves: stop near the target
-        moves = learner.train(chunk, plan.seed, games, alpha, settings.lam)
+        moves = learner.train(chunk, plan.seed, games, alpha, settings.lam, settings.threads)
         games += chunk
         done += moves
         run.advance(done)

@@ -117,7 +117,8 @@ def test_missing_table_with_no_solve_gives_the_command(capsys, tmp_path, monkeyp
     assert "solve --rules masters --pieces 2" in capsys.readouterr().err
 
 
-def test_missing_table_is_solved_after_saying_so(capsys):
+def test_missing_table_is_solved_after_saying_so(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("URGYM_CACHE", str(tmp_path))  # its own cache: another test may have solved blitz-2
     assert (
         cli.main(
             [

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
+from urgym.agents.models import DEFAULT_TD_MODEL
 
 from tests.hostile.judge import BIN, RGU, SMALL, TIME_LIMIT, Outcome, TimeLimitError, run_in_process, time_limit
 
@@ -176,6 +177,7 @@ def command_cases() -> Iterator[tuple[list[str], str | tuple[str, ...], dict[str
     yield ["solve", "--pieces", "2", "--no-progress"], "URGYM_CACHE", {"URGYM_CACHE": "/etc/passwd"}
 
 
+TD_MODEL = str(DEFAULT_TD_MODEL)
 NAMED_CASES = [  # (argv, the words its one line must hold)
     (["ur-simulate", "--pieces", "0"], "pieces must be an integer from 1 to 15"),
     (["ur-simulate", "--games", "0"], "--games must be at least 1"),
@@ -232,6 +234,12 @@ NAMED_CASES = [  # (argv, the words its one line must hold)
     (["train", "--algo", "distill", "--pieces", "2", "--out", "runs", "--rank", "nan"], "--rank must be a"),
     (["train", "--algo", "distill", "--pieces", "2", "--out", "runs", "--decisions", "5"], "--decisions must be"),
     (["train", "--algo", "distill", "--pieces", "2", "--out", "runs", "--opponent", "greedy"], "needs no opponent"),
+    (["train", "--algo", "distill", "--pieces", "2", "--out", "runs", "--teacher", "/etc/passwd"], "--teacher: "),
+    (["train", "--algo", "distill", "--pieces", "2", "--out", "runs", "--teacher", "/nope.npz"], "--teacher: "),
+    (["train", "--algo", "distill", "--pieces", "2", "--out", "runs", "--teacher", TD_MODEL], "was trained on finkel"),
+    (["train", "--algo", "distill", "--out", "runs", "--teacher", TD_MODEL, "--teacher-depth", "9"], "from 0 to 3"),
+    (["train", "--algo", "distill", "--pieces", "2", "--out", "runs", "--teacher-depth", "1"], "needs --teacher"),
+    (["train", "--algo", "td-lambda", "--out", "runs", "--teacher", TD_MODEL], "are for distill, not td-lambda"),
     (["train", "--algo", "expected-td", "--pieces", "2", "--out", "runs", "--epsilon", "1"], "--epsilon must be"),
     (["train", "--algo", "distill", "--pieces", "2", "--out", "runs", "--features", "x"], "invalid choice: 'x'"),
     (["evaluate", "--agent", "neural", "--pieces", "2", "--games", "2"], "no shipped neural model plays finkel with 2"),

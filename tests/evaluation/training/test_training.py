@@ -74,6 +74,35 @@ def test_td_learning_beats_random_play(finkel3_table):
     assert learned < 0.5 * random
 
 
+def test_td_learning_on_two_threads_sharing_the_weights_beats_random_play(finkel3_table):
+    learner = TDLambda.initial(RULES, hidden=32, seed=0)
+    positions = benchmark_positions(finkel3_table, 300)
+    random = score_positions("random", finkel3_table, positions, run=RunOptions(workers=1, progress=False)).regret.mean
+    assert learner.train(3000, seed=0, first_game=0, alpha=0.1, lam=0.7, threads=2) > 3000 * 20  # every game played
+    learned = score_positions(
+        TDAgent(learner.network()), finkel3_table, positions, run=RunOptions(workers=1, progress=False)
+    ).regret.mean
+    assert learned < 0.5 * random
+
+
+def test_a_shipped_students_card_repeats_its_teachers(tmp_path):
+    from urgym.agents.models import write_model_card
+
+    from tools.ship_model import teacher_card
+
+    teacher = _teacher(20)
+    teacher.info = {"algo": "td-lambda", "command": "train --algo td-lambda", "train_seconds": 12.5, "secret": 1}
+    path = teacher.save(tmp_path / "teacher.npz")
+    write_model_card(path, RULES, **teacher.info)
+    student = _teacher(20)
+    student.info = {"settings": {"teacher": str(path)}}
+    assert teacher_card(student) == {"algo": "td-lambda", "command": "train --algo td-lambda", "train_seconds": 12.5}
+    path.with_suffix(".json").unlink()
+    assert teacher_card(student) is None  # a teacher without a card: nothing to repeat
+    student.info = {"settings": {"teacher": None}}
+    assert teacher_card(student) is None
+
+
 def test_td_model_errors(tmp_path):
     bad = tmp_path / "bad.npz"
     np.savez(bad, w1=np.zeros(2))
@@ -286,6 +315,72 @@ def test_distillation_improves_the_validation_regret_and_plays_from_its_file(fin
     learned, before = _regret(NeuralAgent(best), finkel3_table), _regret(NeuralAgent(untrained), finkel3_table)
     assert learned < 0.3 < before and learned < before / 5, (learned, before)  # far better than a random network
     assert _regret(make_agent(f"neural:model={tmp_path / 'best_model.npz'}:depth=2"), finkel3_table) <= learned
+
+
+def _teacher(games=3000):
+    learner = TDLambda.initial(RULES, hidden=32, seed=0)
+    learner.train(games, seed=0, first_game=0, alpha=0.1, lam=0.7)
+    return learner.network()
+
+
+def test_a_teachers_labels_are_what_its_search_makes_of_each_move():
+    from urgym.agents.networks.neural import NetworkEstimate
+    from urgym.evaluation.training.distill import SearchTeacher, sample_labelled_decisions
+
+    from urgym import core
+
+    network = _teacher(300)
+    for depth in (0, 2):
+        data = sample_labelled_decisions(SearchTeacher(network, depth), 400, seed=4, threads=2)
+        again = sample_labelled_decisions(SearchTeacher(network, depth), 400, seed=4, threads=2)
+        assert all(np.array_equal(a, b) for a, b in zip(data, again, strict=True))  # the same on every call
+        assert len(data) == 400 and (data.counts >= 2).all()
+        searched = NetworkEstimate(network, depth=depth)
+        for i in range(0, 400, 9):
+            for k in range(data.counts[i]):
+                after, flags = Position(RULES, int(data.after[i, k])), int(data.flags[i, k])
+                if flags & core.WIN:
+                    expected = 1.0
+                else:
+                    chance = network.value(after) if depth == 0 else searched.win_probability(after)
+                    expected = chance if flags & core.EXTRA_ROLL else 1.0 - chance
+                assert data.values[i, k] == pytest.approx(expected, abs=1e-6)
+    shallow = sample_labelled_decisions(SearchTeacher(network, 0), 400, seed=4)
+    assert not np.array_equal(shallow.values, data.values)  # depth 2 is not the network alone
+
+
+def test_distilling_a_td_networks_search_learns_without_the_table(finkel3_table, tmp_path, monkeypatch):
+    from urgym.agents.networks.neural import NeuralAgent, ValueNetwork
+    from urgym.evaluation.training import distill
+
+    teacher = _teacher()
+    teacher_path = teacher.save(tmp_path / "teacher.npz")
+    sources = []
+    sample = distill.sample_labelled_decisions
+    monkeypatch.setattr(
+        distill, "sample_labelled_decisions", lambda source, *a: sources.append(source) or sample(source, *a)
+    )
+    settings = distill.DistillSettings(
+        hidden=(48, 16),
+        decisions=20_000,
+        validation=500,
+        threads=2,
+        eval_every=60_000,
+        teacher=str(teacher_path),
+        teacher_depth=1,
+    )
+    out = tmp_path / "student"
+    result = distill.train_distill(RULES, finkel3_table, RunPlan(out, 180_000, seed=2, progress=False), settings)
+    assert [type(s) for s in sources] == [distill.SearchTeacher]  # the labels came from the teacher, not the table
+    best = ValueNetwork.load(out / "best_model.npz")
+    assert best.info["settings"]["teacher"] == str(teacher_path) and best.info["settings"]["teacher_depth"] == 1
+    assert best.info["validation_regret"] == result["best_regret"]
+    student, before = _regret(NeuralAgent(best), finkel3_table), _regret(TDAgent(teacher), finkel3_table)
+    untrained = _regret(
+        NeuralAgent(ValueNetwork(RULES, "tactics-v1", [(w * 0, b * 0) for w, b in best.layers])), finkel3_table
+    )
+    assert student < untrained / 5, (student, untrained)
+    assert student < 1.5 * before, (student, before)  # about as good as its teacher, or better
 
 
 def test_expected_td_learns_by_self_play_alone(tmp_path):
