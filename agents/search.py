@@ -133,9 +133,9 @@ class TableEvaluation(NamedTuple):
     cache: EvaluationCache
 
 
-def network_evaluation(net: NetArrays) -> NetworkEvaluation:
-    """The evaluation of a network's arrays, with its own buffers and an empty cache."""
-    return NetworkEvaluation(net, scratch(net), evaluation_cache())
+def network_evaluation(net: NetArrays, cache_bits: int | None = 16) -> NetworkEvaluation:
+    """The evaluation of a network's arrays, with its own buffers and an empty cache of ``2**cache_bits`` entries."""
+    return NetworkEvaluation(net, scratch(net), evaluation_cache(cache_bits))
 
 
 class SearchContext(NamedTuple):

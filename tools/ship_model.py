@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from urgym.agents import NeuralAgent, ValueNetwork
-from urgym.agents.models import write_model_card
+from urgym.agents.models import model_card, write_model_card
 from urgym.evaluation.scoring.positions import benchmark_positions, score_positions
 from urgym.evaluation.scoring.runner import RunOptions
 from urgym.solver import table_for
@@ -61,11 +61,8 @@ def teacher_card(network: ValueNetwork) -> dict | None:
     The student's card then tells the whole recipe: the teacher's command and time beside its own.
     """
     teacher = network.info.get("settings", {}).get("teacher")
-    card = Path(teacher).with_suffix(".json") if teacher else None
-    if card is None or not card.is_file():
-        return None
-    facts = json.loads(card.read_text())
-    return {key: facts[key] for key in TEACHER_FACTS if key in facts}
+    facts = model_card(teacher) if teacher else {}
+    return {key: facts[key] for key in TEACHER_FACTS if key in facts} or None
 
 
 TEACHER_FACTS = ("algo", "command", "timesteps", "train_seconds", "validation_regret", "games", "urgym", "parameters")

@@ -39,7 +39,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 from urgym.agents import search
-from urgym.agents.networks.value import ValueNetwork, scratch
+from urgym.agents.networks.value import ValueNetwork
 from urgym.evaluation.training.run import RunPlan, learning_rate
 from urgym.evaluation.training.valuefit import (
     LabelledDecisions,
@@ -214,7 +214,7 @@ class SearchTeacher:
         geom = geometry(self.network.rules)
 
         def context(depth: int, prune: bool) -> search.SearchContext:
-            evaluation = search.NetworkEvaluation(arrays, scratch(arrays), search.evaluation_cache(TEACHER_CACHE_BITS))
+            evaluation = search.network_evaluation(arrays, TEACHER_CACHE_BITS)
             return search.search_context(geom, evaluation, depth, TEACHER_CACHE_BITS, prune=prune)
 
         return Teacher(context(self.depth, True), context(0, False), self.depth)

@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit
 from urgym.agents import search
 from urgym.agents.networks.td import TDAgent
-from urgym.agents.networks.value import ValueNetwork, evaluate, layers_of, net_arrays, scratch
+from urgym.agents.networks.value import ValueNetwork, evaluate, layers_of, net_arrays
 from urgym.evaluation.scoring.positions import validation_positions
 from urgym.evaluation.training.run import AgentLearner, Metrics, RunPlan, TrainingRun
 from urgym.solver import SolvedTable
@@ -118,7 +118,7 @@ class TDLambda:
         geom = geometry(self.rules)
         ctx = search.search_context(
             geom,
-            search.NetworkEvaluation(self.arrays, scratch(self.arrays), search.evaluation_cache(None)),
+            search.network_evaluation(self.arrays, None),  # no cache: the weights change as it plays
             0,
             4,
             prune=False,
