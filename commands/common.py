@@ -39,6 +39,7 @@ __all__ = [
     "check_outputs",
     "check_solve_allowed",
     "command",
+    "printable",
     "report_stream",
     "run_options",
     "seed",
@@ -66,7 +67,7 @@ class ArgumentParser(argparse.ArgumentParser):
 
     def error(self, message: str):  # type: ignore[override]
         """Say ``message`` in one line on stderr and exit with status 2."""
-        self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (see {self.prog} --help)\n")
+        self.exit(2, f"{self.prog}: error: {printable(' '.join(message.split()))} (see {self.prog} --help)\n")
 
 
 def seed(text: str) -> int:
@@ -152,9 +153,19 @@ def _exit_now(status: int) -> None:
 
 def _one_line(err: BaseException) -> str:
     if isinstance(err, OSError) and err.filename is not None and err.strerror:
-        return f"{err.filename}: {err.strerror}"
-    text = " ".join(str(err).split()) or type(err).__name__
-    return text
+        return printable(f"{err.filename}: {err.strerror}")
+    return printable(" ".join(str(err).split()) or type(err).__name__)
+
+
+def printable(text: str) -> str:
+    r"""``text`` with each character a terminal would act on written as its Python escape (``\x1b``).
+
+    An error names paths and values that the user, or an attacker, chose: an escape sequence in one must not reach
+    the terminal.
+    """
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else ascii(char)[1:-1] for char in text)
 
 
 def add_table_options(parser: argparse.ArgumentParser) -> None:

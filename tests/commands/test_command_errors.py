@@ -47,6 +47,22 @@ def test_cache_set_to_a_file_is_named(tmp_path):
     assert "URGYM_CACHE=/etc/passwd is a file" in result.stderr
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["evaluate", "--agent", "neural:model=\x1b]0;owned\x07\x1b[2Jnet.npz", "--pieces", "2"],  # a missing file
+        ["evaluate", "--agent", "no-such\x1b[31m-agent", "--pieces", "2"],  # a value the parser refuses
+        ["review", "\x1b[2J\u202egame.json"],  # a path the OS refuses
+    ],
+    ids=["missing-file", "refused-value", "os-error"],
+)
+def test_an_escape_sequence_in_a_name_reaches_the_terminal_written_out(argv, tmp_path):
+    result = run(argv, tmp_path)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert "\x1b" not in result.stderr and "\x07" not in result.stderr and "\u202e" not in result.stderr
+    assert "\\x1b[" in result.stderr, result.stderr
+
+
 def test_debug_shows_the_traceback(tmp_path):
     result = run(
         ["evaluate", "--agent", "greedy", "--pieces", "2", "--games", "2", "--debug"],
