@@ -86,9 +86,24 @@ BENCH_ALGORITHMS = tuple(_RATES)
 """The algorithms ``urgym bench --algo`` trains (``train``'s names; ``td`` and ``ppo`` are accepted too)."""
 
 
+_LIBRARIES = ("numpy", "numba", "torch", "stable-baselines3", "sb3-contrib", "jax", "jaxlib", "mctx", "optax")
+"""The libraries a learner's figures depend on: a seed gives bit-identical figures only with the same versions."""
+
+
 def machine() -> dict[str, Any]:
-    """The machine a figure was measured on."""
-    return {"cores": os.cpu_count(), "processor": platform.processor() or platform.machine(), "python": sys.version}
+    """The machine a figure was measured on, with the versions of the libraries it used (those installed)."""
+    from importlib import metadata
+
+    libraries = {}
+    for name in _LIBRARIES:
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            libraries[name] = metadata.version(name)
+    return {
+        "cores": os.cpu_count(),
+        "processor": platform.processor() or platform.machine(),
+        "python": sys.version,
+        "libraries": libraries,
+    }
 
 
 def estimate_minutes(task: Task, algo: str | None, seeds: int, jobs: int) -> float:
@@ -118,6 +133,7 @@ def train_seed(task: Task, algo: str, seed: int, folder: Path, progress: bool = 
         "eval_seconds": round(sum(point.get("eval_seconds", 0.0) for point in curve), 1),
         "curve": curve,
         "final": {key: value for key, value in curve[-1].items() if key not in ("seconds", "mean_regret")},
+        "machine": machine(),
         **({"resumed_at": result["resumed_at"]} if result.get("resumed_at") else {}),
     }
     write_atomic(folder / "seed.json", lambda tmp: tmp.write_text(json.dumps(record, indent=1)))

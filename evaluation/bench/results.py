@@ -119,9 +119,13 @@ def _check(value: Any, schema: dict[str, Any], root: dict[str, Any], where: str)
         for key in schema.get("required", ()):
             if key not in value:
                 raise ResultError(f"{where} lacks {key!r}")
-        for key, sub in schema.get("properties", {}).items():
+        named = schema.get("properties", {})
+        for key, sub in named.items():
             if key in value:
                 _check(value[key], sub, root, f"{where}.{key}")
+        if isinstance(schema.get("additionalProperties"), dict):
+            for key in value.keys() - named.keys():
+                _check(value[key], schema["additionalProperties"], root, f"{where}.{key}")
     if isinstance(value, list):
         if len(value) < schema.get("minItems", 0):
             raise ResultError(f"{where} must hold at least {schema['minItems']} items, got {len(value)}")

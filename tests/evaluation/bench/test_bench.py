@@ -8,6 +8,7 @@ import itertools
 import json
 import math
 
+import numba
 import numpy as np
 import pytest
 from urgym.evaluation.bench import (
@@ -76,7 +77,7 @@ def _without_times(result):
     result = copy.deepcopy(result)
     result.pop("machine")
     for record in result["per_seed"]:
-        for key in ("wall_seconds", "eval_seconds"):
+        for key in ("wall_seconds", "eval_seconds", "machine"):
             record.pop(key)
         for point in [*record["curve"], record["final"]]:
             point.pop("seconds", None)
@@ -102,6 +103,8 @@ def test_a_run_writes_a_valid_result_and_its_curves(tiny_run):
         assert [p["decisions"] for p in record["curve"]][-1] >= TINY.budget
         assert all({"win_rate", "exploitability", "test_regret"} <= set(p) for p in record["curve"])
         assert record["final"]["decisions"] == record["decisions"] and record["final"]["policy"] == "deterministic"
+        assert record["machine"]["libraries"]["numpy"] == np.__version__  # a seed names what it was trained with
+    assert result["machine"]["libraries"]["numba"] == numba.__version__ and result["machine"]["cores"] >= 1
     finals = [r["final"]["win_rate"] for r in result["per_seed"]]
     assert result["summary"]["final"]["win_rate"]["mean"] == pytest.approx(np.mean(finals))
     assert "td-lambda" in leaderboard([result]) and "finkel-3-v1" in leaderboard([result])
@@ -180,6 +183,7 @@ def test_a_folder_of_another_run_is_refused(tiny_run):
         (lambda r: r.update(format=2), r"result.format must be one of \[1\]"),
         (lambda r: r.update(per_seed=[]), "result.per_seed must hold at least 1 items"),
         (lambda r: r["summary"]["final"]["win_rate"].pop("low95"), "win_rate lacks 'low95'"),
+        (lambda r: r["per_seed"][0]["machine"]["libraries"].update(torch=2), "libraries.torch must be string"),
     ],
 )
 def test_a_result_off_the_schema_is_refused_naming_the_field(tiny_run, change, message):
