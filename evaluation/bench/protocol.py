@@ -89,6 +89,9 @@ BENCH_ALGORITHMS = tuple(_RATES)
 _LIBRARIES = ("numpy", "numba", "torch", "stable-baselines3", "sb3-contrib", "jax", "jaxlib", "mctx", "optax")
 """The libraries a learner's figures depend on: a seed gives bit-identical figures only with the same versions."""
 
+_VECTOR_FLAGS = {"sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile", "asimd", "sve"}
+"""The processor's vector instructions a library may choose its kernels by (and so round differently)."""
+
 
 def machine() -> dict[str, Any]:
     """The machine a figure was measured on, with the versions of the libraries it used (those installed)."""
@@ -100,10 +103,24 @@ def machine() -> dict[str, Any]:
             libraries[name] = metadata.version(name)
     return {
         "cores": os.cpu_count(),
-        "processor": platform.processor() or platform.machine(),
+        "processor": _cpu_info("model name") or platform.processor() or platform.machine(),
+        "vector_instructions": sorted(set((_cpu_info("flags") or "").split()) & _VECTOR_FLAGS),
         "python": sys.version,
         "libraries": libraries,
     }
+
+
+def _cpu_info(field: str) -> str | None:
+    """A field of the first processor in ``/proc/cpuinfo`` (None where there is no such file or field)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                name, _, value = line.partition(":")
+                if name.strip() == field:
+                    return value.strip()
+    except OSError:
+        pass
+    return None
 
 
 def estimate_minutes(task: Task, algo: str | None, seeds: int, jobs: int) -> float:

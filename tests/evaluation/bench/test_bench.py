@@ -7,6 +7,7 @@ import dataclasses
 import itertools
 import json
 import math
+from pathlib import Path
 
 import numba
 import numpy as np
@@ -105,6 +106,8 @@ def test_a_run_writes_a_valid_result_and_its_curves(tiny_run):
         assert record["final"]["decisions"] == record["decisions"] and record["final"]["policy"] == "deterministic"
         assert record["machine"]["libraries"]["numpy"] == np.__version__  # a seed names what it was trained with
     assert result["machine"]["libraries"]["numba"] == numba.__version__ and result["machine"]["cores"] >= 1
+    cpuinfo = Path("/proc/cpuinfo").read_text().split() if Path("/proc/cpuinfo").exists() else []
+    assert ("avx2" in result["machine"]["vector_instructions"]) == ("avx2" in cpuinfo)
     finals = [r["final"]["win_rate"] for r in result["per_seed"]]
     assert result["summary"]["final"]["win_rate"]["mean"] == pytest.approx(np.mean(finals))
     assert "td-lambda" in leaderboard([result]) and "finkel-3-v1" in leaderboard([result])
