@@ -245,7 +245,13 @@ def plot_curves(results: list[dict[str, Any]], path: str | Path, title: str = ""
             line = ax.plot(xs, [p[metric]["mean"] for p in points], marker="o", markersize=3, label=result["algo"])
             if all(p[metric]["low95"] is not None for p in points):
                 lows, highs = [p[metric]["low95"] for p in points], [p[metric]["high95"] for p in points]
-                ax.fill_between(xs, lows, highs, alpha=0.2, color=line[0].get_color())
+                if len(points) == 1:  # a metric measured at the end only (finkel-7-v1's exact ones): a bar, not a band
+                    mean = points[0][metric]["mean"]
+                    ax.errorbar(
+                        xs, [mean], yerr=[[mean - lows[0]], [highs[0] - mean]], capsize=5, color=line[0].get_color()
+                    )
+                else:
+                    ax.fill_between(xs, lows, highs, alpha=0.2, color=line[0].get_color())
         ax.set_xlabel("decisions (the learner's moves)")
         ax.set_ylabel(_LABELS[metric])
     if len(trained) > 1:

@@ -286,3 +286,20 @@ def test_curves_of_several_runs_plot_together(tiny_run, tmp_path):
     assert path.stat().st_size > 1000
     with pytest.raises(ValueError, match="of one task"):
         plot_curves([result, {**other, "task": {**other["task"], "id": "finkel-4-v1"}}], tmp_path / "mixed.png")
+
+
+def test_a_metric_measured_at_the_end_only_plots_as_an_interval_bar(tiny_run, tmp_path, monkeypatch):
+    """finkel-7-v1 measures the exact metrics at its end alone: one point, a bar (a band of one point is invisible)."""
+    import matplotlib.axes
+    from urgym.evaluation.bench.results import plot_curves
+
+    result = json.loads(json.dumps(tiny_run[1]))
+    for point in result["summary"]["curve"][:-1]:
+        point.pop("win_rate"), point.pop("exploitability")
+    bars = []
+    original = matplotlib.axes.Axes.errorbar
+    monkeypatch.setattr(
+        matplotlib.axes.Axes, "errorbar", lambda ax, *a, **k: bars.append(ax.get_ylabel() or a) or original(ax, *a, **k)
+    )
+    assert plot_curves([result], tmp_path / "end.png").stat().st_size > 1000
+    assert len(bars) == 2  # win rate and exploitability; the test regret, at every point, is a band
