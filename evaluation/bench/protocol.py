@@ -101,26 +101,29 @@ def machine() -> dict[str, Any]:
     for name in _LIBRARIES:
         with contextlib.suppress(metadata.PackageNotFoundError):
             libraries[name] = metadata.version(name)
+    cpu = _first_cpu()
     return {
         "cores": os.cpu_count(),
-        "processor": _cpu_info("model name") or platform.processor() or platform.machine(),
-        "vector_instructions": sorted(set((_cpu_info("flags") or "").split()) & _VECTOR_FLAGS),
+        "processor": cpu.get("model name") or platform.processor() or platform.machine(),
+        "vector_instructions": sorted(set(cpu.get("flags", "").split()) & _VECTOR_FLAGS),
         "python": sys.version,
         "libraries": libraries,
     }
 
 
-def _cpu_info(field: str) -> str | None:
-    """A field of the first processor in ``/proc/cpuinfo`` (None where there is no such file or field)."""
+def _first_cpu() -> dict[str, str]:
+    """The fields of the first processor in ``/proc/cpuinfo`` (none where there is no such file)."""
+    fields: dict[str, str] = {}
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
             for line in f:
+                if not line.strip():
+                    break  # the first processor's block ends at the first blank line
                 name, _, value = line.partition(":")
-                if name.strip() == field:
-                    return value.strip()
+                fields[name.strip()] = value.strip()
     except OSError:
         pass
-    return None
+    return fields
 
 
 def estimate_minutes(task: Task, algo: str | None, seeds: int, jobs: int) -> float:

@@ -298,8 +298,11 @@ def test_a_metric_measured_at_the_end_only_plots_as_an_interval_bar(tiny_run, tm
         point.pop("win_rate"), point.pop("exploitability")
     bars = []
     original = matplotlib.axes.Axes.errorbar
-    monkeypatch.setattr(
-        matplotlib.axes.Axes, "errorbar", lambda ax, *a, **k: bars.append(ax.get_ylabel() or a) or original(ax, *a, **k)
-    )
+
+    def errorbar(ax, *args, **kwargs):
+        bars.append(args)
+        return original(ax, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.axes.Axes, "errorbar", errorbar)
     assert plot_curves([result], tmp_path / "end.png").stat().st_size > 1000
     assert len(bars) == 2  # win rate and exploitability; the test regret, at every point, is a band
