@@ -25,6 +25,7 @@ from urgym.solver import SolvedTable, cached_table_path, is_cached, solve_comman
 from urgym.solver.budget import SolveEstimate, check_solvable, estimate_solve
 
 from urgym import startup
+from urgym.checks import printable
 from urgym.files import PLOT_FORMATS, STDOUT, MissingExtraError, check_distinct, check_output, release_claims
 from urgym.rules import Rules
 
@@ -39,7 +40,6 @@ __all__ = [
     "check_outputs",
     "check_solve_allowed",
     "command",
-    "printable",
     "report_stream",
     "run_options",
     "seed",
@@ -155,17 +155,6 @@ def _one_line(err: BaseException) -> str:
     if isinstance(err, OSError) and err.filename is not None and err.strerror:
         return printable(f"{err.filename}: {err.strerror}")
     return printable(" ".join(str(err).split()) or type(err).__name__)
-
-
-def printable(text: str) -> str:
-    r"""``text`` with each character a terminal would act on written as its Python escape (``\x1b``).
-
-    An error names paths and values that the user, or an attacker, chose: an escape sequence in one must not reach
-    the terminal.
-    """
-    if text.isprintable():
-        return text
-    return "".join(char if char.isprintable() else ascii(char)[1:-1] for char in text)
 
 
 def add_table_options(parser: argparse.ArgumentParser) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["integer", "integer_array", "is_integer", "short_repr"]
+__all__ = ["integer", "integer_array", "is_integer", "printable", "short_repr"]
 
 
 def is_integer(value: object) -> bool:
@@ -67,3 +67,14 @@ def short_repr(value: object) -> str:
     """``repr(value)`` cut to 80 characters (a value from a stranger quoted in an error message)."""
     text = repr(value)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+def printable(text: str) -> str:
+    r"""``text`` with each character a terminal would act on written as its Python escape (``\x1b``).
+
+    An error or a table names paths and values that the user, or an attacker, chose: an escape sequence in one must
+    not reach the terminal.
+    """
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else ascii(char)[1:-1] for char in text)

@@ -19,6 +19,7 @@ from typing import Any
 from urgym.evaluation.bench.metrics import across_seeds
 from urgym.evaluation.bench.tasks import METRICS
 
+from urgym.checks import printable
 from urgym.files import write_atomic
 
 __all__ = [
@@ -197,14 +198,14 @@ def leaderboard(results: Iterable[dict[str, Any]]) -> str:
     lines = []
     for task, group in sorted(by_task.items()):
         lines += [
-            f"{task}",
+            printable(task),
             f"  {'learner':<26} {'seeds':>5} {'vs perfect (%)':>16} {'exploitability':>16} {'test regret':>16} "
             f"{'decisions':>11} {'minutes':>8}",
         ]
         group.sort(key=lambda r: -r["summary"]["final"]["win_rate"]["mean"])
         for result in group:
             final = result["summary"]["final"]
-            name = result.get("algo") or result["agent"]
+            name = printable(result.get("algo") or result["agent"])  # a submitted result's words are a stranger's
             seeds = f"{len(result['seeds'])}" + ("" if result.get("complete", True) else "*")
             lines.append(
                 f"  {name:<26.26} {seeds:>5} {_interval(final['win_rate'], 2):>16} "

@@ -306,3 +306,13 @@ def test_a_metric_measured_at_the_end_only_plots_as_an_interval_bar(tiny_run, tm
     monkeypatch.setattr(matplotlib.axes.Axes, "errorbar", errorbar)
     assert plot_curves([result], tmp_path / "end.png").stat().st_size > 1000
     assert len(bars) == 2  # win rate and exploitability; the test regret, at every point, is a band
+
+
+def test_the_leaderboard_writes_a_submitted_results_escape_sequences_out(tiny_run):
+    """A result sent by a stranger names its own learner and task: neither may repaint the reader's terminal."""
+    result = json.loads(json.dumps(tiny_run[1]))
+    result["algo"] = "evil\x1b[2J\x1b]0;owned\x07"
+    result["task"]["id"] = "finkel-3-v1\x1b[31m"
+    table = leaderboard([result])
+    assert "\x1b" not in table and "\x07" not in table
+    assert "evil\\x1b[2J" in table and "finkel-3-v1\\x1b[31m" in table
