@@ -24,13 +24,21 @@ import platform
 import shutil
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from urgym.agents import make_agent
 from urgym.evaluation.bench.metrics import TaskEvaluator
-from urgym.evaluation.bench.results import RESULT_FORMAT, plot_seed_curves, summarize, validate_result
+from urgym.evaluation.bench.results import (
+    RESULT_FORMAT,
+    ResultError,
+    plot_seed_curves,
+    summarize,
+    validate_result,
+    validate_seed_record,
+)
 from urgym.evaluation.bench.tasks import Task
 from urgym.evaluation.training.checkpoint import CHECKPOINT
 from urgym.evaluation.training.run import RunPlan
@@ -181,13 +189,17 @@ def _read_curve(path: Path) -> list[dict[str, Any]]:
 
 
 def _seed_done(folder: Path, seed: int) -> dict[str, Any] | None:
-    """The record of a finished seed, None if it has none (or a damaged one: it is trained again)."""
+    """The record of a finished seed, None if it has none, or a damaged one (it is trained again, with a warning)."""
     path = folder / "seed.json"
+    if not path.exists():
+        return None
     try:
         record = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    if not isinstance(record, dict) or record.get("seed") != seed or not record.get("curve"):
+        validate_seed_record(record)
+        if record["seed"] != seed or not record["curve"]:
+            raise ResultError(f"it is not a finished record of seed {seed}")
+    except (OSError, ValueError) as err:  # ResultError and JSONDecodeError are ValueErrors
+        warnings.warn(f"{path} is damaged ({err}); seed {seed} is trained again", stacklevel=3)
         return None
     return record
 

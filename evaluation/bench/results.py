@@ -33,6 +33,7 @@ __all__ = [
     "result_schema",
     "summarize",
     "validate_result",
+    "validate_seed_record",
 ]
 
 RESULT_FORMAT = 1
@@ -147,6 +148,16 @@ def validate_result(result: Any) -> None:
         raise ResultError("result must name either the algorithm trained ('algo') or the agent scored ('agent')")
     if result["seeds"] != [record["seed"] for record in result["per_seed"]]:
         raise ResultError("result.seeds must list the seeds of result.per_seed, in order")
+
+
+def validate_seed_record(record: Any) -> None:
+    """Check one seed's record (``seed.json``, an item of ``per_seed``) against the schema.
+
+    Raises:
+        ResultError: Naming the first field that is wrong and what it must be.
+    """
+    schema = result_schema()
+    _check(record, schema["properties"]["per_seed"]["items"], schema, "seed record")
 
 
 def load_result(path: str | Path) -> dict[str, Any]:

@@ -7,6 +7,7 @@ import dataclasses
 import itertools
 import json
 import math
+import shutil
 from pathlib import Path
 
 import numba
@@ -123,6 +124,19 @@ def test_a_fixed_seed_and_budget_give_bit_identical_results_and_a_resumed_run_th
     resumed = run_task(TINY, "td-lambda", tmp_path / "again", progress=False, on_seed=trained.append)
     assert [r["seed"] for r in trained] == [1]  # seed 0 was kept
     assert _without_times(resumed) == _without_times(result)
+
+
+def test_a_damaged_or_crafted_seed_record_is_trained_again_with_a_warning_naming_it(tiny_run, tmp_path):
+    out, result = tiny_run
+    shutil.copytree(out, tmp_path / "run")
+    for seed, change in ((0, {"curve": [{"decisions": "x"}]}), (1, {"final": {"win_rate": "\x1b[2J"}})):
+        path = tmp_path / "run" / f"seed-{seed}" / "seed.json"
+        path.write_text(json.dumps({**json.loads(path.read_text()), **change}))
+    trained = []
+    with pytest.warns(UserWarning, match=r"seed-0/seed.json is damaged \(seed record.curve\[0\] lacks 'test_regret'\)"):
+        again = run_task(TINY, "td-lambda", tmp_path / "run", progress=False, on_seed=trained.append)
+    assert sorted(r["seed"] for r in trained) == [0, 1]
+    assert _without_times(again) == _without_times(result)
 
 
 def test_a_seed_interrupted_mid_way_goes_on_from_its_checkpoint_and_ends_the_same(tmp_path, monkeypatch):
