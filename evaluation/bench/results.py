@@ -249,7 +249,10 @@ def plot_curves(results: list[dict[str, Any]], path: str | Path, title: str = ""
     if not trained or len({r["task"]["id"] for r in trained}) != 1:
         raise ValueError("give the results of trained runs of one task to plot their curves together")
     metrics = [m for m in METRICS if any(m in point for r in trained for point in r["summary"]["curve"])]
-    fig, axes = plt.subplots(1, len(metrics), figsize=(4.2 * len(metrics), 3.4), layout="constrained", squeeze=False)
+    # One decisions axis from 0 for every panel: a metric measured at the end alone is placed within the budget.
+    fig, axes = plt.subplots(
+        1, len(metrics), figsize=(4.2 * len(metrics), 3.4), layout="constrained", squeeze=False, sharex=True
+    )
     for ax, metric in zip(axes[0], metrics, strict=True):
         for result in trained:
             points = [p for p in result["summary"]["curve"] if metric in p]
@@ -266,6 +269,7 @@ def plot_curves(results: list[dict[str, Any]], path: str | Path, title: str = ""
                     ax.fill_between(xs, lows, highs, alpha=0.2, color=line[0].get_color())
         ax.set_xlabel("decisions (the learner's moves)")
         ax.set_ylabel(_LABELS[metric])
+    axes[0][0].set_xlim(left=0)
     if len(trained) > 1:
         axes[0][0].legend(fontsize="small")
     fig.suptitle(title or f"{trained[0]['task']['id']}: mean and 95% interval across seeds")

@@ -314,12 +314,15 @@ def test_a_metric_measured_at_the_end_only_plots_as_an_interval_bar(tiny_run, tm
     original = matplotlib.axes.Axes.errorbar
 
     def errorbar(ax, *args, **kwargs):
-        bars.append(args)
+        bars.append((ax, args))
         return original(ax, *args, **kwargs)
 
     monkeypatch.setattr(matplotlib.axes.Axes, "errorbar", errorbar)
     assert plot_curves([result], tmp_path / "end.png").stat().st_size > 1000
     assert len(bars) == 2  # win rate and exploitability; the test regret, at every point, is a band
+    for ax, _ in bars:  # the bar stands on the whole run's axis from 0, as the other panel's curve, not alone
+        low, high = ax.get_xlim()
+        assert low == 0 and high >= result["summary"]["curve"][-1]["decisions"]
 
 
 def test_the_leaderboard_writes_a_submitted_results_escape_sequences_out(tiny_run):
