@@ -74,5 +74,10 @@ def test_a_shipped_baseline_given_to_the_leaderboard_is_listed_once(capsys):
 
     shipped = files("urgym.evaluation.bench") / "baseline-finkel-3-v1.dqn.json"
     assert urgym(["bench", "--leaderboard", str(shipped)]) == 0
-    rows = [line for line in capsys.readouterr().out.splitlines() if line.split()[:1] == ["dqn"]]
-    assert len(rows) == 1, rows
+    tasks, rows = [], []
+    for line in capsys.readouterr().out.splitlines():
+        if line and not line.startswith(" "):
+            tasks.append(line.split()[0])  # a task's header line; its rows are indented below it
+        elif line.split()[:1] == ["dqn"]:
+            rows.append(tasks[-1])
+    assert rows.count("finkel-3-v1") == 1, rows
