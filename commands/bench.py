@@ -21,9 +21,16 @@ from pathlib import Path
 
 from urgym.commands.common import ArgumentParser, check_count, check_solve_allowed, command, seed
 from urgym.evaluation.bench.metrics import TaskEvaluator
-from urgym.evaluation.bench.protocol import BENCH_ALGORITHMS, estimate_minutes, run_task, score_agent
+from urgym.evaluation.bench.protocol import (
+    BENCH_ALGORITHMS,
+    estimate_minutes,
+    estimate_scoring_minutes,
+    finished_seeds,
+    run_task,
+    score_agent,
+)
 from urgym.evaluation.bench.results import ResultError, baseline_results, leaderboard, load_result, plot_curves
-from urgym.evaluation.bench.tasks import METRICS, TASKS, get_task
+from urgym.evaluation.bench.tasks import METRICS, TASKS, Task, get_task
 from urgym.evaluation.training.run import ALGO_ALIASES
 
 from urgym.files import PLOT_FORMATS, check_not_broken_link, check_output, require_extra, write_atomic
@@ -78,13 +85,6 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--max-minutes must be above 0 and at most {10 * MAX_MINUTES:g}, got {args.max_minutes}")
     if algo is not None and args.out is None:
         parser.error("--algo trains: give --out DIR for the seeds' models, curves and results.json")
-    minutes = estimate_minutes(task, algo, seeds, args.jobs)
-    if minutes > args.max_minutes:
-        parser.error(
-            f"{algo or args.agent} on {task.id} with {seeds} seeds is estimated at {minutes:.0f} minutes on this "
-            f"machine, over --max-minutes {args.max_minutes:g}: raise --max-minutes, or run fewer --seeds now "
-            "(a later run with more resumes)"
-        )
     try:
         check_solve_allowed(task.get_rules(), args.solve)
         if algo is not None:
@@ -97,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
                 check_output(Path(args.out) / "results.json")
     except (ValueError, ImportError) as err:
         parser.error(str(err))
+    check_estimate(parser, args, task, algo, seeds)  # last: it may build and time the agent
     progress = not args.no_progress
     if algo is None:
         TaskEvaluator(task, progress=progress)  # solves a missing table before the agent is asked
@@ -111,6 +112,29 @@ def main(argv: list[str] | None = None) -> int:
     if args.out is not None:
         print(f"results in {Path(args.out) / 'results.json'}")
     return 0
+
+
+def check_estimate(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, task: Task, algo: str | None, seeds: int
+) -> None:
+    """Refuse, before any work, a run estimated to take longer than ``--max-minutes``.
+
+    Seeds already finished in ``--out`` are not counted; an agent is timed on a sample of its decisions.
+    """
+    try:
+        if algo is None:
+            minutes, what = estimate_scoring_minutes(task, args.agent, args.seed), f"scoring {args.agent}"
+        else:
+            finished = finished_seeds(args.out, seeds) if args.out is not None else 0
+            minutes, what = estimate_minutes(task, algo, seeds, args.jobs, finished), f"{algo} with {seeds} seeds"
+    except ValueError as err:  # an unknown agent, a bad spec
+        parser.error(str(err))
+    if minutes > args.max_minutes:
+        parser.error(
+            f"{what} on {task.id} is estimated at {minutes:.0f} minutes on this machine, over --max-minutes "
+            f"{args.max_minutes:g}: raise --max-minutes"
+            + ("" if algo is None else ", or run fewer --seeds now (a later run with more resumes)")
+        )
 
 
 def _parser() -> argparse.ArgumentParser:

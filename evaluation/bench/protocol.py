@@ -48,12 +48,25 @@ from urgym.files import claim_folder, release_folder, write_atomic
 from urgym.startup import ignore_ctrl_c, worker_context
 from urgym.threads import one_thread
 
-__all__ = ["BENCH_ALGORITHMS", "estimate_minutes", "machine", "run_task", "score_agent", "train_seed"]
+__all__ = [
+    "BENCH_ALGORITHMS",
+    "estimate_minutes",
+    "estimate_scoring_minutes",
+    "finished_seeds",
+    "machine",
+    "run_task",
+    "score_agent",
+    "train_seed",
+]
 
 _RATES = {"td-lambda": 30_000, "expected-td": 15_000, "maskable-ppo": 3_000, "dqn": 3_000, "alphazero": 1_500}
 """Decisions a core trains per second (measured on finkel 4, one core), for the estimate before a run."""
-_EVAL_SECONDS = {3: 2.0, 4: 15.0, 5: 80.0, 6: 300.0, 7: 700.0}
+_EVAL_SECONDS = {3: 2.0, 4: 15.0, 5: 80.0, 6: 300.0, 7: 1300.0}
 """Seconds of one exact evaluation point by piece count (measured: a value network, one core)."""
+
+_POLICY_NETWORK_COST = {"maskable-ppo": 1.8, "dqn": 1.8, "alphazero": 1.8}
+"""How many times a value network's point a policy network's takes (measured on finkel 4 and 7): every decision
+is asked of the network, where a value network's one-ply choices share the successors' values."""
 
 
 def _settings(algo: str, task: Task) -> Any:
@@ -134,14 +147,31 @@ def _first_cpu() -> dict[str, str]:
     return fields
 
 
-def estimate_minutes(task: Task, algo: str | None, seeds: int, jobs: int) -> float:
-    """Minutes a run of ``seeds`` seeds takes on this machine, ``jobs`` at once (an agent's scoring: ``algo`` None)."""
-    final = _EVAL_SECONDS.get(task.pieces, math.inf)
-    if algo is None:
-        return final / 60
+def estimate_minutes(task: Task, algo: str, seeds: int, jobs: int, finished: int = 0) -> float:
+    """Minutes training ``seeds`` seeds takes on one core each, ``jobs`` at once, ``finished`` of them already done."""
+    final = _EVAL_SECONDS.get(task.pieces, math.inf) * _POLICY_NETWORK_COST.get(algo, 1.0)
     during = final if task.exact_during else 2.0
     per_seed = task.budget / _RATES[algo] + (len(task.points()) - 1) * during + final
-    return per_seed * math.ceil(seeds / max(1, jobs)) / 60
+    return per_seed * math.ceil(max(0, seeds - finished) / max(1, jobs)) / 60
+
+
+def estimate_scoring_minutes(task: Task, spec: str, seed: int = 0) -> float:
+    """Minutes :func:`score_agent` takes for ``spec`` on one core.
+
+    Its decisions are timed on a sample; both exact evaluations are counted, a table to solve first is not.
+    """
+    from urgym.evaluation.scoring.policies import estimate_exact
+
+    with one_thread():  # the agent timed, and the evaluations counted, as the scoring runs them
+        return estimate_exact([spec], task.get_rules(), evaluations=2, seed=seed, cache=False).minutes
+
+
+def finished_seeds(out: str | Path, seeds: int) -> int:
+    """How many of seeds 0 to ``seeds`` - 1 have a record in run folder ``out``.
+
+    The records are not read: a damaged one is found, and its seed trained again, by :func:`run_task`.
+    """
+    return sum((Path(out) / f"seed-{seed}" / "seed.json").is_file() for seed in range(seeds))
 
 
 def train_seed(task: Task, algo: str, seed: int, folder: Path, progress: bool = False) -> dict[str, Any]:

@@ -623,7 +623,7 @@ def estimate_exact(
     sample = every.take(rows, _streams(seed, rows))
     ask_seconds = {}
     cached = 0  # the policies the run will write to the cache (an agent object or a plug-in's: none)
-    threads = numba.config.NUMBA_NUM_THREADS
+    threads = numba.get_num_threads()  # those the caller allows (one inside ``one_thread``)
     for agent in agents:
         built = make_agent(agent, seed=seed)
         if _plays_perfectly(built):

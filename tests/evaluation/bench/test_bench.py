@@ -126,6 +126,16 @@ def test_a_fixed_seed_and_budget_give_bit_identical_results_and_a_resumed_run_th
     assert _without_times(resumed) == _without_times(result)
 
 
+def test_the_estimate_before_a_run_counts_only_the_seeds_it_still_has_to_train(tiny_run, tmp_path):
+    from urgym.evaluation.bench.protocol import estimate_minutes, finished_seeds
+
+    out, _result = tiny_run
+    assert finished_seeds(out, 2) == 2 and finished_seeds(out, 5) == 2 and finished_seeds(tmp_path, 5) == 0
+    assert estimate_minutes(TINY, "td-lambda", 2, 1, finished=2) == 0
+    assert estimate_minutes(TINY, "td-lambda", 5, 1, finished=2) == estimate_minutes(TINY, "td-lambda", 3, 1) > 0
+    assert estimate_minutes(TINY, "td-lambda", 5, 2, finished=2) == estimate_minutes(TINY, "td-lambda", 2, 1)
+
+
 def test_a_damaged_or_crafted_seed_record_is_trained_again_with_a_warning_naming_it(tiny_run, tmp_path):
     out, result = tiny_run
     shutil.copytree(out, tmp_path / "run")
