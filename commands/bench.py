@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
                 check_output(Path(args.out) / "results.json")
     except (ValueError, ImportError) as err:
         parser.error(str(err))
-    check_estimate(parser, args, task, algo, seeds)  # last: it may build and time the agent
+    _check_estimate(parser, args, task, algo, seeds)  # last: it may build and time the agent
     progress = not args.no_progress
     if algo is None:
         TaskEvaluator(task, progress=progress)  # solves a missing table before the agent is asked
@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def check_estimate(
+def _check_estimate(
     parser: argparse.ArgumentParser, args: argparse.Namespace, task: Task, algo: str | None, seeds: int
 ) -> None:
     """Refuse, before any work, a run estimated to take longer than ``--max-minutes``.
