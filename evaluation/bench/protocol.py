@@ -64,7 +64,9 @@ _RATES = {"td-lambda": 30_000, "expected-td": 15_000, "maskable-ppo": 3_000, "dq
 _EVAL_SECONDS = {3: 2.0, 4: 15.0, 5: 80.0, 6: 300.0, 7: 1300.0}
 """Seconds of one exact evaluation point by piece count (measured: a value network, one core)."""
 
-_POLICY_NETWORK_COST = {"maskable-ppo": 1.8, "dqn": 1.8, "alphazero": 1.8}
+_POLICY_NETWORKS = frozenset({"maskable-ppo", "dqn", "alphazero"})
+"""The algorithms whose network chooses the moves itself (the TD learners' value a move's successor)."""
+_POLICY_NETWORK_COST = 1.8
 """How many times a value network's point a policy network's takes (measured on finkel 4 and 7): every decision
 is asked of the network, where a value network's one-ply choices share the successors' values."""
 
@@ -149,7 +151,7 @@ def _first_cpu() -> dict[str, str]:
 
 def estimate_minutes(task: Task, algo: str, seeds: int, jobs: int, finished: int = 0) -> float:
     """Minutes training ``seeds`` seeds takes on one core each, ``jobs`` at once, ``finished`` of them already done."""
-    final = _EVAL_SECONDS.get(task.pieces, math.inf) * _POLICY_NETWORK_COST.get(algo, 1.0)
+    final = _EVAL_SECONDS.get(task.pieces, math.inf) * (_POLICY_NETWORK_COST if algo in _POLICY_NETWORKS else 1.0)
     during = final if task.exact_during else 2.0
     per_seed = task.budget / _RATES[algo] + (len(task.points()) - 1) * during + final
     return per_seed * math.ceil(max(0, seeds - finished) / max(1, jobs)) / 60
@@ -171,7 +173,12 @@ def finished_seeds(out: str | Path, seeds: int) -> int:
 
     The records are not read: a damaged one is found, and its seed trained again, by :func:`run_task`.
     """
-    return sum((Path(out) / f"seed-{seed}" / "seed.json").is_file() for seed in range(seeds))
+    return sum((_seed_folder(out, seed) / "seed.json").is_file() for seed in range(seeds))
+
+
+def _seed_folder(out: str | Path, seed: int) -> Path:
+    """Where seed ``seed`` of the run in ``out`` trains and keeps its record."""
+    return Path(out) / f"seed-{seed}"
 
 
 def train_seed(task: Task, algo: str, seed: int, folder: Path, progress: bool = False) -> dict[str, Any]:
@@ -295,8 +302,8 @@ def run_task(
     try:
         identity = _identity(task, algo)
         _check_folder(out, identity)
-        records = {seed: _seed_done(out / f"seed-{seed}", seed) for seed in range(seeds)}
-        todo = [(task, algo, seed, out / f"seed-{seed}") for seed, record in records.items() if record is None]
+        records = {seed: _seed_done(_seed_folder(out, seed), seed) for seed in range(seeds)}
+        todo = [(task, algo, seed, _seed_folder(out, seed)) for seed, record in records.items() if record is None]
         bar = _bar(seeds, len(records) - len(todo), progress)
         with contextlib.closing(_map(_run_one, todo, jobs)) as finished:
             for record in finished:
