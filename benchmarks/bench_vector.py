@@ -61,8 +61,8 @@ def have_finkel_table() -> bool:
 def ppo_steps(vec_env: str, envs: int, timesteps: int, repeats: int) -> float:
     """MaskablePPO's learn() steps/s with train's network and hyper-parameters against greedy."""
     import torch
-    from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv
+    from urgym.evaluation.training.ppo import MaskablePPOLearner, PPOSettings
 
     from urgym.sb3 import SB3VecEnv
 
@@ -71,19 +71,7 @@ def ppo_steps(vec_env: str, envs: int, timesteps: int, repeats: int) -> float:
         venv = SB3VecEnv(num_envs=envs, opponent="greedy", agent_side="random")
     else:
         venv = DummyVecEnv([lambda: UrEnv(opponent="greedy", agent_side="random") for _ in range(envs)])
-    model = MaskablePPO(
-        "MlpPolicy",
-        venv,
-        seed=0,
-        n_steps=8192 // envs,
-        batch_size=256,
-        n_epochs=4,
-        gamma=1.0,
-        learning_rate=3e-4,
-        ent_coef=0.01,
-        policy_kwargs={"net_arch": [128, 128]},
-        device="cpu",
-    )
+    model = MaskablePPOLearner().make_model(venv, 0, PPOSettings(envs=envs))  # train's MaskablePPO
 
     def work() -> int:
         before = model.num_timesteps

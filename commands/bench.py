@@ -19,10 +19,17 @@ import json
 import os
 from pathlib import Path
 
-from urgym.commands.common import ArgumentParser, check_count, check_solve_allowed, command, seed
-from urgym.evaluation.bench.metrics import TaskEvaluator
+from urgym.commands.common import (
+    ArgumentParser,
+    check_count,
+    check_solve_allowed,
+    command,
+    key_values,
+    seed,
+)
 from urgym.evaluation.bench.protocol import (
-    BENCH_ALGORITHMS,
+    bench_algorithm,
+    bench_algorithms,
     estimate_minutes,
     estimate_scoring_minutes,
     finished_seeds,
@@ -31,9 +38,11 @@ from urgym.evaluation.bench.protocol import (
 )
 from urgym.evaluation.bench.results import ResultError, baseline_results, leaderboard, load_result, plot_curves
 from urgym.evaluation.bench.tasks import METRICS, TASKS, Task, get_task
-from urgym.evaluation.training.run import ALGO_ALIASES
+from urgym.evaluation.training.algorithms import get_algorithm
+from urgym.evaluation.training.learner import Algorithm, settings_help, with_settings
+from urgym.solver import table_for
 
-from urgym.files import PLOT_FORMATS, check_not_broken_link, check_output, require_extra, write_atomic
+from urgym.files import PLOT_FORMATS, check_not_broken_link, check_output, write_atomic
 
 __all__ = ["main"]
 
@@ -77,37 +86,42 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(err))
     if (args.algo is None) == (args.agent is None):
         parser.error("give either --algo (train under the task) or --agent (score an existing agent)")
-    algo = ALGO_ALIASES.get(args.algo, args.algo)
+    if args.agent is not None and args.set:
+        parser.error("--set changes an algorithm's settings: it goes with --algo, not --agent")
+    algorithm, overrides = None, {}
+    if args.algo is not None:
+        try:
+            algorithm = bench_algorithm(args.algo)
+            overrides = key_values(args.set, "--set")
+            with_settings(algorithm, overrides)  # checked before any work
+        except ValueError as err:
+            parser.error(str(err))
     seeds = task.seeds if args.seeds is None else args.seeds
     check_count(parser, "seeds", seeds, 1, MAX_SEEDS)
     check_count(parser, "jobs", args.jobs, 1, os.cpu_count() or 1, "this machine's cores")
     if not 0 < args.max_minutes <= 10 * MAX_MINUTES:
         parser.error(f"--max-minutes must be above 0 and at most {10 * MAX_MINUTES:g}, got {args.max_minutes}")
-    if algo is not None and args.out is None:
+    if algorithm is not None and args.out is None:
         parser.error("--algo trains: give --out DIR for the seeds' models, curves and results.json")
     try:
         check_solve_allowed(task.get_rules(), args.solve)
-        if algo is not None:
-            if algo != "td-lambda":
-                require_extra("torch", "learn", f"urgym bench --algo {algo}")
-            if algo == "alphazero":
-                require_extra("mctx", "jax", f"urgym bench --algo {algo}")
+        if algorithm is not None:
+            algorithm.require(f"urgym bench --algo {algorithm.name}")
             if args.out is not None:
                 check_not_broken_link(args.out, "a folder for the run")
                 check_output(Path(args.out) / "results.json")
     except (ValueError, ImportError) as err:
         parser.error(str(err))
-    _check_estimate(parser, args, task, algo, seeds)  # last: it may build and time the agent
+    _check_estimate(parser, args, task, algorithm, seeds)  # last: it may build and time the agent
     progress = not args.no_progress
-    if algo is None:
-        TaskEvaluator(task, progress=progress)  # solves a missing table before the agent is asked
+    table_for(task.get_rules(), solve=True, progress=progress)  # a missing table solved before any other work
+    if algorithm is None:
         result = score_agent(task, args.agent, args.seed, progress)
         if args.out is not None:
             out = Path(args.out) / "results.json"
             write_atomic(out, lambda tmp: tmp.write_text(json.dumps(result, indent=1)))
     else:
-        TaskEvaluator(task, progress=progress)
-        result = run_task(task, algo, args.out, seeds, args.jobs, progress)
+        result = run_task(task, algorithm, args.out, seeds, args.jobs, progress, settings=overrides)
     print(leaderboard([result]))
     if args.out is not None:
         print(f"results in {Path(args.out) / 'results.json'}")
@@ -115,25 +129,26 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _check_estimate(
-    parser: argparse.ArgumentParser, args: argparse.Namespace, task: Task, algo: str | None, seeds: int
+    parser: argparse.ArgumentParser, args: argparse.Namespace, task: Task, algorithm: Algorithm | None, seeds: int
 ) -> None:
     """Refuse, before any work, a run estimated to take longer than ``--max-minutes``.
 
     Seeds already finished in ``--out`` are not counted; an agent is timed on a sample of its decisions.
     """
     try:
-        if algo is None:
+        if algorithm is None:
             minutes, what = estimate_scoring_minutes(task, args.agent, args.seed), f"scoring {args.agent}"
         else:
             finished = finished_seeds(args.out, seeds) if args.out is not None else 0
-            minutes, what = estimate_minutes(task, algo, seeds, args.jobs, finished), f"{algo} with {seeds} seeds"
+            minutes = estimate_minutes(task, algorithm, seeds, args.jobs, finished)
+            what = f"{algorithm.name} with {seeds} seeds"
     except ValueError as err:  # an unknown agent, a bad spec
         parser.error(str(err))
     if minutes > args.max_minutes:
         parser.error(
             f"{what} on {task.id} is estimated at {minutes:.0f} minutes on this machine, over --max-minutes "
             f"{args.max_minutes:g}: raise --max-minutes"
-            + ("" if algo is None else ", or run fewer --seeds now (a later run with more resumes)")
+            + ("" if algorithm is None else ", or run fewer --seeds now (a later run with more resumes)")
         )
 
 
@@ -141,11 +156,19 @@ def _parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(
         prog="urgym bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--list", action="store_true", help="list the tasks and what each fixes")
+    parser.add_argument("--list", action="store_true", help="list the tasks, what each fixes, and the algorithms")
     parser.add_argument("--task", help=f"the task: {', '.join(TASKS)} (a name without -vN: its newest version)")
-    names = [*BENCH_ALGORITHMS, *ALGO_ALIASES]
     parser.add_argument(
-        "--algo", choices=names, help="train this algorithm under the task (td = td-lambda, ppo = maskable-ppo)"
+        "--algo",
+        help=f"train this algorithm under the task: {', '.join(bench_algorithms())} (td = td-lambda, ppo = "
+        "maskable-ppo), an installed package's, or your own as FILE.py:CLASS or package.module:CLASS",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="change one of the algorithm's settings (repeat for more; --list names each algorithm's settings)",
     )
     parser.add_argument("--agent", help="score this agent spec under the task without training (any evaluate --agent)")
     parser.add_argument("--seeds", type=int, help="seeds 0 to N-1 (default: the task's)")
@@ -186,6 +209,15 @@ def _task_list() -> str:
         ]
     lines.append("metrics:")
     lines += [f"    {name}: {meaning}" for name, meaning in METRICS.items()]
+    lines.append("algorithms (--algo; --set KEY=VALUE changes a setting):")
+    for name in bench_algorithms():
+        try:
+            algorithm = get_algorithm(name)
+        except ValueError as err:  # an installed package's that does not load: said, not fatal to the list
+            lines.append(f"    {name}: cannot be loaded ({err})")
+            continue
+        lines.append(f"    {algorithm.name}: {algorithm.description or algorithm.label}")
+        lines.append(f"        settings: {settings_help(algorithm)}")
     return "\n".join(lines)
 
 

@@ -9,12 +9,13 @@ Ctrl-C ends with ``PROG: interrupted`` and status 130. ``--debug`` anywhere on t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import math
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,8 @@ __all__ = [
     "check_outputs",
     "check_solve_allowed",
     "command",
+    "key_values",
+    "progress_off",
     "report_stream",
     "run_options",
     "seed",
@@ -122,6 +125,41 @@ def command(prog: str, interrupted: str = "") -> Callable[[Callable[..., Any]], 
         return run
 
     return wrap
+
+
+def key_values(items: list[str], option: str) -> dict[str, str]:
+    """``KEY=VALUE`` words (a repeated option) as a dict.
+
+    Raises:
+        ValueError: For a word without ``=``, an empty key, or a key given twice, naming the option.
+    """
+    pairs: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise ValueError(f"{option} takes KEY=VALUE, got {item!r}")
+        if key in pairs:
+            raise ValueError(f"{option} {key} is given twice ({pairs[key]!r} and {value!r})")
+        pairs[key] = value
+    return pairs
+
+
+@contextlib.contextmanager
+def progress_off(off: bool) -> Iterator[None]:
+    """With ``off`` (``--no-progress``), hide every progress bar drawn inside the block, whoever draws it."""
+    if not off:
+        yield
+        return
+    before = os.environ.get("URGYM_PROGRESS")
+    os.environ["URGYM_PROGRESS"] = "0"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("URGYM_PROGRESS", None)
+        else:
+            os.environ["URGYM_PROGRESS"] = before
 
 
 def _close_progress_bars() -> None:

@@ -21,35 +21,38 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
+import typing
 from pathlib import Path
 from typing import Any
 
 from urgym.agents import make_agent
 from urgym.agents.networks.value import ValueNetwork
-from urgym.commands.common import AUTO_SOLVE_MINUTES, ArgumentParser, check_solve_allowed, command, seed
-from urgym.evaluation.scoring.runner import default_workers
-from urgym.evaluation.training.alphazero import AlphaZeroSettings, train_alphazero
-from urgym.evaluation.training.checkpoint import CHECKPOINT
-from urgym.evaluation.training.distill import DistillSettings, train_distill
-from urgym.evaluation.training.dqn import DQNSettings, train_dqn
-from urgym.evaluation.training.expected_td import ExpectedTDSettings, train_expected_td
-from urgym.evaluation.training.ppo import VEC_ENVS, PPOSettings, train_ppo
-from urgym.evaluation.training.run import (
-    ALGO_ALIASES,
-    ALGORITHMS,
-    CHECKPOINTING,
-    MODEL_SUFFIXES,
-    UNCAPPED,
-    RunPlan,
-    check_run_folder,
-    plot_curves,
+from urgym.commands.common import (
+    AUTO_SOLVE_MINUTES,
+    ArgumentParser,
+    check_solve_allowed,
+    command,
+    key_values,
+    progress_off,
+    seed,
 )
-from urgym.evaluation.training.td_lambda import TDLambdaSettings, train_td_lambda
+from urgym.evaluation.scoring.runner import default_workers
+from urgym.evaluation.training.algorithms import algorithm_names, get_algorithm
+from urgym.evaluation.training.alphazero import AlphaZeroSettings
+from urgym.evaluation.training.checkpoint import CHECKPOINT
+from urgym.evaluation.training.distill import DISTILL as DISTILL_ALGORITHM
+from urgym.evaluation.training.distill import DistillSettings
+from urgym.evaluation.training.dqn import DQNSettings
+from urgym.evaluation.training.expected_td import EXPECTED_TD, ExpectedTDSettings
+from urgym.evaluation.training.learner import Algorithm, offers, with_settings
+from urgym.evaluation.training.ppo import MASKABLE_PPO, VEC_ENVS, PPOSettings
+from urgym.evaluation.training.run import UNCAPPED, RunPlan, check_run_folder, plot_curves, train
+from urgym.evaluation.training.td_lambda import TD_LAMBDA, TDLambdaSettings
 from urgym.solver import table_for
 
 from urgym import RULE_SET_NAMES, Rules, get_rules
 from urgym.features import FEATURE_SETS
-from urgym.files import check_not_broken_link, check_output, claim_folder, require_extra
+from urgym.files import check_not_broken_link, check_output, claim_folder
 
 __all__ = ["main"]
 
@@ -65,33 +68,24 @@ TD, PPO, DISTILL, EXPECTED, DQN, ALPHAZERO = (
     DQNSettings(),
     AlphaZeroSettings(),
 )
-VALIDATION = {
-    "maskable-ppo": PPO.validation,
-    "dqn": DQN.validation,
-    "td-lambda": TD.validation,
-    "distill": DISTILL.validation,
-    "expected-td": EXPECTED.validation,
-    "alphazero": ALPHAZERO.validation,
-}
 
 
 def _sizes(sizes: tuple[int, ...]) -> str:
     return ",".join(map(str, sizes))
 
 
-@command(
-    "train",
-    interrupted="the best model so far is in --out (maskable-ppo and dqn: add --resume to go on from the last "
-    "evaluation)",
-)
+@command("train", interrupted="the best model so far is in --out; add --resume to go on from the last evaluation")
 def main(argv: list[str] | None = None) -> int:
     """Run ``train``; return the exit status."""
     parser = _parser()
     args = parser.parse_args(argv)
-    args.algo = ALGO_ALIASES.get(args.algo, args.algo)
+    try:
+        algorithm = get_algorithm(args.algo)
+    except ValueError as err:
+        parser.error(str(err))
     if args.timesteps is None:  # --minutes alone is the budget: no hidden cap of moves ends the run before it
         args.timesteps = DEFAULT_TIMESTEPS if args.minutes is None else UNCAPPED
-    _check(parser, args)
+    _check(parser, args, algorithm)
     try:
         rules = get_rules(args.rules, args.pieces)
         check_solve_allowed(rules, args.solve)  # before the output folder is made
@@ -99,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(err))
     if args.teacher is not None:
         _check_teacher(parser, args.teacher, rules)
-    settings = _settings(parser, args)
+    settings = _settings(parser, args, algorithm)
     if not args.out.strip():  # Path("") is the current folder: an empty --out is a mistake, never "here"
         parser.error("--out must name a folder for the models, card, curve and logs, got an empty path")
     out = Path(args.out)
@@ -109,33 +103,35 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--out: {err}")
     if out.exists() and not out.is_dir():
         parser.error(f"--out {args.out} is a file; give a folder for the models, card, curve and logs")
+    suffix = algorithm.model_suffix if offers(algorithm.learner, "save") else None
     try:
         check_output(out / "curve.csv")  # the folder can be created and written, before any training
         out.mkdir(parents=True, exist_ok=True)
         claim_folder(out, "a training run")
-        check_run_folder(out, MODEL_SUFFIXES[args.algo], args.replace, args.resume)
+        check_run_folder(out, suffix, args.replace, args.resume)
         if args.resume and not (out / CHECKPOINT).is_file():
             raise ValueError(f"{out} holds no checkpoint ({CHECKPOINT}) to resume; run without --resume")
     except ValueError as err:
         parser.error(f"--out: {err}")
     allowed = math.inf if args.solve else AUTO_SOLVE_MINUTES  # a damaged table is treated as a missing one
     table = table_for(rules, solve=True, progress=not args.no_progress, max_solve_minutes=allowed)
-    plan = RunPlan(out, args.timesteps, args.minutes, args.seed, not args.no_progress, args.replace, args.resume)
-    train = {
-        "distill": train_distill,
-        "expected-td": train_expected_td,
-        "td-lambda": train_td_lambda,
-        "maskable-ppo": train_ppo,
-        "dqn": train_dqn,
-        "alphazero": train_alphazero,
-    }[args.algo]
-    result = train(rules, table, plan, settings)
-    plot_curves({args.algo: out / "curve.csv"}, out / "curve.png")
-    unit = "decisions" if args.algo in ("distill", "expected-td") else "timesteps"
-    print(
-        f"trained {result['timesteps']:,} {unit} in {result['seconds'] / 60:.1f} min; best mean regret "
-        f"{result['best_regret']:.4f} win-% points; models in {out}"
+    plan = RunPlan(
+        out,
+        args.timesteps,
+        args.minutes,
+        args.seed,
+        not args.no_progress,
+        args.replace,
+        args.resume,
+        args.eval_every,
+        args.eval_positions,
     )
+    with progress_off(args.no_progress):  # the learner's own bars too (distill's labels)
+        result = train(algorithm, rules, plan, settings, table)
+    if result["best_regret"] is not None:
+        plot_curves({algorithm.name: out / "curve.csv"}, out / "curve.png")
+    best = "" if result["best_regret"] is None else f"; best mean regret {result['best_regret']:.4f} win-% points"
+    print(f"trained {result['timesteps']:,} decisions in {result['seconds'] / 60:.1f} min{best}; models in {out}")
     return 0
 
 
@@ -144,9 +140,16 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--algo",
         default="maskable-ppo",
-        choices=[*ALGORITHMS, *ALGO_ALIASES],
-        help="the algorithm (default maskable-ppo); td and ppo, the agent specs' names, train td-lambda and "
-        "maskable-ppo",
+        help=f"the algorithm (default maskable-ppo): {', '.join(algorithm_names())}; td and ppo, the agent specs' "
+        "names, train td-lambda and maskable-ppo; your own as FILE.py:CLASS or package.module:CLASS",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="change any setting of the algorithm (repeat for more; urgym bench --list names them); the options "
+        "below set the common ones",
     )
     parser.add_argument("--rules", default="finkel", help=f"rule set: {', '.join(RULE_SET_NAMES)} (default finkel)")
     parser.add_argument("--pieces", type=int, help="pieces per side (default: the rule set's)")
@@ -172,8 +175,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--resume",
         action="store_true",
-        help=f"go on from the checkpoint in --out of an interrupted run ({', '.join(CHECKPOINTING)} write one at "
-        "each evaluation), given the same arguments; it ends as the run would have",
+        help="go on from the checkpoint in --out of an interrupted run (every algorithm of urgym writes one at each "
+        "evaluation), given the same arguments; it ends as the run would have",
     )
     parser.add_argument("--seed", type=seed, default=0)
     parser.add_argument(
@@ -198,15 +201,15 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--eval-every",
         type=int,
-        help=f"timesteps between position-benchmark scorings (default {PPO.eval_every:,} for "
-        f"maskable-ppo, {TD.eval_every:,} for td-lambda, {DISTILL.eval_every:,} for distill, "
-        f"{EXPECTED.eval_every:,} for expected-td)",
+        help=f"decisions between position-benchmark scorings (default {MASKABLE_PPO.eval_every:,} for "
+        f"maskable-ppo, dqn and alphazero, {TD_LAMBDA.eval_every:,} for td-lambda and expected-td, "
+        f"{DISTILL_ALGORITHM.eval_every:,} for distill)",
     )
     parser.add_argument(
         "--eval-positions",
         type=int,
-        help=f"validation positions scored to pick the best model (default {PPO.validation}; "
-        f"{DISTILL.validation:,} for distill and expected-td; never the test set that evaluate "
+        help=f"validation positions scored to pick the best model (default {TD_LAMBDA.validation}; "
+        f"{EXPECTED_TD.validation:,} for distill and expected-td; never the test set that evaluate "
         "reports)",
     )
     parser.add_argument(
@@ -293,7 +296,7 @@ _BOUND_REASON = {
 }
 
 
-def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+def _check(parser: argparse.ArgumentParser, args: argparse.Namespace, algorithm: Algorithm) -> None:
     """Refuse options out of range, and options that do not go with the algorithm."""
     if args.timesteps < 1:
         parser.error(f"--timesteps must be at least 1, got {args.timesteps}")
@@ -315,29 +318,27 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         parser.error(f"--alpha (the TD learning rate) must be a positive finite number, got {args.alpha}")
     if args.lam is not None and not 0 <= args.lam <= 1:
         parser.error(f"--lam (the TD trace decay) must be from 0 to 1, got {args.lam}")
-    if args.resume and args.algo not in CHECKPOINTING:
-        parser.error(f"--resume: {args.algo} writes no checkpoint (only {', '.join(CHECKPOINTING)} do)")
-    if args.algo != "distill" and (args.teacher is not None or args.teacher_depth is not None):
-        parser.error(f"--teacher and --teacher-depth are for distill, not {args.algo}")
+    name = algorithm.name
+    if args.resume and not offers(algorithm.learner, "state"):
+        parser.error(f"--resume: {name} writes no checkpoint (its learner gives no state)")
+    if name != "distill" and (args.teacher is not None or args.teacher_depth is not None):
+        parser.error(f"--teacher and --teacher-depth are for distill, not {name}")
     if args.teacher_depth is not None and args.teacher is None:
         parser.error("--teacher-depth needs --teacher (the network whose search labels the decisions)")
-    if args.algo in ("td-lambda", "distill", "expected-td", "alphazero") and args.opponent:
-        parser.error(f"{args.algo} needs no opponent; --opponent is for maskable-ppo and dqn")
+    fields = {field.name for field in dataclasses.fields(algorithm.settings)}
+    if args.opponent and "opponents" not in fields:
+        parser.error(f"{name} needs no opponent; --opponent is for maskable-ppo and dqn")
     if args.epsilon is not None and not 0 <= args.epsilon < 1:
         parser.error(f"--epsilon must be from 0 to below 1, got {args.epsilon}")
-    for name, value in (("lr", args.lr), ("rank", args.rank), ("close-weight", args.close_weight)):
-        if value is not None and (not (0 <= value < math.inf) or (name == "lr" and value == 0)):
+    for option, value in (("lr", args.lr), ("rank", args.rank), ("close-weight", args.close_weight)):
+        if value is not None and (not (0 <= value < math.inf) or (option == "lr" and value == 0)):
             parser.error(
-                f"--{name} must be a {'positive' if name == 'lr' else 'non-negative'} finite number, got {value}"
+                f"--{option} must be a {'positive' if option == 'lr' else 'non-negative'} finite number, got {value}"
             )
-    if args.algo in ("distill", "expected-td", "maskable-ppo", "dqn", "alphazero"):
-        module = "sb3_contrib" if args.algo in ("maskable-ppo", "dqn") else "torch"
-        try:  # before the table, which may take minutes to solve
-            require_extra(module, "learn", f"train --algo {args.algo}")
-            if args.algo == "alphazero":
-                require_extra("mctx", "jax", "train --algo alphazero")
-        except ImportError as err:
-            parser.error(str(err))
+    try:  # before the table, which may take minutes to solve
+        algorithm.require(f"train --algo {name}")
+    except ImportError as err:
+        parser.error(str(err))
     opponents = args.opponent or list(PPO.opponents)
     try:
         for spec in opponents:
@@ -346,7 +347,7 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     except ValueError as err:
         parser.error(str(err))
     envs = args.envs or PPO.envs
-    if args.algo in ("maskable-ppo", "dqn") and len(opponents) > envs:
+    if "opponents" in fields and len(opponents) > envs:
         parser.error(
             f"{len(opponents)} opponents are dealt to the environments in turn: give --envs of at least "
             f"{len(opponents)}, got {envs}"
@@ -358,38 +359,49 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         )
 
 
-def _settings(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Any:
-    """The algorithm's settings: its defaults, with the options given."""
-    given = {"eval_every": args.eval_every, "validation": args.eval_positions, "threads": args.threads}
-    if args.algo == "maskable-ppo":
-        given.update(opponents=tuple(args.opponent) if args.opponent else None, envs=args.envs, vec_env=args.vec_env)
-        default: Any = PPO
-    elif args.algo == "dqn":
-        given.update(opponents=tuple(args.opponent) if args.opponent else None, envs=args.envs)
-        default = DQN
-    elif args.algo == "td-lambda":
-        given.update(hidden=args.hidden, alpha=args.alpha, lam=args.lam, features=args.features)
-        default = TD
-    elif args.algo == "alphazero":
-        given.update(games=args.envs, hidden=args.hidden, learning_rate=args.lr)
-        default = ALPHAZERO
-    else:
-        given.update(
-            hidden=_layers(parser, args.layers) if args.layers else None, features=args.features, learning_rate=args.lr
-        )
-        if args.algo == "distill":
-            given.update(
-                decisions=args.decisions,
-                rank=args.rank,
-                close_weight=args.close_weight,
-                teacher=args.teacher,
-                teacher_depth=args.teacher_depth,
-            )
-            default = DISTILL
-        else:
-            given.update(epsilon=args.epsilon)
-            default = EXPECTED
-    return dataclasses.replace(default, **{k: v for k, v in given.items() if v is not None})
+_OPTION_FIELDS = {
+    "opponent": "opponents",
+    "envs": "envs",
+    "vec_env": "vec_env",
+    "threads": "threads",
+    "hidden": "hidden",
+    "layers": "hidden",
+    "alpha": "alpha",
+    "lam": "lam",
+    "features": "features",
+    "decisions": "decisions",
+    "lr": "learning_rate",
+    "epsilon": "epsilon",
+    "rank": "rank",
+    "close_weight": "close_weight",
+    "teacher": "teacher",
+    "teacher_depth": "teacher_depth",
+}
+"""The settings the options set (the dataclass field of each); ``--set`` reaches every other."""
+
+
+def _settings(parser: argparse.ArgumentParser, args: argparse.Namespace, algorithm: Algorithm) -> Any:
+    """The algorithm's settings: its defaults, with the options and ``--set`` given (an option it lacks refused)."""
+    fields = {field.name for field in dataclasses.fields(algorithm.settings)}
+    layered = "hidden" in fields and typing.get_origin(typing.get_type_hints(algorithm.settings)["hidden"]) is tuple
+    given: dict[str, Any] = {}
+    for option, field in _OPTION_FIELDS.items():
+        value = getattr(args, option)
+        if value is None:
+            continue
+        flag = "--" + option.replace("_", "-")
+        if option == "envs" and "envs" not in fields and "games" in fields:
+            field = "games"  # alphazero's games played at once are its environments
+        if field not in fields:
+            parser.error(f"{flag} does not go with {algorithm.name} (it has no setting {field!r})")
+        if option in ("hidden", "layers") and (option == "layers") != layered:
+            other = "--hidden" if layered is False else "--layers"
+            parser.error(f"{flag} does not go with {algorithm.name}: give its hidden layers with {other}")
+        given[field] = tuple(value) if option == "opponent" else _layers(parser, value) if option == "layers" else value
+    try:
+        return with_settings(algorithm, {**given, **key_values(args.set, "--set")})
+    except ValueError as err:
+        parser.error(str(err))
 
 
 def _check_teacher(parser: argparse.ArgumentParser, path: str, rules: Rules) -> None:

@@ -35,7 +35,15 @@ from typing import Any
 
 from urgym.agents.base import Agent
 
-__all__ = ["ENTRY_POINT_GROUP", "PLUGIN_PREFIXES", "build_plugin", "entry_point_names", "is_plugin_spec"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "PLUGIN_PREFIXES",
+    "build_plugin",
+    "entry_point_names",
+    "is_plugin_spec",
+    "is_python_name",
+    "load_named",
+]
 
 ENTRY_POINT_GROUP = "urgym.agents"
 """The entry-point group in which installed packages register agents (``name = "package.module:factory"``)."""
@@ -115,12 +123,44 @@ def build_plugin(spec: str, seed: int | None = None, **kwargs: Any) -> Agent:
     if parsed is None:
         raise ValueError(f"unknown agent {spec!r}")
     module_name, name, rest_parts = parsed
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as err:
-        raise ValueError(f"in agent spec {spec!r}: cannot import {module_name!r} ({err})") from None
+    module = _import(module_name, spec, "agent spec")
     _, params = _trailing_params(":" + ":".join(rest_parts) if rest_parts else "")
     return _instantiate(_attribute(module, name, spec), f"{module_name}:{name}", params, seed, kwargs, spec)
+
+
+def _import(module_name: str, spec: str, what: str) -> Any:
+    """The module a spec names, or a ValueError naming the spec."""
+    try:
+        return importlib.import_module(module_name)
+    except ImportError as err:
+        raise ValueError(f"in {what} {spec!r}: cannot import {module_name!r} ({err})") from None
+
+
+def is_python_name(spec: str) -> bool:
+    """Whether ``spec`` names a Python object: ``FILE.py:NAME`` or ``package.module:NAME``."""
+    return ".py:" in spec or _module_spec(spec) is not None
+
+
+def load_named(spec: str, what: str) -> tuple[Any, str]:
+    """The object ``FILE.py:NAME`` or ``package.module:NAME`` names, and the spec that names it anywhere.
+
+    A file's path is made absolute in the returned spec, so a worker process finds the same file. The file or module
+    is code, run as such.
+
+    Raises:
+        ValueError: For a missing file, module or name, or a file that fails to load, naming ``what`` and the spec.
+    """
+    if ".py:" in spec:
+        file, _, name = spec.rpartition(".py:")
+        path = Path(file + ".py").expanduser().resolve()
+        if not _IDENTIFIER.fullmatch(name.strip()):
+            raise ValueError(f"in {what} {spec!r}: {name!r} is not a Python name (FILE.py:NAME)")
+        return _attribute(_load_file(path, spec, what), name.strip(), spec, what), f"{path}:{name.strip()}"
+    parsed = _module_spec(spec)
+    if parsed is None or parsed[2]:
+        raise ValueError(f"{what} {spec!r} is neither FILE.py:NAME nor package.module:NAME")
+    module_name, name, _ = parsed
+    return _attribute(_import(module_name, spec, what), name, spec, what), f"{module_name}:{name}"
 
 
 def _leading_params(rest: str) -> tuple[dict[str, str], str]:
@@ -177,9 +217,9 @@ def _literal(params: dict[str, str], spec: str) -> dict[str, Any]:
     return out
 
 
-def _load_file(path: Path, spec: str):
+def _load_file(path: Path, spec: str, what: str = "agent spec"):
     if not path.is_file():
-        raise ValueError(f"in agent spec {spec!r}: no such file {path}")
+        raise ValueError(f"in {what} {spec!r}: no such file {path}")
     name = "urgym_plugin_" + hashlib.sha256(str(path).encode()).hexdigest()[:12]
     if name in sys.modules:
         return sys.modules[name]
@@ -190,15 +230,15 @@ def _load_file(path: Path, spec: str):
         module_spec.loader.exec_module(module)
     except Exception as err:  # the plug-in's own error while it loads: name it
         del sys.modules[name]
-        raise ValueError(f"in agent spec {spec!r}: {path} fails to load: {type(err).__name__}: {err}") from None
+        raise ValueError(f"in {what} {spec!r}: {path} fails to load: {type(err).__name__}: {err}") from None
     return module
 
 
-def _attribute(module: Any, name: str, spec: str) -> Any:
+def _attribute(module: Any, name: str, spec: str, what: str = "agent spec") -> Any:
     if not hasattr(module, name):
         public = sorted(n for n in vars(module) if not n.startswith("_"))[:12]
         raise ValueError(
-            f"in agent spec {spec!r}: {getattr(module, '__file__', module)} has no {name!r}; it has "
+            f"in {what} {spec!r}: {getattr(module, '__file__', module)} has no {name!r}; it has "
             f"{', '.join(public) or 'no public names'}"
         )
     return getattr(module, name)

@@ -1,8 +1,9 @@
 """A task's metrics during any stable-baselines3 training: :func:`exact_metrics_callback`.
 
 A thin shell over :class:`urgym.evaluation.bench.metrics.TaskEvaluator`, the one exact evaluation that
-``evaluate --exact`` and ``urgym bench`` use: at the first rollout's start after every ``every`` steps (default: the
-task's schedule; a point measures the model after its updates so far) the model plays as
+``evaluate --exact`` and ``urgym bench`` use: at the first rollout's start after each point of the task's schedule (or
+one every ``every`` steps; :func:`urgym.evaluation.training.ppo.scheduled_callback`, a point measures the model after
+its updates so far) the model plays as
 :func:`urgym.agents.outside.policies.played_as_saved` plays it (its best legal action, masked, exactly as
 ``sb3:PATH`` plays the saved model) and the task's metrics go to SB3's
 logger as ``bench/NAME`` (TensorBoard and CSV, as configured), with ``csv`` to a file of its own. At the end of
@@ -21,6 +22,7 @@ from urgym.agents.outside.policies import played_as_saved
 from urgym.evaluation.bench.metrics import TaskEvaluator
 from urgym.evaluation.bench.tasks import Task, get_task
 from urgym.evaluation.scoring.report import write_csv
+from urgym.evaluation.training.ppo import scheduled_callback
 from urgym.solver import SolvedTable
 
 __all__ = ["exact_metrics_callback"]
@@ -45,48 +47,23 @@ def exact_metrics_callback(
     Returns:
         The callback; its ``points`` list every point measured.
     """
-    from stable_baselines3.common.callbacks import BaseCallback
-
     task = get_task(task) if isinstance(task, str) else task
-    every = task.eval_every if every is None else every
-    if isinstance(every, bool) or not isinstance(every, int) or every < 1:
-        raise ValueError(f"every must be a whole number of steps of at least 1, got {every!r}")
     evaluator = TaskEvaluator(task, table)
+    points: list[dict[str, Any]] = []
 
-    class ExactMetricsCallback(BaseCallback):
-        """Logs the task's metrics on its schedule (see :func:`exact_metrics_callback`)."""
+    def measure(callback: Any, final: bool) -> None:
+        figures = evaluator(played_as_saved(callback.model, task.get_rules()), final=final)
+        for key, value in figures.items():
+            if isinstance(value, (int, float)):
+                callback.logger.record(f"bench/{key}", value)
+        point = {"decisions": callback.num_timesteps, "seconds": round(time.perf_counter() - callback.started, 1)}
+        points.append({**point, **figures})
+        if csv is not None:
+            fields = list(dict.fromkeys(key for row in points for key in row))
+            write_csv(Path(csv), [{key: row.get(key, "") for key in fields} for row in points], fields)
+        if final:
+            callback.logger.dump(callback.num_timesteps)
 
-        def _on_training_start(self) -> None:
-            self.next_eval = self.num_timesteps + every
-            self.started = time.perf_counter()
-            self.points: list[dict[str, Any]] = []
-
-        def _on_step(self) -> bool:
-            return True
-
-        def _on_rollout_start(self) -> None:
-            # Here, not at a step: the model has taken the update of the rollout before (on- and off-policy alike).
-            if self.num_timesteps >= self.next_eval:
-                while self.next_eval <= self.num_timesteps:
-                    self.next_eval += every
-                self.measure(final=False)
-
-        def _on_training_end(self) -> None:
-            if final:
-                self.measure(final=True)
-                self.logger.dump(self.num_timesteps)
-
-        def measure(self, final: bool) -> dict[str, Any]:
-            """Measure the model now, log the figures and return them."""
-            figures = evaluator(played_as_saved(self.model, task.get_rules()), final=final)
-            for key, value in figures.items():
-                if isinstance(value, (int, float)):
-                    self.logger.record(f"bench/{key}", value)
-            point = {"decisions": self.num_timesteps, "seconds": round(time.perf_counter() - self.started, 1)}
-            self.points.append({**point, **figures})
-            if csv is not None:
-                fields = list(dict.fromkeys(key for row in self.points for key in row))
-                write_csv(Path(csv), [{key: row.get(key, "") for key in fields} for row in self.points], fields)
-            return figures
-
-    return ExactMetricsCallback()
+    callback = scheduled_callback(task.eval_every if every is None else every, measure, final)
+    callback.points = points
+    return callback

@@ -30,7 +30,7 @@ from urgym.evaluation.scoring.positions import TEST_SET_VERSION, benchmark_posit
 from urgym.evaluation.scoring.runner import RunOptions
 from urgym.solver import SolvedTable, table_for
 
-__all__ = ["T95", "TaskEvaluator", "across_seeds", "policy_kind"]
+__all__ = ["T95", "TaskEvaluator", "across_seeds", "policy_kind", "table_facts"]
 
 T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131)
 """Student's t, two-sided 95%, for 1 to 15 degrees of freedom (beyond them the normal 1.960 is within 4%)."""
@@ -84,7 +84,12 @@ class TaskEvaluator:
 
     def facts(self) -> dict[str, Any]:
         """What a result records of the measuring: the table's hash and the test set's version."""
-        return {"table_hash": self.table_hash, "test_set_version": TEST_SET_VERSION}
+        return table_facts(self.table)
+
+
+def table_facts(table: SolvedTable) -> dict[str, Any]:
+    """What a result records of the measuring: the solved table's hash and the test set's version."""
+    return {"table_hash": str(table.header["checksum"]), "test_set_version": TEST_SET_VERSION}
 
 
 def across_seeds(values: Sequence[float]) -> dict[str, float | int | None]:

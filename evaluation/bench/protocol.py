@@ -1,13 +1,17 @@
 """A protocol run: an algorithm trained on a task under every seed, or an agent scored under the task.
 
-A run folder holds ``run.json`` (what the run is: the task, the algorithm and its settings, the seeds), one folder
-per seed (``seed-0/``: the training run's models, curve and logs, and ``seed.json``, that seed's curve and final
-figures once it is done), and at the end ``results.json`` (:mod:`urgym.evaluation.bench.results`) and
-``curves.png``. An interrupted run resumes seed by seed: a finished seed is kept, an unfinished one goes on from its
-checkpoint (``maskable-ppo``, ``dqn`` and ``alphazero`` write one at each evaluation point) or else is trained again
-from its start. Either way nothing changes: a seed's result depends only on the task, the algorithm and the seed, and
-a run resumed from a checkpoint ends exactly as an uninterrupted one. A seed's record says where it was resumed
-(``resumed_at``).
+Any learner runs it, urgym's own or a stranger's (:mod:`urgym.evaluation.training.learner`: a name, an entry point,
+``FILE.py:CLASS``): the protocol owns everything but learning. Each seed is one run of the one training loop
+(:func:`urgym.evaluation.training.run.train`) with the task's budget and schedule and its metrics at every point.
+
+A run folder holds ``run.json`` (what the run is: the task, the algorithm and every setting, the overrides given, the
+seeds), one folder per seed (``seed-0/``: the training run's model, curve and logs, and ``seed.json``, that seed's
+curve and final figures once it is done), and at the end ``results.json``
+(:mod:`urgym.evaluation.bench.results`) and ``curves.png``. An interrupted run resumes seed by seed: a finished seed
+is kept, an unfinished one goes on from its last evaluation point's checkpoint (every learner that gives its state:
+all of urgym's) or else is trained again from its start. Either way nothing changes: a seed's result depends only on
+the task, the algorithm, its settings and the seed, and a run resumed from a checkpoint ends exactly as an
+uninterrupted one. A seed's record says where it was resumed (``resumed_at``).
 
 Each seed trains and is measured on one core (torch and numba on one thread each), so its figures do not depend on
 how many seeds run at once; ``jobs`` seeds run at once in processes of their own.
@@ -25,12 +29,12 @@ import shutil
 import sys
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from urgym.agents import make_agent
-from urgym.evaluation.bench.metrics import TaskEvaluator
+from urgym.evaluation.bench.metrics import TaskEvaluator, table_facts
 from urgym.evaluation.bench.results import (
     RESULT_FORMAT,
     ResultError,
@@ -40,8 +44,11 @@ from urgym.evaluation.bench.results import (
     validate_seed_record,
 )
 from urgym.evaluation.bench.tasks import Task
+from urgym.evaluation.training.algorithms import algorithm_names, get_algorithm
 from urgym.evaluation.training.checkpoint import CHECKPOINT
-from urgym.evaluation.training.run import RunPlan
+from urgym.evaluation.training.learner import Algorithm, with_settings
+from urgym.evaluation.training.run import RunPlan, train
+from urgym.solver import table_for
 
 import urgym
 from urgym.files import claim_folder, release_folder, write_atomic
@@ -49,7 +56,8 @@ from urgym.startup import ignore_ctrl_c, worker_context
 from urgym.threads import one_thread
 
 __all__ = [
-    "BENCH_ALGORITHMS",
+    "bench_algorithm",
+    "bench_algorithms",
     "estimate_minutes",
     "estimate_scoring_minutes",
     "finished_seeds",
@@ -59,54 +67,33 @@ __all__ = [
     "train_seed",
 ]
 
-_RATES = {"td-lambda": 30_000, "expected-td": 15_000, "maskable-ppo": 3_000, "dqn": 3_000, "alphazero": 1_500}
-"""Decisions a core trains per second (measured on finkel 4, one core), for the estimate before a run."""
 _EVAL_SECONDS = {3: 2.0, 4: 15.0, 5: 80.0, 6: 300.0, 7: 1300.0}
 """Seconds of one exact evaluation point by piece count (measured: a value network, one core)."""
-
-_POLICY_NETWORKS = frozenset({"maskable-ppo", "dqn", "alphazero"})
-"""The algorithms whose network chooses the moves itself (the TD learners' value a move's successor)."""
 _POLICY_NETWORK_COST = 1.8
 """How many times a value network's point a policy network's takes (measured on finkel 4 and 7): every decision
 is asked of the network, where a value network's one-ply choices share the successors' values."""
+_UNKNOWN_RATE = 1_000
+"""Decisions a second assumed of a learner that does not say (the slowest built-in learner's order)."""
 
 
-def _settings(algo: str, task: Task) -> Any:
-    from urgym.evaluation.training.alphazero import AlphaZeroSettings
-    from urgym.evaluation.training.dqn import DQNSettings
-    from urgym.evaluation.training.expected_td import ExpectedTDSettings
-    from urgym.evaluation.training.ppo import PPOSettings
-    from urgym.evaluation.training.td_lambda import TDLambdaSettings
+def bench_algorithm(algo: str | Algorithm) -> Algorithm:
+    """The algorithm the benchmark trains under ``algo`` (a name, ``FILE.py:CLASS``, ``module:CLASS``, a record).
 
-    settings = {"td-lambda": TDLambdaSettings, "expected-td": ExpectedTDSettings, "maskable-ppo": PPOSettings}
-    default = {**settings, "dqn": DQNSettings, "alphazero": AlphaZeroSettings}[algo]()
-    return dataclasses.replace(default, eval_every=task.eval_every)
-
-
-def _trainer(algo: str) -> Callable[..., dict[str, Any]]:
-    if algo == "td-lambda":
-        from urgym.evaluation.training.td_lambda import train_td_lambda
-
-        return train_td_lambda
-    if algo == "expected-td":
-        from urgym.evaluation.training.expected_td import train_expected_td
-
-        return train_expected_td
-    if algo == "dqn":
-        from urgym.evaluation.training.dqn import train_dqn
-
-        return train_dqn
-    if algo == "alphazero":
-        from urgym.evaluation.training.alphazero import train_alphazero
-
-        return train_alphazero
-    from urgym.evaluation.training.ppo import train_ppo
-
-    return train_ppo
+    Raises:
+        ValueError: For an unknown algorithm, or one that learns from the solved table.
+    """
+    algorithm = algo if isinstance(algo, Algorithm) else get_algorithm(algo, benchmark=True)
+    if algorithm.uses_table:
+        raise ValueError(
+            f"{algorithm.name} learns from the solved table, which the benchmark measures with: it is a train "
+            f"algorithm only; the benchmark trains {', '.join(bench_algorithms())} (or FILE.py:CLASS)"
+        )
+    return algorithm
 
 
-BENCH_ALGORITHMS = tuple(_RATES)
-"""The algorithms ``urgym bench --algo`` trains (``train``'s names; ``td`` and ``ppo`` are accepted too)."""
+def bench_algorithms() -> list[str]:
+    """The algorithms the benchmark trains by name (urgym's own, those registered and those installed)."""
+    return algorithm_names(benchmark=True)
 
 
 _LIBRARIES = ("numpy", "numba", "torch", "stable-baselines3", "sb3-contrib", "jax", "jaxlib", "mctx", "optax")
@@ -149,11 +136,17 @@ def _first_cpu() -> dict[str, str]:
     return fields
 
 
-def estimate_minutes(task: Task, algo: str, seeds: int, jobs: int, finished: int = 0) -> float:
-    """Minutes training ``seeds`` seeds takes on one core each, ``jobs`` at once, ``finished`` of them already done."""
-    final = _EVAL_SECONDS.get(task.pieces, math.inf) * (_POLICY_NETWORK_COST if algo in _POLICY_NETWORKS else 1.0)
+def estimate_minutes(task: Task, algo: str | Algorithm, seeds: int, jobs: int, finished: int = 0) -> float:
+    """Minutes training ``seeds`` seeds takes on one core each, ``jobs`` at once, ``finished`` of them already done.
+
+    A learner that does not say how fast it learns is counted at 1,000 decisions a second.
+    """
+    algorithm = bench_algorithm(algo)
+    cost = _POLICY_NETWORK_COST if algorithm.policy_network else 1.0
+    final = _EVAL_SECONDS.get(task.pieces, math.inf) * cost
     during = final if task.exact_during else 2.0
-    per_seed = task.budget / _RATES[algo] + (len(task.points()) - 1) * during + final
+    rate = algorithm.decisions_per_second or _UNKNOWN_RATE
+    per_seed = task.budget / rate + (len(task.points()) - 1) * during + final
     return per_seed * math.ceil(max(0, seeds - finished) / max(1, jobs)) / 60
 
 
@@ -181,23 +174,30 @@ def _seed_folder(out: str | Path, seed: int) -> Path:
     return Path(out) / f"seed-{seed}"
 
 
-def train_seed(task: Task, algo: str, seed: int, folder: Path, progress: bool = False) -> dict[str, Any]:
-    """Train ``algo`` on ``task`` under ``seed`` into ``folder``; write and return the seed's record."""
+def train_seed(
+    task: Task, algo: str | Algorithm, seed: int, folder: Path, progress: bool = False, settings: Any = None
+) -> dict[str, Any]:
+    """Train ``algo`` on ``task`` under ``seed`` into ``folder``; write and return the seed's record.
+
+    The one training loop drives the learner (:func:`urgym.evaluation.training.run.train`): the task's budget and
+    schedule, its metrics at each point, a checkpoint at each point where the learner gives its state (an unfinished
+    seed goes on from it). ``settings``: the algorithm's settings (default: its defaults).
+    """
+    algorithm = bench_algorithm(algo)
+    settings = algorithm.defaults() if settings is None else settings
     with one_thread():
         evaluator = TaskEvaluator(task)
         began = time.perf_counter()
-        plan = RunPlan(folder, task.budget, None, seed, progress, replace=True, resume=True)
-        result = _trainer(algo)(
-            task.get_rules(), evaluator.table, plan, _settings(algo, task), metrics=evaluator.__call__
-        )
-        curve = _read_curve(folder / "curve.csv")
+        plan = RunPlan(folder, task.budget, None, seed, progress, True, True, task.eval_every, validation=0)
+        result = train(algorithm, task, plan, settings, evaluator.table, evaluator.__call__)
+    curve = [_point(point) for point in result["curve"]]
     record = {
         "seed": seed,
         "decisions": int(result["timesteps"]),
         "wall_seconds": round(time.perf_counter() - began + result["earlier_seconds"], 1),
         "eval_seconds": round(sum(point.get("eval_seconds", 0.0) for point in curve), 1),
         "curve": curve,
-        "final": {key: value for key, value in curve[-1].items() if key not in ("seconds", "mean_regret")},
+        "final": {key: value for key, value in curve[-1].items() if key != "seconds"},
         "machine": machine(),
         **({"resumed_at": result["resumed_at"]} if result.get("resumed_at") else {}),
     }
@@ -205,24 +205,9 @@ def train_seed(task: Task, algo: str, seed: int, folder: Path, progress: bool = 
     return record
 
 
-def _read_curve(path: Path) -> list[dict[str, Any]]:
-    """A training run's ``curve.csv`` as points (numbers as numbers; empty cells left out)."""
-    import csv
-
-    points = []
-    with open(path, newline="") as f:
-        for row in csv.DictReader(f):
-            point: dict[str, Any] = {}
-            for key, text in row.items():
-                if text in ("", None):
-                    continue
-                try:
-                    point[key] = int(text) if key == "timesteps" else float(text)
-                except ValueError:
-                    point[key] = text
-            point["decisions"] = point.pop("timesteps")
-            points.append(point)
-    return points
+def _point(point: dict[str, Any]) -> dict[str, Any]:
+    """A point of the run's curve as a seed record holds it: ``decisions`` for ``timesteps``."""
+    return {"decisions": int(point["timesteps"]), **{k: v for k, v in point.items() if k != "timesteps"}}
 
 
 def _seed_done(folder: Path, seed: int) -> dict[str, Any] | None:
@@ -241,13 +226,15 @@ def _seed_done(folder: Path, seed: int) -> dict[str, Any] | None:
     return record
 
 
-def _identity(task: Task, algo: str) -> dict[str, Any]:
+def _identity(task: Task, algorithm: Algorithm, settings: Any, overrides: Mapping[str, Any]) -> dict[str, Any]:
     """What a run is, as its ``run.json`` holds it (tuples as lists: read back, it compares equal)."""
     identity = {
         "format": RESULT_FORMAT,
         "task": task.to_dict(),
-        "algo": algo,
-        "settings": dataclasses.asdict(_settings(algo, task)),
+        "algo": algorithm.name,
+        **({"algorithm_source": algorithm.source} if algorithm.source else {}),
+        "settings": dataclasses.asdict(settings),
+        **({"overrides": dict(overrides)} if overrides else {}),
         "urgym": urgym.__version__,
     }
     return json.loads(json.dumps(identity))
@@ -270,40 +257,47 @@ def _check_folder(out: Path, identity: dict[str, Any]) -> None:
         write_atomic(path, lambda tmp: tmp.write_text(json.dumps(identity, indent=1)))
 
 
-def _run_one(args: tuple[Task, str, int, Path]) -> dict[str, Any]:
-    task, algo, seed, folder = args
+def _run_one(args: tuple[Task, Algorithm, int, Path, dict[str, Any]]) -> dict[str, Any]:
+    """One seed of a run, in this process or a worker (the settings travel as their plain overrides)."""
+    task, algorithm, seed, folder, overrides = args
     if folder.exists() and not (folder / CHECKPOINT).exists():
         shutil.rmtree(folder)  # an unfinished seed without a checkpoint: trained again from its start
-    return train_seed(task, algo, seed, folder)
+    return train_seed(task, algorithm, seed, folder, settings=with_settings(algorithm, overrides))
 
 
 def run_task(
     task: Task,
-    algo: str,
+    algo: str | Algorithm,
     out: str | Path,
     seeds: int | None = None,
     jobs: int = 1,
     progress: bool = True,
     on_seed: Callable[[dict[str, Any]], None] | None = None,
+    settings: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Train ``algo`` on ``task`` under seeds 0 to ``seeds`` - 1 (default: the task's), ``jobs`` at once.
 
-    Finished seeds in ``out`` are kept; the rest are trained. Writes and returns ``results.json``'s content.
+    ``algo`` is a name, ``FILE.py:CLASS``, ``module:CLASS`` or a record; ``settings`` overrides its defaults (``--set
+    KEY=VALUE``: text, or values). Finished seeds in ``out`` are kept; the rest are trained. Writes and returns
+    ``results.json``'s content: every setting used, the overrides marked.
 
     Raises:
-        ValueError: For an unknown algorithm, or a folder that holds another run.
+        ValueError: For an unknown algorithm, bad settings, or a folder that holds another run.
+        LearnerError: For a learner that fails or breaks the protocol (the seeds finished before are kept).
     """
-    if algo not in BENCH_ALGORITHMS:
-        raise ValueError(f"unknown algorithm {algo!r}; the benchmark trains {', '.join(BENCH_ALGORITHMS)}")
+    algorithm = bench_algorithm(algo)
+    chosen = with_settings(algorithm, settings)
     seeds = task.seeds if seeds is None else seeds
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     claim_folder(out, "a benchmark run")
     try:
-        identity = _identity(task, algo)
+        facts = _facts(task, progress)  # a missing table solved once, before the seeds' processes need it
+        overrides = {key: getattr(chosen, key) for key in settings or {}}
+        identity = _identity(task, algorithm, chosen, overrides)
         _check_folder(out, identity)
         records = {seed: _seed_done(_seed_folder(out, seed), seed) for seed in range(seeds)}
-        todo = [(task, algo, seed, _seed_folder(out, seed)) for seed, record in records.items() if record is None]
+        todo = [(task, algorithm, seed, _seed_folder(out, seed), overrides) for seed, r in records.items() if r is None]
         bar = _bar(seeds, len(records) - len(todo), progress)
         with contextlib.closing(_map(_run_one, todo, jobs)) as finished:
             for record in finished:
@@ -312,16 +306,18 @@ def run_task(
                 if on_seed is not None:
                     on_seed(record)
         bar.close()
-        evaluator_facts = TaskEvaluator(task).facts()
-        result = summarize(
-            identity, [records[seed] for seed in range(seeds)], {**evaluator_facts, "machine": machine()}
-        )
+        result = summarize(identity, [records[seed] for seed in range(seeds)], {**facts, "machine": machine()})
         validate_result(result)
         write_atomic(out / "results.json", lambda tmp: tmp.write_text(json.dumps(result, indent=1)))
         plot_seed_curves(result, out / "curves.png")
         return result
     finally:
         release_folder(out)
+
+
+def _facts(task: Task, progress: bool) -> dict[str, Any]:
+    """What a result records of the measuring: of the task's table (solved here if missing)."""
+    return table_facts(table_for(task.get_rules(), solve=True, progress=progress))
 
 
 def _map(fn: Callable, items: list, jobs: int):

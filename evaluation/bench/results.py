@@ -18,6 +18,7 @@ from typing import Any
 
 from urgym.evaluation.bench.metrics import across_seeds
 from urgym.evaluation.bench.tasks import METRICS
+from urgym.evaluation.training.learner import setting_text
 
 from urgym.checks import printable
 from urgym.files import write_atomic
@@ -204,6 +205,7 @@ def _interval(summary: dict[str, Any], digits: int) -> str:
 def leaderboard(results: Iterable[dict[str, Any]]) -> str:
     """A table of results by task, best win rate first: each metric's mean ± the half-width of its 95% interval."""
     by_task: dict[str, list[dict[str, Any]]] = {}
+    changed: list[str] = []
     for result in results:
         by_task.setdefault(result["task"]["id"], []).append(result)
     lines = []
@@ -217,6 +219,9 @@ def leaderboard(results: Iterable[dict[str, Any]]) -> str:
         for result in group:
             final = result["summary"]["final"]
             name = printable(result.get("algo") or result["agent"])  # a submitted result's words are a stranger's
+            if result.get("overrides"):
+                changed.append(f"{name} {', '.join(f'{k}={setting_text(v)}' for k, v in result['overrides'].items())}")
+                name += "†"
             seeds = f"{len(result['seeds'])}" + ("" if result.get("complete", True) else "*")
             lines.append(
                 f"  {name:<26.26} {seeds:>5} {_interval(final['win_rate'], 2):>16} "
@@ -225,6 +230,8 @@ def leaderboard(results: Iterable[dict[str, Any]]) -> str:
             )
     if any(not r.get("complete", True) for group in by_task.values() for r in group):
         lines.append("  * fewer seeds than the task asks for")
+    for line in changed:
+        lines.append(printable(f"  † settings changed from the algorithm's defaults (--set): {line}"))
     return "\n".join(lines)
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from urgym.evaluation.training.learner import Schedule
+
 from urgym import Rules, get_rules
 
 __all__ = ["METRICS", "TASKS", "Task", "get_task", "task_names"]
@@ -53,10 +55,18 @@ class Task:
         """The task's rules."""
         return get_rules(self.rules, self.pieces)
 
+    @property
+    def schedule(self) -> Schedule:
+        """The evaluation schedule: every ``eval_every`` decisions, and the budget."""
+        return Schedule(self.budget, self.eval_every)
+
     def points(self) -> list[int]:
         """The decisions at which a run is evaluated: every ``eval_every``, and the budget."""
-        points = list(range(self.eval_every, self.budget, self.eval_every))
-        return [*points, self.budget]
+        return list(self.schedule.points())
+
+    def share(self, done: int) -> float:
+        """How much of the budget is spent after ``done`` decisions (what a learner's schedules follow)."""
+        return done / self.budget
 
     def metrics_at(self, final: bool) -> tuple[str, ...]:
         """The metrics measured at a point (``final``: the end of the run)."""

@@ -23,22 +23,22 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from urgym.agents.outside.policies import ScoringAgent
-from urgym.evaluation.scoring.positions import validation_positions
-from urgym.evaluation.training.checkpoint import read_checkpoint
-from urgym.evaluation.training.run import AgentLearner, Metrics, RunPlan, TrainingRun, next_point
-from urgym.solver import SolvedTable
+from urgym.evaluation.training.learner import Algorithm, Learner, LearningTask
 
 from urgym import Rules
 from urgym.files import require_extra, write_atomic
 
 __all__ = [
+    "ALPHAZERO",
     "AlphaZeroLearner",
     "AlphaZeroSettings",
+    "AlphaZeroTrainer",
     "forward",
     "init_network",
     "make_search",
@@ -46,7 +46,6 @@ __all__ = [
     "make_train_step",
     "masked",
     "policy_module",
-    "train_alphazero",
 ]
 
 
@@ -68,10 +67,6 @@ class AlphaZeroSettings:
     """Units of each of the network's two hidden layers."""
     threads: int = 1
     """Threads of XLA (set before JAX starts; a process that imported JAX already keeps its own) and torch."""
-    eval_every: int = 200_000
-    """Decisions between scorings on the validation positions."""
-    validation: int = 500
-    """Validation positions scored to pick the best model."""
 
 
 # --- the network: observation -> (policy logits, value of the mover) -----------------------------------------------
@@ -340,40 +335,61 @@ class AlphaZeroLearner:
         self.held = {"params": params, "opt_state": opt_state, "state": state, "key": key, "moves": moves}
 
 
-def train_alphazero(
-    rules: Rules,
-    table: SolvedTable,
-    plan: RunPlan,
-    settings: AlphaZeroSettings | None = None,
-    metrics: Metrics | None = None,
-) -> dict[str, Any]:
-    """AlphaZero-style self-play with search for ``plan.timesteps`` decisions (see the module docstring)."""
-    settings = settings or AlphaZeroSettings()
-    _one_xla_thread(settings.threads)
-    require_extra("torch", "learn", "train --algo alphazero").set_num_threads(settings.threads)
-    identity = plan.identity("alphazero", settings)
-    checkpoint = read_checkpoint(plan.out, identity) if plan.resume else None
-    held = checkpoint["learner"] if checkpoint is not None else None
-    learner = AlphaZeroLearner(_env(rules), settings, plan.seed, held)
-    scored = AgentLearner(
-        ".pt",
-        lambda: _NetworkPolicy(learner.params, rules),
-        lambda path, facts: _save_policy(learner.params, path),
-        table,
-        validation_positions(table, settings.validation),
-    )
-    facts = {"settings": asdict(settings), "plays": "the network's policy, no search"}
-    options = {"metrics": metrics, "table": table, "checkpoint": checkpoint}
-    run = TrainingRun("alphazero", rules, plan, scored, "decision", facts, **options)
-    next_eval = next_point(learner.moves, settings.eval_every)
-    while learner.moves < plan.timesteps and run.share(learner.moves) < 1.0:
-        learner.round()
-        run.advance(learner.moves)
-        if next_eval <= learner.moves < plan.timesteps:
-            run.evaluate(learner.moves)
-            next_eval = next_point(learner.moves, settings.eval_every)
-            run.save_checkpoint(learner.moves, identity, learner.held)
-    return run.finish(learner.moves)
+class AlphaZeroTrainer(Learner):
+    """The AlphaZero-style learner under the training loop: rounds of self-play and training.
+
+    A call plays rounds until the decisions asked are played (a round is ``games * steps`` moves: its granularity).
+    What is measured and saved is the network's own policy, without search.
+    """
+
+    def setup(self, task: LearningTask, seed: int, settings: AlphaZeroSettings, folder: Path) -> None:
+        """The network, its optimizer and the games, from ``seed``."""
+        _one_xla_thread(settings.threads)
+        require_extra("torch", "learn", "train --algo alphazero").set_num_threads(settings.threads)
+        self.task, self.rules = task, task.get_rules()
+        self.learner = AlphaZeroLearner(_env(self.rules), settings, seed)
+        self.granularity = settings.games * settings.steps
+
+    def learn(self, decisions: int) -> int:
+        """Rounds until ``decisions`` more moves are played (or the budget is spent)."""
+        learner, start = self.learner, self.learner.moves
+        while learner.moves < start + decisions and self.task.share(learner.moves) < 1.0:
+            learner.round()
+        return learner.moves - start
+
+    def agent(self) -> Any:
+        """The network's policy, no search."""
+        return _NetworkPolicy(self.learner.params, self.rules)
+
+    def save(self, path: Path, facts: dict[str, Any]) -> None:
+        """The policy as TorchScript (its card is the run's)."""
+        _save_policy(self.learner.params, path)
+
+    def facts(self) -> dict[str, Any]:
+        """What the saved model plays."""
+        return {"plays": "the network's policy, no search"}
+
+    def state(self) -> dict[str, Any]:
+        """The network, the optimizer, the games in progress and the random key."""
+        return self.learner.held
+
+    def load(self, state: dict[str, Any]) -> None:
+        """Go on from :meth:`state`."""
+        self.learner.held = state
+
+
+ALPHAZERO = Algorithm(
+    name="alphazero",
+    learner=AlphaZeroTrainer,
+    settings=AlphaZeroSettings,
+    policy_network=True,
+    decisions_per_second=1_500,
+    description="AlphaZero-style self-play with search (mctx over the JAX port); its policy is scored without search",
+    requires=(("torch", "learn"), ("mctx", "jax")),
+    model_suffix=".pt",
+    eval_every=200_000,
+)
+"""The AlphaZero-style learner (measured on finkel 4: about 1,500 decisions a second on one core)."""
 
 
 # Compiled once per process: a benchmark's seeds, one after another, would each compile the same functions again.

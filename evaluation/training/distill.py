@@ -33,6 +33,7 @@ import itertools
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -40,14 +41,9 @@ from numba import njit, types
 from numba.extending import overload
 from urgym.agents import search
 from urgym.agents.networks.value import ValueNetwork
-from urgym.evaluation.training.run import RunPlan, learning_rate
-from urgym.evaluation.training.valuefit import (
-    LabelledDecisions,
-    ValueBatches,
-    move_values,
-    torch_for,
-    value_run,
-)
+from urgym.evaluation.training.learner import Algorithm, LearningTask
+from urgym.evaluation.training.run import learning_rate
+from urgym.evaluation.training.valuefit import LabelledDecisions, TorchValueLearner, ValueBatches, move_values
 from urgym.solver import SolvedTable
 from urgym.solver.lookup import best_of
 
@@ -55,7 +51,7 @@ from urgym import Rules, core
 from urgym.core import geometry
 from urgym.progress import progress_bar
 
-__all__ = ["DistillSettings", "SearchTeacher", "sample_labelled_decisions", "train_distill"]
+__all__ = ["DISTILL", "DistillLearner", "DistillSettings", "SearchTeacher", "sample_labelled_decisions"]
 
 EPSILONS = (0.0, 0.05, 0.15, 0.3)
 """The perfect player's slip chances, one drawn per game and side."""
@@ -81,16 +77,12 @@ class DistillSettings:
     rank: float = 0.0
     temperature: float = 0.01
     close_weight: float = 0.0
-    validation: int = 5000
-    """Validation decisions scored at each evaluation."""
     threads: int = 1
     """Torch threads, and the threads searching a teacher's labels."""
     teacher: str | None = None
     """A value network file whose search labels the decisions instead of the table (:class:`SearchTeacher`)."""
     teacher_depth: int = 2
     """Plies the teacher searches beyond each move."""
-    eval_every: int = 2_000_000
-    """Training decisions between scorings on the validation decisions."""
 
 
 class DistillSample(NamedTuple):
@@ -297,44 +289,82 @@ def _sample_part(
         bar.update(int(sample.found[0]) - before)
 
 
-def train_distill(
-    rules: Rules, table: SolvedTable, plan: RunPlan, settings: DistillSettings | None = None
-) -> dict[str, Any]:
-    """Learn a value network from ``table`` (see the module docstring).
+class DistillLearner(TorchValueLearner):
+    """Distillation under the training loop: labelled decisions drawn once, then fitted batch by batch.
 
-    ``timesteps`` counts the training decisions seen (each with all its moves). Writes the best network (by validation
-    regret) and the last one to ``out`` with their cards, the curve and the logs, as every ``train`` does.
+    ``timesteps`` counts the training decisions seen (each with all its moves); the labels are drawn in
+    :meth:`setup`, before the run's clock (their time is the card's ``label_seconds``).
     """
-    settings = settings or DistillSettings()
-    torch = torch_for("distill", plan, settings.threads)
-    source = SearchTeacher(ValueNetwork.load(settings.teacher), settings.teacher_depth) if settings.teacher else table
-    start = time.perf_counter()
-    data = sample_labelled_decisions(
-        source, settings.decisions, plan.seed, settings.keep, plan.progress, settings.threads
-    )
-    label_seconds = time.perf_counter() - start
-    train = ValueBatches(data, rules, settings.features, torch)
-    net, optimizer, run = value_run("distill", rules, table, plan, settings, torch)
-    run.facts["label_seconds"] = round(label_seconds, 1)  # before the run's clock, which times the fitting alone
-    seen, steps, next_eval = 0, 0, settings.eval_every
-    generator = np.random.default_rng(plan.seed)
-    while run.share(seen) < 1.0:
-        for batch in np.array_split(generator.permutation(len(data)), max(1, len(data) // settings.batch)):
-            if run.share(seen) >= 1.0:
-                break
-            for group in optimizer.param_groups:
-                group["lr"] = learning_rate(settings.learning_rate, run.share(seen))
-            loss = _loss(net, torch, train.tensors(batch), settings)
-            optimizer.zero_grad()
+
+    def setup(self, task: LearningTask, seed: int, settings: DistillSettings, folder: Path) -> None:
+        """The network, and the labelled decisions from the table (or the teacher's search)."""
+        super().setup(task, seed, settings, folder)
+        from urgym.solver import table_for
+
+        source = (
+            SearchTeacher(ValueNetwork.load(settings.teacher), settings.teacher_depth) if settings.teacher else None
+        )
+        start = time.perf_counter()
+        data = sample_labelled_decisions(
+            source or table_for(self.rules), settings.decisions, seed, settings.keep, True, settings.threads
+        )
+        self.label_seconds = time.perf_counter() - start
+        self.data = ValueBatches(data, self.rules, settings.features, self.torch)
+        self.generator = np.random.default_rng(seed)
+        self.seen = self.steps = 0
+        self.batches: list[np.ndarray] = []
+        self.granularity = settings.batch
+
+    def learn(self, decisions: int) -> int:
+        """Batches of the labelled decisions (epoch after epoch, each shuffled) until ``decisions`` more are seen."""
+        settings, torch, target, start = self.settings, self.torch, self.seen + decisions, self.seen
+        while self.seen < target and self.task.share(self.seen) < 1.0:
+            if not self.batches:  # a new epoch
+                order = self.generator.permutation(len(self.data.data))
+                self.batches = np.array_split(order, max(1, len(order) // settings.batch))[::-1]
+            batch = self.batches.pop()
+            for group in self.optimizer.param_groups:
+                group["lr"] = learning_rate(settings.learning_rate, self.task.share(self.seen))
+            loss = _loss(self.net, torch, self.data.tensors(batch), settings)
+            self.optimizer.zero_grad()
             loss.backward()
-            optimizer.step()
-            seen += len(batch)
-            steps += 1
-            run.advance(seen)
-            if seen >= next_eval:
-                next_eval += settings.eval_every
-                run.evaluate(seen, steps=steps, learning_rate=optimizer.param_groups[0]["lr"])
-    return run.finish(seen, steps=steps, learning_rate=optimizer.param_groups[0]["lr"])
+            self.optimizer.step()
+            self.seen += len(batch)
+            self.steps += 1
+        return self.seen - start
+
+    def facts(self) -> dict[str, Any]:
+        """The network's size, and the time its labels took."""
+        return {**super().facts(), "label_seconds": round(self.label_seconds, 1)}
+
+    def info(self) -> dict[str, Any]:
+        """The gradient steps and the learning rate."""
+        return {"steps": self.steps, "learning_rate": self.optimizer.param_groups[0]["lr"]}
+
+    def state(self) -> dict[str, Any]:
+        """The network, the optimizer, the epoch's batches left and the shuffling stream."""
+        held = {"seen": self.seen, "steps": self.steps, "batches": self.batches}
+        return {**super().state(), **held, "rng": self.generator.bit_generator.state}
+
+    def load(self, state: dict[str, Any]) -> None:
+        """Go on from :meth:`state`."""
+        super().load(state)
+        self.seen, self.steps, self.batches = state["seen"], state["steps"], state["batches"]
+        self.generator.bit_generator.state = state["rng"]
+
+
+DISTILL = Algorithm(
+    name="distill",
+    learner=DistillLearner,
+    settings=DistillSettings,
+    description="an after-state value network learned from the solved table (or a network's search: --teacher)",
+    requires=(("torch", "learn"),),
+    model_suffix=".npz",
+    uses_table=True,
+    eval_every=2_000_000,
+    validation=5_000,
+)
+"""Distillation: ``train`` only, since it learns from the solved table (with ``--teacher``, from a network)."""
 
 
 def _loss(net: Any, torch: Any, tensors: tuple[Any, ...], settings: DistillSettings) -> Any:

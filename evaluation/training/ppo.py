@@ -1,52 +1,54 @@
 """``train --algo maskable-ppo``: sb3-contrib's MaskablePPO on ``urgym/Ur-v2`` (masks from ``action_masks()``).
 
-The learner plays ``envs`` games stepped together on the native vector environment (or SB3's own vector
-environments), against any agent spec, its own live policy (``self``), or a mixture (``--opponent`` repeated: dealt
-to the environments in turn). The run's bookkeeping is :class:`~urgym.evaluation.training.run.TrainingRun`'s;
-stable-baselines3's logger writes ``logs/`` (CSV and TensorBoard), with the validation regret as
-``eval/mean_regret``. :func:`regret_callback` scores any stable-baselines3 training the same way.
+:class:`SB3Learner` makes any stable-baselines3 or sb3-contrib algorithm a learner of the training loop (MaskablePPO
+here, DQN with action masks in :mod:`~urgym.evaluation.training.dqn`, a stranger's in a few lines). The model plays
+``envs`` games stepped together on the native vector environment (or SB3's own vector environments), against any
+agent spec, its own live policy (``self``), or a mixture (``--opponent`` repeated: dealt to the environments in
+turn). The run's bookkeeping is :class:`~urgym.evaluation.training.run.TrainingRun`'s; stable-baselines3's logger
+writes ``logs/`` (CSV and TensorBoard), with each evaluation point's figures as ``eval/NAME``.
+:func:`regret_callback` scores any stable-baselines3 training on the position benchmark.
 
-After each evaluation the run writes its checkpoint (the model with its optimizer and buffers, the environments with
-their games in progress, every random stream); ``RunPlan(resume=True)`` goes on from it and ends exactly as an
+At each evaluation point the run writes its checkpoint (the model with its optimizer and buffers, the environments
+with their games in progress, every random stream); ``RunPlan(resume=True)`` goes on from it and ends exactly as an
 uninterrupted run would. stable-baselines3 starts ``logs/progress.csv`` afresh then: the interrupted stretch's is kept
-as ``logs/progress-before-N.csv`` (N: the timesteps it was resumed from; ``-2``, ``-3`` ... added when a run is
+as ``logs/progress-before-N.csv`` (N: the decisions it was resumed from; ``-2``, ``-3`` ... added when a run is
 resumed from the same checkpoint again).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import random
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from urgym.agents import Agent
 from urgym.agents.outside.policies import SB3Agent, played_as_saved
-from urgym.evaluation.scoring.positions import validation_positions
 from urgym.evaluation.scoring.report import write_csv
-from urgym.evaluation.training.checkpoint import read_checkpoint
-from urgym.evaluation.training.run import AgentLearner, Metrics, RunPlan, TrainingRun, next_point
-from urgym.solver import SolvedTable
+from urgym.evaluation.training.learner import LONG_GAME, Algorithm, Learner, LearningTask, Schedule
+from urgym.evaluation.training.run import UNCAPPED
 
 from urgym import Position, Rules
 from urgym.batch import Decisions
 from urgym.files import require_extra
 
 __all__ = [
+    "MASKABLE_PPO",
     "ROLLOUT_STEPS",
     "VEC_ENVS",
     "LearnerOpponent",
+    "MaskablePPOLearner",
     "PPOSettings",
-    "progress_callback",
+    "SB3Learner",
     "regret_callback",
-    "run_sb3",
+    "scheduled_callback",
     "slot_opponents",
-    "train_ppo",
     "vec_env",
 ]
 
@@ -68,100 +70,165 @@ class PPOSettings:
     ``subproc``: one process each (no ``self``)."""
     threads: int = 1
     """Torch threads of the learner."""
-    eval_every: int = 200_000
-    """Timesteps between scorings on the validation positions."""
-    validation: int = 500
-    """Validation positions scored to pick the best model."""
 
 
-def train_ppo(
-    rules: Rules,
-    table: SolvedTable,
-    plan: RunPlan,
-    settings: PPOSettings | None = None,
-    metrics: Metrics | None = None,
-) -> dict[str, Any]:
-    """MaskablePPO against opponents dealt to the environments in turn (``self``: the live learner, sampled).
+class SB3Learner(Learner):
+    """A stable-baselines3 (or sb3-contrib) algorithm as a learner: subclass it and write :meth:`make_model`.
 
-    ``vec_env="native"`` steps the ``envs`` games together in numba (:class:`urgym.sb3.SB3VecEnv` over
-    :class:`urgym.vector.UrVectorEnv`), with every non-built-in opponent batched over its games; ``"dummy"``
-    steps one ``UrEnv`` after another in this process and ``"subproc"`` gives each its own process (no ``self``
-    there: the learner lives in this process). A rollout is :data:`ROLLOUT_STEPS` steps over all environments.
+    The model plays ``settings.envs`` games on the native vector environment (its ``vec_env``: ``dummy`` and
+    ``subproc`` too) against the opponents dealt to them in turn (``settings.opponents``; ``self`` is its own live
+    policy, sampled), torch on ``settings.threads`` threads; settings without those fields get 16 games,
+    ``("self", "greedy")`` and one thread. Each :meth:`learn` is one ``model.learn`` call, which stops at the first
+    rollout boundary past the decisions asked (its :attr:`granularity`: one rollout) or at the budget. Its schedules
+    (learning rate, exploration) follow the whole budget, not the call. stable-baselines3's logger writes ``logs/``;
+    the state is the model with its buffers, the environments with their games, and every random stream.
     """
-    settings = settings or PPOSettings()
-    torch = require_extra("torch", "learn", "train --algo maskable-ppo")
-    MaskablePPO = require_extra("sb3_contrib", "learn", "train --algo maskable-ppo").MaskablePPO
 
-    torch.set_num_threads(settings.threads)
-    learner = LearnerOpponent()
-    venv = vec_env(rules, list(settings.opponents), settings.envs, settings.vec_env, plan.seed, learner)
-    model = MaskablePPO(
-        "MlpPolicy",
-        venv,
-        seed=plan.seed,
-        n_steps=max(16, ROLLOUT_STEPS // settings.envs),
-        batch_size=256,
-        n_epochs=4,
-        gamma=1.0,
-        learning_rate=3e-4,
-        ent_coef=0.01,
-        policy_kwargs={"net_arch": [128, 128]},
-        device="cpu",
-    )
-    facts = {"opponents": list(settings.opponents), "envs": settings.envs, "vec_env": settings.vec_env}
-    return run_sb3("maskable-ppo", model, learner, venv, rules, table, plan, settings, facts, metrics)
+    writes_logs = True
+    model_suffix = ".zip"
+    """What :meth:`save` writes (a stable-baselines3 zip, which ``sb3:PATH`` plays)."""
+    illegal_action = "loss"
+    """What the environments do with an illegal action (``replace``: play the nearest legal move, for an algorithm
+    that knows no action masks)."""
+
+    def make_model(self, env: Any, seed: int, settings: Any) -> Any:
+        """The stable-baselines3 model, on ``env``, seeded by ``seed`` (``device="cpu"``)."""
+        raise NotImplementedError(f"{type(self).__name__} has no make_model()")
+
+    def setup(self, task: LearningTask, seed: int, settings: Any, folder: Path) -> None:
+        """The environments and the model, seeded."""
+        torch = require_extra("torch", "learn", "a stable-baselines3 learner")
+        torch.set_num_threads(getattr(settings, "threads", 1))
+        self.task, self.folder, self.settings = task, folder, settings
+        self.opponent = LearnerOpponent()
+        opponents = list(getattr(settings, "opponents", ("self", "greedy")))
+        kind = getattr(settings, "vec_env", "native")
+        self.venv = vec_env(
+            task.get_rules(), opponents, getattr(settings, "envs", 16), kind, seed, self.opponent, self.illegal_action
+        )
+        self.model = self.make_model(self.venv, seed, settings)
+        self.model.__class__ = _budgeted_class(type(self.model))
+        self.model.urgym_budget = task.budget
+        self.opponent.set_model(self.model)
+        self.granularity = _rollout(self.model)
+
+    def learn(self, decisions: int) -> int:
+        """``model.learn`` for ``decisions`` more steps (to the rollout's end), or until the budget is spent."""
+        from stable_baselines3.common.callbacks import BaseCallback
+
+        task = self.task
+
+        class StopAtBudget(BaseCallback):
+            def _on_step(self) -> bool:
+                return task.share(self.num_timesteps) < 1.0
+
+        before = self.model.num_timesteps
+        self._logger()
+        self.model.learn(decisions, callback=StopAtBudget(), reset_num_timesteps=False)
+        return self.model.num_timesteps - before
+
+    def _logger(self) -> Any:
+        """The model's logger, writing ``logs/`` (CSV and TensorBoard), made on first use."""
+        from stable_baselines3.common.logger import configure
+
+        if getattr(self.model, "_logger", None) is None:  # a new model, or one restored from a checkpoint
+            self.model.set_logger(configure(str(self.folder / "logs"), ["csv", "tensorboard"]))
+        return self.model.logger
+
+    def agent(self) -> Any:
+        """The model as ``sb3:PATH`` plays it once saved."""
+        return played_as_saved(self.model, self.task.get_rules())
+
+    def save(self, path: Path, facts: dict[str, Any]) -> None:
+        """Write the model's zip (its card is the run's)."""
+        self.model.save(path)
+
+    def record(self, done: int, figures: dict[str, Any]) -> None:
+        """Write the point's figures to the model's logs as ``eval/NAME``."""
+        logger = self._logger()
+        for key, value in figures.items():
+            logger.record(f"eval/{key}", value)
+        logger.dump(done)
+
+    def state(self) -> bytes:
+        """The model, its environments and every random stream, pickled."""
+        import cloudpickle
+
+        with _detached(self.model) as state:
+            return cloudpickle.dumps(state)
+
+    def load(self, state: bytes) -> None:
+        """Go on from :meth:`state` (the interrupted stretch's log kept beside the new one)."""
+        import pickle
+
+        self.venv.close()
+        self.model, self.venv = _restored(pickle.loads(state))  # a checkpoint is read only once signed
+        _set_aside_log(self.folder / "logs", self.model.num_timesteps)
+
+    def facts(self) -> dict[str, Any]:
+        """Its opponents and environments."""
+        return {k: getattr(self.settings, k) for k in ("opponents", "envs", "vec_env") if hasattr(self.settings, k)}
 
 
-def run_sb3(
-    algo: str,
-    model: Any,
-    learner: LearnerOpponent,
-    venv: Any,
-    rules: Rules,
-    table: SolvedTable,
-    plan: RunPlan,
-    settings: Any,
-    facts: dict[str, Any],
-    metrics: Metrics | None = None,
-) -> dict[str, Any]:
-    """Train a stable-baselines3 ``model`` as one :class:`TrainingRun` (PPO's and DQN's, alike).
+@functools.cache
+def _budgeted_class(cls: type) -> type:
+    """``cls`` with its progress (learning-rate and exploration schedules) counted over the whole budget.
 
-    The learner plays ``model`` (``self`` opponents), SB3's logger writes ``logs/``, the run is scored as the model
-    plays once saved (:func:`~urgym.agents.outside.policies.played_as_saved`) every ``settings.eval_every`` steps and
-    checkpointed after each scoring. With ``plan.resume`` and a checkpoint in ``plan.out``, ``model`` and ``venv``
-    give way to the checkpoint's.
+    stable-baselines3 counts progress over one ``learn`` call; the loop makes one call per evaluation interval.
     """
-    from stable_baselines3.common.logger import configure
 
-    identity = plan.identity(algo, settings)
-    checkpoint = read_checkpoint(plan.out, identity) if plan.resume else None
-    if checkpoint is None:
-        learner.set_model(model)
-    else:
-        venv.close()
-        model, venv = _restored(checkpoint["learner"])
-        _set_aside_log(plan.out / "logs", checkpoint["timesteps"])
-    model.set_logger(configure(str(plan.out / "logs"), ["csv", "tensorboard"]))
-    agent_learner = AgentLearner(
-        ".zip",
-        lambda: played_as_saved(model, rules),
-        lambda path, facts: model.save(path),
-        table,
-        validation_positions(table, settings.validation),
-    )
-    facts = {**facts, "settings": asdict(settings)}
-    options = {"own_logs": False, "metrics": metrics, "table": table, "checkpoint": checkpoint}
-    run = TrainingRun(algo, rules, plan, agent_learner, "step", facts, **options)
+    class Budgeted(cls):
+        def _update_current_progress_remaining(self, num_timesteps: int, total_timesteps: int) -> None:
+            super()._update_current_progress_remaining(num_timesteps, self.urgym_budget)
 
-    def save(done: int) -> None:
-        with _detached(model) as state:
-            run.save_checkpoint(done, identity, state)
+    return Budgeted
 
-    callback = progress_callback(run, settings.eval_every, save)
-    model.learn(plan.timesteps - model.num_timesteps, callback=callback, reset_num_timesteps=checkpoint is None)
-    result = run.finish(model.num_timesteps)
-    venv.close()
-    return result
+
+def _rollout(model: Any) -> int:
+    """The steps one ``learn`` call may take past its target: one rollout (on-policy) or one collection."""
+    from stable_baselines3.common.on_policy_algorithm import OnPolicyAlgorithm
+
+    envs = model.n_envs
+    if isinstance(model, OnPolicyAlgorithm):
+        return model.n_steps * envs
+    frequency = model.train_freq
+    return frequency.frequency * (envs if frequency.unit.value == "step" else LONG_GAME * envs)
+
+
+class MaskablePPOLearner(SB3Learner):
+    """sb3-contrib's MaskablePPO (see the module docstring)."""
+
+    def make_model(self, env: Any, seed: int, settings: PPOSettings) -> Any:
+        """MaskablePPO with urgym's hyperparameters: rollouts of :data:`ROLLOUT_STEPS`, gamma 1, [128, 128]."""
+        MaskablePPO = require_extra("sb3_contrib", "learn", "train --algo maskable-ppo").MaskablePPO
+        return MaskablePPO(
+            "MlpPolicy",
+            env,
+            seed=seed,
+            n_steps=max(16, ROLLOUT_STEPS // settings.envs),
+            batch_size=256,
+            n_epochs=4,
+            gamma=1.0,
+            learning_rate=3e-4,
+            ent_coef=0.01,
+            policy_kwargs={"net_arch": [128, 128]},
+            device="cpu",
+        )
+
+
+MASKABLE_PPO = Algorithm(
+    name="maskable-ppo",
+    learner=MaskablePPOLearner,
+    settings=PPOSettings,
+    policy_network=True,
+    decisions_per_second=3_000,
+    description="sb3-contrib's MaskablePPO against itself and greedy, on the native vector environment",
+    aliases=("ppo",),
+    requires=(("sb3_contrib", "learn"),),
+    model_suffix=".zip",
+    eval_every=200_000,
+)
+"""MaskablePPO (measured on finkel 4: about 3,000 decisions a second on one core)."""
 
 
 @contextlib.contextmanager
@@ -224,37 +291,6 @@ def _set_aside_log(logs: Path, resumed_from: int) -> Path | None:
     return kept
 
 
-def progress_callback(run: TrainingRun, eval_every: int, checkpoint: Callable[[int], None] | None = None) -> Any:
-    """The SB3 callback that drives a :class:`TrainingRun`: its bar, its minutes, an evaluation every ``eval_every``.
-
-    An evaluation happens at the first rollout's start past its step count, not at a step: there the model has taken
-    every update so far (on- and off-policy alike), as the model saved at the end will have. ``checkpoint`` is then
-    called with the timesteps: the state it saves is the one the next rollout starts from.
-    """
-    from stable_baselines3.common.callbacks import BaseCallback
-
-    class Progress(BaseCallback):
-        def _on_training_start(self) -> None:
-            self.next_eval = next_point(self.num_timesteps, eval_every)  # a resumed run: past its checkpoint
-
-        def _on_step(self) -> bool:
-            run.advance(self.num_timesteps)
-            return run.share(self.num_timesteps) < 1.0  # the minutes (learn() itself stops at the timesteps)
-
-        def _on_rollout_start(self) -> None:
-            if self.num_timesteps >= self.next_eval:
-                while self.next_eval <= self.num_timesteps:
-                    self.next_eval += eval_every
-                self.logger.record("eval/mean_regret", run.evaluate(self.num_timesteps))
-                for key, value in run.figures.items():
-                    if isinstance(value, (int, float)):
-                        self.logger.record(f"eval/{key}", value)
-                if checkpoint is not None:
-                    checkpoint(self.num_timesteps)
-
-    return Progress()
-
-
 class LearnerOpponent(Agent):
     """The learner as its own opponent (``--opponent self``).
 
@@ -294,66 +330,95 @@ def slot_opponents(opponents: list[str], envs: int, learner: LearnerOpponent) ->
     return [learner if spec == "self" else spec for spec in (opponents[i % len(opponents)] for i in range(envs))]
 
 
+def scheduled_callback(every: int, measure: Callable[[Any, bool], None], final: bool = False) -> Any:
+    """A stable-baselines3 callback that calls ``measure(callback, final)`` on a :class:`Schedule` of ``every`` steps.
+
+    A point is measured at the first rollout's start past it, not at a step: there the model has taken every update
+    so far (on- and off-policy alike), as a model saved then would have. With ``final``, once more when training
+    ends. The callback's ``points`` are the steps measured.
+
+    Raises:
+        ValueError: For ``every`` that is not a whole number of at least 1.
+    """
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+        raise ValueError(f"every must be a whole number of steps of at least 1, got {every!r}")
+    schedule = Schedule(UNCAPPED, every)
+
+    class ScheduledCallback(BaseCallback):
+        def _on_training_start(self) -> None:
+            self.next_eval = schedule.next_point(self.num_timesteps)
+            self.started = time.perf_counter()
+
+        def _on_step(self) -> bool:
+            return True
+
+        def _on_rollout_start(self) -> None:
+            if self.num_timesteps >= self.next_eval:
+                self.next_eval = schedule.next_point(self.num_timesteps)
+                measure(self, False)
+
+        def _on_training_end(self) -> None:
+            if final:
+                measure(self, True)
+
+    return ScheduledCallback()
+
+
 def regret_callback(
     rules: Rules | str,
     every: int = 10_000,
     split: str = "validation",
     count: int | None = None,
     csv: str | os.PathLike | None = None,
-    table: SolvedTable | None = None,
-):
+    table: Any = None,
+) -> Any:
     """A stable-baselines3 callback that scores the model on the position benchmark every ``every`` steps.
 
     Its mean regret (win-% points) goes to SB3's logger as ``eval/regret`` (TensorBoard and CSV, as configured) and,
-    with ``csv``, to a file of its own (timesteps, seconds, mean regret).
+    with ``csv``, to a file of its own (timesteps, seconds, mean regret); its ``rows`` hold them, its ``evaluate()``
+    scores the model now. Points follow :func:`scheduled_callback`.
 
     The model plays the best legal action by its own scores (masked, like
     :class:`urgym.agents.outside.policies.SB3Agent`), so a model trained without action masks is scored fairly.
     Score on the ``validation`` split while training and report the ``test`` split (``evaluate``) at the end.
     """
-    from stable_baselines3.common.callbacks import BaseCallback
-    from urgym.agents.outside.policies import SB3Agent
     from urgym.evaluation.scoring.positions import benchmark_arrays
 
     arrays = benchmark_arrays(rules, split, count, table)
-    if every < 1:
-        raise ValueError(f"every must be at least 1 step, got {every}")
+    rows: list[dict[str, float]] = []
 
-    class RegretCallback(BaseCallback):
-        def _on_training_start(self) -> None:
-            self.next_eval = self.num_timesteps + every
-            self.started = time.perf_counter()
-            self.rows: list[dict[str, float]] = []
+    def evaluate(callback: Any, final: bool = False) -> float:
+        scores = SB3Agent(callback.model).scores(arrays.observations)
+        actions = np.where(arrays.masks, scores, -np.inf).argmax(axis=1)
+        regret = float(arrays.regrets(actions).mean())
+        callback.logger.record("eval/regret", regret)
+        seconds = round(time.perf_counter() - callback.started, 1)
+        rows.append({"timesteps": callback.num_timesteps, "seconds": seconds, "mean_regret": regret})
+        if csv is not None:
+            write_csv(Path(csv), rows)
+        return regret
 
-        def _on_step(self) -> bool:
-            if self.num_timesteps >= self.next_eval:
-                self.next_eval += every
-                self.evaluate()
-            return True
-
-        def evaluate(self) -> float:
-            scores = SB3Agent(self.model).scores(arrays.observations)
-            actions = np.where(arrays.masks, scores, -np.inf).argmax(axis=1)
-            regret = float(arrays.regrets(actions).mean())
-            self.logger.record("eval/regret", regret)
-            self.rows.append(
-                {
-                    "timesteps": self.num_timesteps,
-                    "seconds": round(time.perf_counter() - self.started, 1),
-                    "mean_regret": regret,
-                }
-            )
-            if csv is not None:
-                write_csv(Path(csv), self.rows)
-            return regret
-
-    return RegretCallback()
+    callback = scheduled_callback(every, evaluate)
+    callback.rows = rows
+    callback.evaluate = lambda: evaluate(callback)
+    return callback
 
 
-def vec_env(rules: Rules, opponents: list[str], envs: int, kind: str, seed: int, learner: LearnerOpponent) -> Any:
+def vec_env(
+    rules: Rules,
+    opponents: list[str],
+    envs: int,
+    kind: str,
+    seed: int,
+    learner: LearnerOpponent,
+    illegal_action: str = "loss",
+) -> Any:
     """The training environments of an SB3 learner, monitored (episode returns and lengths reach SB3's logger).
 
-    ``kind``: ``native`` (every game stepped together in numba), ``dummy`` or ``subproc`` (see :class:`PPOSettings`).
+    ``kind``: ``native`` (every game stepped together in numba), ``dummy`` or ``subproc`` (see :class:`PPOSettings`);
+    ``illegal_action``: what they do with an illegal action (:class:`urgym.env.UrEnv`).
     """
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecMonitor
 
@@ -368,9 +433,14 @@ def vec_env(rules: Rules, opponents: list[str], envs: int, kind: str, seed: int,
         )
     per_env = slot_opponents(opponents, envs, learner)
     if kind == "native":
-        venv = SB3VecEnv(num_envs=envs, rules=rules, opponent=per_env, agent_side="random")
+        venv = SB3VecEnv(
+            num_envs=envs, rules=rules, opponent=per_env, agent_side="random", illegal_action=illegal_action
+        )
     else:
-        factories = [lambda o=o: UrEnv(rules=rules, opponent=o, agent_side="random") for o in per_env]
+        factories = [
+            lambda o=o: UrEnv(rules=rules, opponent=o, agent_side="random", illegal_action=illegal_action)
+            for o in per_env
+        ]
         venv = SubprocVecEnv(factories) if kind == "subproc" else DummyVecEnv(factories)
     venv.seed(seed)
     return VecMonitor(venv)

@@ -1,22 +1,21 @@
-"""One training run, whatever the algorithm.
+"""One training run, whatever the algorithm: the one loop that drives every learner.
 
-Its budget, progress bar, validation, curve, logs, and the best and last model with their cards.
+:func:`train` drives a learner (:class:`urgym.evaluation.training.learner.Learner`, urgym's own or a stranger's)
+through :meth:`TrainingRun.drive`, which keeps everything but the learning:
 
-Every algorithm of ``train`` (a module each beside this one) hands a :class:`TrainingRun` its learner (something
-that scores itself on the validation positions and saves itself) and calls :meth:`TrainingRun.evaluate` as it
-goes; the run keeps the rest:
-
-- the budget: ``timesteps`` or ``minutes`` (:class:`RunPlan`), whichever ends first (:meth:`TrainingRun.share`);
-- a progress bar (tqdm) over the timesteps;
-- at each evaluation the mean regret on the validation positions of
+- the budget: ``timesteps`` (the learner's decisions) or ``minutes`` (:class:`RunPlan`), whichever ends first
+  (:meth:`TrainingRun.share`);
+- the schedule (:class:`~urgym.evaluation.training.learner.Schedule`): the learner is asked for the decisions up to
+  the next evaluation point, and refused if it plays more than its granularity allows;
+- a progress bar (tqdm) over the decisions;
+- at each evaluation the mean regret on ``validation`` positions of
   :func:`urgym.evaluation.scoring.positions.validation_positions` (disjoint from the test set that ``evaluate``
-  reports), a row of ``logs/progress.csv`` and TensorBoard's ``eval/mean_regret`` (unless the algorithm's own
-  framework writes ``logs/``, as stable-baselines3 does for PPO), a point of ``curve.csv``, and the best model so
-  far (``best_model.*``) with its card;
-- at the end the last model (``model.*``) with its card;
-- for algorithms that checkpoint (``maskable-ppo``, ``dqn``, ``alphazero``), ``checkpoint.pkl`` after each evaluation
-  (:mod:`urgym.evaluation.training.checkpoint`), from which ``RunPlan(resume=True)`` goes on as if never
-  interrupted.
+  reports; none when ``validation`` is 0), the figures of ``metrics`` (the benchmark's exact metrics), a row of
+  ``logs/progress.csv`` and TensorBoard's ``eval/NAME`` (unless the learner's own framework writes ``logs/``, as
+  stable-baselines3 does), a point of ``curve.csv``, the best model so far (``best_model.*``) with its card, and a
+  checkpoint (:mod:`urgym.evaluation.training.checkpoint`) where the learner gives its state: ``RunPlan(resume=True)``
+  goes on from it as if never interrupted;
+- at the end the last model (``model.*``) with its card.
 
 Every file goes through the one atomic writer. The learning-rate schedule the value-network methods share is
 :func:`learning_rate`.
@@ -26,18 +25,28 @@ from __future__ import annotations
 
 import csv
 import math
+import numbers
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
+from urgym.agents import make_agent
 from urgym.agents.models import write_model_card
-from urgym.evaluation.scoring.positions import TEST_SET_VERSION, score_positions
+from urgym.evaluation.scoring.positions import TEST_SET_VERSION, score_positions, validation_positions
 from urgym.evaluation.scoring.report import write_csv
 from urgym.evaluation.scoring.runner import RunOptions
-from urgym.evaluation.training.checkpoint import CHECKPOINT, remove_checkpoint, write_checkpoint
+from urgym.evaluation.training.checkpoint import CHECKPOINT, read_checkpoint, remove_checkpoint, write_checkpoint
+from urgym.evaluation.training.learner import (
+    Algorithm,
+    LearnerError,
+    LearningTask,
+    Schedule,
+    learner_label,
+    offers,
+)
 from urgym.solver import SolvedTable
 
 from urgym import Position, Rules, __version__
@@ -45,39 +54,16 @@ from urgym.files import check_output, claim_folder, release_folder, write_atomic
 from urgym.progress import progress_bar
 
 __all__ = [
-    "ALGORITHMS",
-    "ALGO_ALIASES",
-    "CHECKPOINTING",
-    "MODEL_SUFFIXES",
     "UNCAPPED",
-    "AgentLearner",
-    "Learner",
     "Metrics",
     "RunPlan",
     "TrainingRun",
     "check_run_folder",
     "learning_rate",
-    "next_point",
     "plot_curves",
     "regret_of",
+    "train",
 ]
-
-ALGORITHMS = ("maskable-ppo", "dqn", "td-lambda", "distill", "expected-td", "alphazero")
-"""The algorithms of ``train``, a module each."""
-CHECKPOINTING = ("maskable-ppo", "dqn", "alphazero")
-"""The algorithms that write a checkpoint at each evaluation (``RunPlan.resume``, ``train --resume``)."""
-ALGO_ALIASES = {"td": "td-lambda", "ppo": "maskable-ppo"}
-"""The agent specs' names of what an algorithm trains (``td:model=PATH`` plays what ``td-lambda`` writes), accepted as
-the algorithms' names."""
-MODEL_SUFFIXES = {
-    "maskable-ppo": ".zip",
-    "dqn": ".zip",
-    "td-lambda": ".npz",
-    "distill": ".npz",
-    "expected-td": ".npz",
-    "alphazero": ".pt",
-}
-"""The model file's suffix of each algorithm."""
 
 
 UNCAPPED = 10**15
@@ -90,9 +76,9 @@ the run ends there (the benchmark's exact metrics, :class:`urgym.evaluation.benc
 
 @dataclass(frozen=True)
 class RunPlan:
-    """Where a run writes and how long it lasts.
+    """Where a run writes, how long it lasts and how it is evaluated.
 
-    ``timesteps`` (the algorithm's unit) or ``minutes``, whichever ends first.
+    ``timesteps`` (the learner's decisions) or ``minutes``, whichever ends first.
     """
 
     out: Path
@@ -103,12 +89,19 @@ class RunPlan:
     replace: bool = False
     """Overwrite a finished run in ``out`` (otherwise it is refused)."""
     resume: bool = False
-    """Go on from ``out``'s checkpoint where it has one (algorithms that checkpoint); otherwise start afresh."""
+    """Go on from ``out``'s checkpoint where it has one; otherwise start afresh."""
+    eval_every: int | None = None
+    """Decisions between evaluation points (None: the algorithm's default)."""
+    validation: int | None = None
+    """Validation positions scored at each point to pick the best model (None: the algorithm's default; 0: none, and
+    no best model is kept)."""
 
-    def identity(self, algo: str, settings: Any) -> dict[str, Any]:
-        """What a checkpoint of this run must match to be gone on from: the algorithm, seed, budget and settings."""
+    def identity(self, algo: str, settings: Any, rules: Rules) -> dict[str, Any]:
+        """What a checkpoint of this run must match to be gone on from: algorithm, rules, seed, budget, settings."""
         return {
             "algo": algo,
+            "rules": rules.name,
+            "pieces": rules.pieces,
             "seed": self.seed,
             "timesteps": self.timesteps,
             "minutes": self.minutes,
@@ -117,13 +110,14 @@ class RunPlan:
         }
 
 
-def run_outputs(out: Path, suffix: str) -> list[Path]:
+def run_outputs(out: Path, suffix: str | None) -> list[Path]:
     """Every file a run writes into ``out`` (TensorBoard's event files aside, inside ``out/logs``)."""
-    names = [f"{model}{ext}" for model in ("best_model", "model") for ext in (suffix, ".json")]
+    models = ("best_model", "model")
+    names = [f"{model}{ext}" for model in models for ext in (suffix, ".json")] if suffix else []
     return [out / name for name in (*names, "curve.csv", "logs/progress.csv")]
 
 
-def check_run_folder(out: Path, suffix: str, replace: bool = False, resume: bool = False) -> None:
+def check_run_folder(out: Path, suffix: str | None, replace: bool = False, resume: bool = False) -> None:
     """Refuse, before any training, a folder the run could not write or would overwrite without being asked.
 
     Every output is checked as a command's outputs are (not a table, not inside the cache, writable); ``logs`` must be
@@ -139,7 +133,8 @@ def check_run_folder(out: Path, suffix: str, replace: bool = False, resume: bool
     outputs = run_outputs(out, suffix)
     for path in outputs:
         check_output(path)
-    finished = [path.name for path in outputs[:4] if path.exists()]
+    markers = outputs[:4] if suffix else [out / "curve.csv"]  # what a run leaves once it has evaluated
+    finished = [path.name for path in markers if path.exists()]
     if finished and not replace and not (resume and (out / CHECKPOINT).exists()):
         raise ValueError(
             f"{out} holds a finished training run ({', '.join(finished)}); give a new folder, or --replace "
@@ -147,52 +142,9 @@ def check_run_folder(out: Path, suffix: str, replace: bool = False, resume: bool
         )
 
 
-class Learner(Protocol):
-    """What a run needs of the thing being trained."""
-
-    suffix: str
-    """The model file's suffix (``.npz``, ``.zip``)."""
-
-    def score(self) -> float:
-        """The mean regret (win-% points) on the validation positions."""
-
-    def save(self, path: Path, facts: dict[str, Any]) -> None:
-        """Write the model to ``path`` (its card is the run's to write)."""
-
-    def agent(self) -> Any:
-        """The learner as it plays now, as an :class:`urgym.agents.Agent`."""
-
-
-@dataclass
-class AgentLearner:
-    """A learner scored as an agent on the validation positions (TD(lambda)'s network, PPO's model)."""
-
-    suffix: str
-    """The model file's suffix."""
-    agent: Callable[[], Any]
-    """The learner as it plays now, as an agent."""
-    write: Callable[[Path, dict[str, Any]], None]
-    """Write the model to a path (its card is the run's to write)."""
-    table: SolvedTable
-    positions: list[tuple[Position, int]]
-
-    def score(self) -> float:
-        """The agent's mean regret (win-% points) on the validation positions."""
-        return regret_of(self.agent(), self.table, self.positions)
-
-    def save(self, path: Path, facts: dict[str, Any]) -> None:
-        """Write the model to ``path``."""
-        self.write(path, facts)
-
-
 def regret_of(agent: Any, table: SolvedTable, positions: list[tuple[Position, int]]) -> float:
     """The mean regret (win-% points) of ``agent`` on ``positions``, in this process."""
     return score_positions(agent, table, positions, RunOptions(workers=1, progress=False)).regret.mean
-
-
-def next_point(done: int, every: int) -> int:
-    """The first evaluation point past ``done`` timesteps on a schedule of one every ``every`` (a resumed run's too)."""
-    return (done // every + 1) * every
 
 
 def learning_rate(top: float, share: float, warmup: float = 0.03) -> float:
@@ -203,81 +155,179 @@ def learning_rate(top: float, share: float, warmup: float = 0.03) -> float:
     return top * (0.01 + 0.99 * 0.5 * (1.0 + math.cos(math.pi * share)))
 
 
-class TrainingRun:
-    """The bookkeeping of one run of ``train`` (see the module docstring).
+class _RunTask:
+    """``train``'s run as its learner sees it (:class:`~urgym.evaluation.training.learner.LearningTask`)."""
+
+    def __init__(self, rules: Rules, run: TrainingRun) -> None:
+        self.rules, self.pieces, self.budget = rules.name, rules.pieces, run.plan.timesteps
+        self._rules, self._run = rules, run
+
+    def get_rules(self) -> Rules:
+        """The rules learned."""
+        return self._rules
+
+    def share(self, done: int) -> float:
+        """How much of the run's budget (decisions or minutes) is spent after ``done`` decisions."""
+        return self._run.share(done)
+
+
+def train(
+    algorithm: Algorithm,
+    task: Rules | LearningTask,
+    plan: RunPlan,
+    settings: Any = None,
+    table: SolvedTable | None = None,
+    metrics: Metrics | None = None,
+) -> dict[str, Any]:
+    """Train ``algorithm`` on ``task`` (a benchmark task, or rules) as one run of the one loop.
 
     Args:
-        algo: The algorithm's name (one of :data:`ALGORITHMS`), for the cards and the bar.
+        algorithm: What is trained (:func:`urgym.evaluation.training.algorithms.get_algorithm`).
+        task: A benchmark task (its budget is ``plan.timesteps``), or the rules (``train``: the plan is the budget).
+        plan: Where to write, the budget and the schedule.
+        settings: The algorithm's settings (default: its defaults).
+        table: The solved table that measures the run (validation regret; its hash goes on the cards).
+        metrics: Figures measured at each point besides the validation regret (the benchmark's).
+
+    Returns:
+        What :meth:`TrainingRun.finish` says of the run.
+    """
+    settings = algorithm.defaults() if settings is None else settings
+    rules = task if isinstance(task, Rules) else task.get_rules()
+    learner = algorithm.make()
+    run = TrainingRun(algorithm, rules, plan, learner, settings, table=table, metrics=metrics)
+    checkpoint = read_checkpoint(plan.out, run.identity) if plan.resume and offers(learner, "state") else None
+    run.call("setup", _RunTask(rules, run) if isinstance(task, Rules) else task, plan.seed, settings, plan.out)
+    if checkpoint is not None:
+        run.call("load", checkpoint["learner"])
+        run.take_up(checkpoint)
+    else:  # an earlier run's checkpoint must not outlive the run that replaces it
+        remove_checkpoint(plan.out)
+    return run.drive()
+
+
+class TrainingRun:
+    """The bookkeeping of one run (see the module docstring); :meth:`drive` is its loop.
+
+    Args:
+        algorithm: The algorithm trained (its name on the cards, its facts).
         rules: The rules being learned.
-        plan: Where to write and the budget.
-        learner: What is trained.
-        unit: What a timestep is, for the bar (``step``, ``decision``, ``position``).
-        facts: What every card of the run says besides the measured figures (settings, sizes).
-        own_logs: Write ``logs/progress.csv`` and TensorBoard here (False where the algorithm's framework does).
+        plan: Where to write, the budget and the schedule.
+        learner: The learner (made, not yet set up).
+        settings: Its settings (on every card).
+        table: The solved table that measures the run (its hash goes on the cards).
         metrics: Measures more figures at each evaluation (the benchmark's exact metrics): called with the learner as
             an agent and whether the run ends there, it returns figures by name, added to the curve and the logs
             (TensorBoard's ``eval/NAME``).
-        table: The solved table that measures the run (its hash goes on the cards).
-        checkpoint: The checkpoint the run goes on from (:func:`~urgym.evaluation.training.checkpoint.read_checkpoint`):
-            its curve, logs, best regret and seconds are taken up.
     """
 
     def __init__(
         self,
-        algo: str,
+        algorithm: Algorithm,
         rules: Rules,
         plan: RunPlan,
-        learner: Learner,
-        unit: str = "step",
-        facts: dict[str, Any] | None = None,
-        own_logs: bool = True,
-        metrics: Metrics | None = None,
+        learner: Any,
+        settings: Any,
         table: SolvedTable | None = None,
-        checkpoint: dict[str, Any] | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         plan.out.mkdir(parents=True, exist_ok=True)
         claim_folder(plan.out, "a training run")  # first: of two runs started together, one gets past the check
-        check_run_folder(plan.out, learner.suffix, plan.replace, plan.resume)
-        self.algo, self.rules, self.plan, self.learner = algo, rules, plan, learner
-        self.facts = dict(facts or {})
+        suffix = algorithm.model_suffix if offers(learner, "save") else None
+        check_run_folder(plan.out, suffix, plan.replace, plan.resume)
+        self.algorithm, self.rules, self.plan, self.learner = algorithm, rules, plan, learner
+        self.suffix, self.table, self.metrics = suffix, table, metrics
+        self.schedule = Schedule(plan.timesteps, plan.eval_every or algorithm.eval_every)
+        self.identity = plan.identity(algorithm.name, settings, rules)
+        self.facts = {"settings": asdict(settings)}
+        count = algorithm.validation if plan.validation is None else plan.validation
+        self.validation = validation_positions(table, count) if table is not None and count > 0 else []
         self.start = time.perf_counter()
-        self.curve: list[dict[str, float]] = []
+        self.curve: list[dict[str, Any]] = []
         self.best = math.inf
         self.log: list[dict[str, Any]] = []
-        self.own_logs = own_logs
-        self.metrics = metrics
-        self.table = table
+        self.own_logs = not getattr(learner, "writes_logs", False)
         self.figures: dict[str, Any] = {}
         """The figures of ``metrics`` at the last evaluation."""
-        self.writer = _tensorboard(plan.out) if own_logs else None  # logs/ checked: a real folder, not a link
+        self.writer = _tensorboard(plan.out) if self.own_logs else None  # logs/ checked: a real folder, not a link
         total = None if plan.timesteps >= UNCAPPED else plan.timesteps  # bounded by minutes: a count, no bar
-        self.bar = progress_bar(total, algo, plan.progress, unit=unit)
+        self.bar = progress_bar(total, algorithm.name, plan.progress, unit="decision")
+        self.done = 0
+        """The decisions played so far."""
         self.resumed_at: list[int] = []
-        """The timesteps of each checkpoint the run went on from."""
+        """The decisions of each checkpoint the run went on from."""
         self.earlier_seconds = 0.0
         """The seconds the run had taken when its checkpoint was written (0 for a run not resumed)."""
-        if checkpoint is not None:
-            self._take_up(checkpoint)
-        else:  # an earlier run's checkpoint must not outlive the run that replaces it
-            remove_checkpoint(plan.out)
 
-    def _take_up(self, checkpoint: dict[str, Any]) -> None:
+    # --- the learner's methods, its errors named --------------------------------------------------------------------
+    def call(self, method: str, *args: Any) -> Any:
+        """``learner.method(*args)``; an error of the learner's own becomes a :class:`LearnerError` naming it."""
+        try:
+            return getattr(self.learner, method)(*args)
+        except (LearnerError, KeyboardInterrupt):
+            raise
+        except Exception as err:
+            shown = ", ".join(repr(a) if isinstance(a, (int, Path)) else type(a).__name__ for a in args)
+            raise LearnerError(
+                f"{learner_label(self.algorithm, self.plan.seed)}: {method}({shown}) failed: {type(err).__name__}: "
+                f"{err}"
+            ) from err
+
+    def optional(self, method: str, default: Any, *args: Any) -> Any:
+        """An optional method of the learner (:meth:`call`), or ``default`` where it has none."""
+        return self.call(method, *args) if offers(self.learner, method) else default
+
+    def _learn(self, asked: int) -> int:
+        """Ask the learner for ``asked`` decisions; check what it says it played."""
+        played = self.call("learn", asked)
+        label = learner_label(self.algorithm, self.plan.seed)
+        if not isinstance(played, numbers.Integral) or isinstance(played, bool) or played < 0:
+            raise LearnerError(
+                f"{label}: learn({asked}) must return the decisions it played (a whole number from 0), got "
+                f"{played!r:.60}"
+            )
+        played = int(played)
+        granularity = getattr(self.learner, "granularity", 0)
+        if played > asked + granularity:
+            raise LearnerError(
+                f"{label}: learn({asked}) played {played:,} decisions, more than its granularity allows "
+                f"({granularity:,} past those asked); the protocol counts the budget in decisions: stop at the first "
+                "rollout or game boundary past them, or declare a larger granularity"
+            )
+        if played == 0 and self.share(self.done) < 1.0:
+            raise LearnerError(f"{label}: learn({asked}) played no decision; a call must play at least one")
+        return played
+
+    # --- the loop -----------------------------------------------------------------------------------------------------
+    def drive(self) -> dict[str, Any]:
+        """The run: learn up to each point of the schedule, evaluate, checkpoint; at the end the last model."""
+        resumable = offers(self.learner, "state")
+        while True:
+            point = self.schedule.next_point(self.done)
+            while self.done < point and self.share(self.done) < 1.0:
+                self.done += self._learn(point - self.done)
+                self.advance(self.done)
+            self.evaluate(self.done)
+            if self.done >= self.plan.timesteps or self.share(self.done) >= 1.0:
+                return self.finish(self.done)
+            if resumable:
+                self.save_checkpoint(self.done, self.call("state"))
+
+    def take_up(self, checkpoint: dict[str, Any]) -> None:
         """Go on from ``checkpoint``: its curve, logs, best regret, figures and seconds."""
         held = checkpoint["run"]
         self.earlier_seconds = held["seconds"]
         self.start -= held["seconds"]
         self.curve, self.log, self.best, self.figures = held["curve"], held["log"], held["best"], held["figures"]
         self.resumed_at = [*held["resumed_at"], checkpoint["timesteps"]]
-        self.advance(checkpoint["timesteps"])
+        self.done = checkpoint["timesteps"]
+        self.advance(self.done)
 
-    def save_checkpoint(self, done: int, identity: dict[str, Any], learner: dict[str, Any]) -> None:
-        """Write the run's checkpoint at ``done`` timesteps: its bookkeeping and the ``learner``'s whole state.
-
-        ``identity`` is what a resumed run must match (algorithm, seed, budget, settings).
-        """
+    def save_checkpoint(self, done: int, learner: Any) -> None:
+        """Write the run's checkpoint at ``done`` decisions: its bookkeeping and the ``learner``'s whole state."""
         held = {"seconds": self.seconds, "curve": self.curve, "log": self.log, "best": self.best}
         held.update(figures=self.figures, resumed_at=self.resumed_at)
-        write_checkpoint(self.plan.out, {"identity": identity, "timesteps": done, "run": held, "learner": learner})
+        write_checkpoint(self.plan.out, {"identity": self.identity, "timesteps": done, "run": held, "learner": learner})
 
     @property
     def seconds(self) -> float:
@@ -285,82 +335,107 @@ class TrainingRun:
         return time.perf_counter() - self.start
 
     def share(self, done: int) -> float:
-        """How much of the budget is spent after ``done`` timesteps, 0 to 1 (or more)."""
+        """How much of the budget is spent after ``done`` decisions, 0 to 1 (or more)."""
         spent = self.seconds / (60 * self.plan.minutes) if self.plan.minutes else 0.0
         return max(done / self.plan.timesteps, spent)
 
     def advance(self, done: int) -> None:
-        """Show ``done`` timesteps on the bar."""
+        """Show ``done`` decisions on the bar."""
         self.bar.n = done
         self.bar.refresh()
 
-    def note(self, done: int, **values: Any) -> None:
-        """A row of ``logs/progress.csv`` without an evaluation."""
-        self.log.append({"timesteps": done, **values, "seconds": round(self.seconds, 2), "eval/mean_regret": ""})
+    def _agent(self) -> Any:
+        """The learner as it plays now, as an agent."""
+        spec = self.call("agent")
+        try:
+            return make_agent(spec)
+        except ValueError as err:
+            raise LearnerError(f"{learner_label(self.algorithm, self.plan.seed)}: agent() gave {err}") from None
 
-    def evaluate(self, done: int, **values: Any) -> float:
-        """Score the learner, log it, add it to the curve, and keep it if it is the best so far."""
-        regret = self.learner.score()
-        self.bar.set_postfix_str(f"regret {regret:.4f}")
-        self.figures = self.metrics(self.learner.agent(), done >= self.plan.timesteps) if self.metrics else {}
-        numbers = {key: value for key, value in self.figures.items() if isinstance(value, (int, float))}
-        row = {"timesteps": done, **values, "seconds": round(self.seconds, 2), "eval/mean_regret": regret}
-        self.log.append({**row, **{f"eval/{key}": value for key, value in numbers.items()}})
+    def evaluate(self, done: int) -> float | None:
+        """Measure the learner, log it, add it to the curve, and keep it if it is the best so far."""
+        values = self.optional("info", {})
+        agent = self._agent()
+        try:
+            regret = regret_of(agent, self.table, self.validation) if self.validation else None
+            self.figures = self.metrics(agent, done >= self.plan.timesteps) if self.metrics else {}
+        except LearnerError:
+            raise
+        except ValueError as err:  # the agent's moves (an illegal one, an answer of the wrong shape)
+            raise LearnerError(f"{learner_label(self.algorithm, self.plan.seed)}: measuring its agent: {err}") from err
+        if regret is not None:
+            self.bar.set_postfix_str(f"regret {regret:.4f}")
+        scored = {} if regret is None else {"mean_regret": regret}
+        numbers_ = {key: value for key, value in {**scored, **self.figures}.items() if _is_number(value)}
+        row = {"timesteps": done, **values, "seconds": round(self.seconds, 2)}
+        self.log.append({**row, **{f"eval/{key}": value for key, value in numbers_.items()}})
         if self.own_logs:
             _write_rows(self.plan.out / "logs" / "progress.csv", self.log)
             if self.writer:
-                for key, value in {"mean_regret": regret, **numbers}.items():
+                for key, value in numbers_.items():
                     self.writer.add_scalar(f"eval/{key}", value, done)
-        self.curve.append({"timesteps": done, "seconds": round(self.seconds, 1), "mean_regret": regret, **self.figures})
+        else:
+            self.optional("record", None, done, numbers_)
+        self.curve.append({"timesteps": done, "seconds": round(self.seconds, 1), **scored, **self.figures})
         _write_rows(self.plan.out / "curve.csv", self.curve)
-        if regret < self.best:
+        if regret is not None and regret < self.best:
             self.best = regret
             self._save("best_model", done, regret, values)
         return regret
 
-    def finish(self, done: int, **values: Any) -> dict[str, Any]:
+    def finish(self, done: int) -> dict[str, Any]:
         """Score the last model (unless just scored), save it as ``model.*`` and say what the run did."""
         self.bar.close()
-        if self.curve and self.curve[-1]["timesteps"] == done:
-            regret = self.curve[-1]["mean_regret"]
-        else:
-            regret = self.evaluate(done, **values)
-        self._save("model", done, regret, values)
+        if not (self.curve and self.curve[-1]["timesteps"] == done):
+            self.evaluate(done)
+        self._save("model", done, self.curve[-1].get("mean_regret"), self.optional("info", {}))
         if self.own_logs:
             _write_rows(self.plan.out / "logs" / "progress.csv", self.log)
-        suffix = self.learner.suffix
         out = self.plan.out
         remove_checkpoint(out)
         release_folder(out)
+        models = {"model": None, "best_model": None}
+        if self.suffix:
+            models = {name: str(out / f"{name}{self.suffix}") for name in models}
+            if not self.validation:
+                models["best_model"] = None
         return {
-            "model": str(out / f"model{suffix}"),
-            "best_model": str(out / f"best_model{suffix}"),
+            **models,
             "timesteps": done,
             "seconds": self.seconds,
-            "best_regret": self.best,
+            "best_regret": self.best if self.validation else None,
+            "curve": self.curve,
             "resumed_at": self.resumed_at,
             "earlier_seconds": self.earlier_seconds,
         }
 
-    def _save(self, name: str, done: int, regret: float, values: dict[str, Any]) -> None:
+    def _save(self, name: str, done: int, regret: float | None, values: dict[str, Any]) -> None:
+        if self.suffix is None:
+            return
         facts = {
-            "algo": self.algo,
+            "algo": self.algorithm.name,
+            **({"algorithm_source": self.algorithm.source} if self.algorithm.source else {}),
             "rule_set": self.rules.name,
             "pieces": self.rules.pieces,
             "seed": self.plan.seed,
             "timesteps": int(done),
             "train_seconds": round(self.seconds, 1),
-            "validation_regret": regret,
+            **({"validation_regret": regret} if regret is not None else {}),
             "regret_set": f"validation set v{TEST_SET_VERSION} (position benchmark, disjoint from the test set)",
             "urgym": __version__,
             **({"table_hash": self.table.header["checksum"]} if self.table is not None else {}),
             "command": " ".join(["train", *sys.argv[1:]]),
             **({"games": values["games"]} if "games" in values else {}),
             **self.facts,
+            **self.optional("facts", {}),
         }
-        path = self.plan.out / f"{name}{self.learner.suffix}"
-        self.learner.save(path, facts)
+        path = self.plan.out / f"{name}{self.suffix}"
+        self.call("save", path, facts)
         write_model_card(path, self.rules, **facts)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _write_rows(path: Path, rows: list[dict[str, Any]]) -> None:

@@ -1,21 +1,18 @@
 """Fitting after-state value networks in torch, shared by ``distill`` and ``expected-td``.
 
-The network, labelled decisions as tensors, the validation decisions and their regret, and the conversion to the one
-network format (:class:`urgym.agents.networks.value.ValueNetwork`, which plays without torch).
+The network, labelled decisions as tensors, the learner both build on (:class:`TorchValueLearner`), and the conversion
+to the one network format (:class:`urgym.agents.networks.value.ValueNetwork`, which plays without torch).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 from urgym.agents.networks.neural import NeuralAgent
 from urgym.agents.networks.value import ValueNetwork
-from urgym.evaluation.scoring.positions import validation_positions
-from urgym.evaluation.training.run import Metrics, RunPlan, TrainingRun
-from urgym.solver import SolvedTable
+from urgym.evaluation.training.learner import Learner, LearningTask
 
 from urgym import Rules, core
 from urgym.core import geometry
@@ -26,15 +23,10 @@ __all__ = [
     "LabelledDecisions",
     "TorchValueLearner",
     "ValueBatches",
-    "ValueRun",
     "move_values",
     "network_facts",
     "to_value_network",
-    "torch_for",
     "torch_network",
-    "validation_data",
-    "validation_regret",
-    "value_run",
 ]
 
 
@@ -48,26 +40,6 @@ class LabelledDecisions(NamedTuple):
 
     def __len__(self) -> int:
         return int(self.counts.shape[0])
-
-
-def validation_data(table: SolvedTable, count: int) -> LabelledDecisions:
-    """The validation decisions (perfect play, none of the test set) with every move's after-state and value."""
-    rules = table.rules
-    width = min(core.MAX_MOVES, rules.pieces + 1)
-    decisions = validation_positions(table, count)
-    geom = geometry(rules)
-    counts = np.zeros(count, np.int64)
-    after = np.zeros((count, width), np.int64)
-    flags = np.zeros((count, width), np.int8)
-    values = np.zeros((count, width), np.float32)
-    for i, (position, roll) in enumerate(decisions):
-        moves = position.legal_moves(roll)
-        chances = table.move_values(position, roll)
-        counts[i] = len(moves)
-        for k, move in enumerate(moves[:width]):
-            after[i, k], flags[i, k] = core.apply_move(position.code, roll, move, geom)
-            values[i, k] = chances[move]
-    return LabelledDecisions(counts, after, flags, values)
 
 
 class ValueBatches:
@@ -128,88 +100,53 @@ def to_value_network(net: Any, rules: Rules, features: str, info: dict[str, Any]
     return ValueNetwork(rules, features, layers, "relu", dict(info))
 
 
-def validation_regret(net: Any, torch: Any, batches: ValueBatches) -> float:
-    """Mean regret (win-% points) of the network's best moves on the validation decisions."""
-    with torch.no_grad():
-        regrets = []
-        for start in range(0, len(batches.data), 4096):
-            rows = np.arange(start, min(start + 4096, len(batches.data)))
-            x, use, win, extra, mask, target, _ = batches.tensors(rows)
-            chosen = move_values(net, torch, x, use, win, extra).masked_fill(~mask, -1.0).argmax(1)
-            best = target.masked_fill(~mask, -1.0).max(1).values
-            regrets.append(best - target[torch.arange(len(rows)), chosen])
-    return 100.0 * float(torch.cat(regrets).double().mean())
+class TorchValueLearner(Learner):
+    """A torch after-state value network as a learner: what ``distill`` and ``expected-td`` share.
 
-
-class TorchValueLearner:
-    """A torch value network as a :class:`~urgym.evaluation.training.run.TrainingRun`'s learner.
-
-    Scored by its regret on the validation decisions, saved in the one network format.
+    The setup, play, saving and checkpoint; each adds its own :meth:`learn`. Torch is seeded by the run's seed
+    before the network is drawn and runs on ``settings.threads`` threads.
     """
 
-    suffix = ".npz"
+    def setup(self, task: LearningTask, seed: int, settings: Any, folder: Path) -> None:
+        """The network of ``settings`` (features, hidden sizes) drawn from ``seed``, and Adam."""
+        self.task, self.seed, self.settings = task, seed, settings
+        self.rules = task.get_rules()
+        torch = self.torch = require_extra("torch", "learn", "a torch value network")
+        torch.manual_seed(seed)
+        torch.set_num_threads(settings.threads)
+        self.net = torch_network([feature_size(self.rules, settings.features), *settings.hidden, 1], torch)
+        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=settings.learning_rate)
 
-    def __init__(self, net: Any, torch: Any, check: ValueBatches, rules: Rules, features: str) -> None:
-        self.net, self.torch, self.check, self.rules, self.features = net, torch, check, rules, features
-
-    def score(self) -> float:
-        """The mean regret (win-% points) of the network's best moves on the validation decisions."""
-        return validation_regret(self.net, self.torch, self.check)
-
-    def save(self, path: Path, facts: dict[str, Any]) -> None:
-        """Write the network (its header holding ``facts``)."""
-        to_value_network(self.net, self.rules, self.features, facts).save(path)
+    def network(self, info: dict[str, Any] | None = None) -> ValueNetwork:
+        """The network as it is now, in the one network format."""
+        return to_value_network(self.net, self.rules, self.settings.features, info or {})
 
     def agent(self) -> NeuralAgent:
         """The network as it plays now (its best after-state), as an agent."""
-        return NeuralAgent(to_value_network(self.net, self.rules, self.features, {}), threads=1)
+        return NeuralAgent(self.network(), threads=1)
+
+    def save(self, path: Path, facts: dict[str, Any]) -> None:
+        """Write the network (its header holding ``facts``)."""
+        self.network(facts).save(path)
+
+    def facts(self) -> dict[str, Any]:
+        """The network's features, sizes and parameters."""
+        return network_facts(self.net, self.settings)
+
+    def state(self) -> dict[str, Any]:
+        """The network and the optimizer (subclasses add their own counters and streams)."""
+        return {"net": self.net.state_dict(), "optimizer": self.optimizer.state_dict()}
+
+    def load(self, state: dict[str, Any]) -> None:
+        """Go on from :meth:`state`."""
+        self.net.load_state_dict(state["net"])
+        self.optimizer.load_state_dict(state["optimizer"])
 
 
 def network_facts(net: Any, settings: Any) -> dict[str, Any]:
-    """What every card of a value-network run says of the network and the settings."""
+    """What every card of a value-network run says of the network."""
     return {
         "features": settings.features,
         "hidden": list(settings.hidden),
         "parameters": sum(p.numel() for p in net.parameters()),
-        "settings": asdict(settings),
     }
-
-
-def torch_for(algo: str, plan: RunPlan, threads: int) -> Any:
-    """Torch for a value-network run of ``algo``: seeded by the plan, on ``threads`` threads (the learn extra)."""
-    torch = require_extra("torch", "learn", f"train --algo {algo}")
-    torch.manual_seed(plan.seed)
-    torch.set_num_threads(threads)
-    return torch
-
-
-class ValueRun(NamedTuple):
-    """A value network being trained: the network, its optimizer and the run that evaluates and saves it."""
-
-    net: Any
-    optimizer: Any
-    run: TrainingRun
-
-
-def value_run(
-    algo: str,
-    rules: Rules,
-    table: SolvedTable,
-    plan: RunPlan,
-    settings: Any,
-    torch: Any,
-    metrics: Metrics | None = None,
-) -> ValueRun:
-    """The network of ``settings`` (features, hidden sizes), Adam, and its :class:`TrainingRun`, counting decisions.
-
-    The run selects by the regret on ``settings.validation`` decisions of ``table`` and writes the one network format
-    with a card (every value-network learner's setup: ``distill``, ``expected-td``).
-    """
-    check = ValueBatches(validation_data(table, settings.validation), rules, settings.features, torch)
-    net = torch_network([feature_size(rules, settings.features), *settings.hidden, 1], torch)
-    optimizer = torch.optim.Adam(net.parameters(), lr=settings.learning_rate)
-    learner = TorchValueLearner(net, torch, check, rules, settings.features)
-    run = TrainingRun(
-        algo, rules, plan, learner, "decision", network_facts(net, settings), metrics=metrics, table=table
-    )
-    return ValueRun(net, optimizer, run)

@@ -38,7 +38,7 @@ def test_an_agent_is_scored_under_a_task_and_its_result_validates(tmp_path, caps
         (["--task", "go-9", "--algo", "td"], "unknown task 'go-9'; tasks: finkel-3-v1"),
         (["--task", "finkel-3"], "give either --algo"),
         (["--task", "finkel-3", "--algo", "td", "--agent", "greedy"], "give either --algo"),
-        (["--task", "finkel-3", "--algo", "a2c", "--out", "x"], "invalid choice: 'a2c'"),
+        (["--task", "finkel-3", "--algo", "a2c", "--out", "x"], "unknown algorithm 'a2c'; algorithms: td-lambda"),
         (["--task", "finkel-3", "--algo", "td"], "give --out DIR"),
         (["--task", "finkel-3", "--algo", "td", "--out", "x", "--seeds", "0"], "--seeds must be from 1 to 100"),
         (["--task", "finkel-3", "--algo", "td", "--out", "x", "--jobs", "99"], "--jobs must be from 1 to"),

@@ -173,17 +173,14 @@ def test_a_seed_interrupted_mid_way_goes_on_from_its_checkpoint_and_ends_the_sam
     assert not (tmp_path / "cut" / "seed-0" / "checkpoint.pkl").exists()
 
 
-def test_the_alphazero_learner_runs_under_the_protocol(tmp_path, monkeypatch):
-    from urgym.evaluation.bench import protocol
-    from urgym.evaluation.training.alphazero import AlphaZeroSettings
-
-    small = AlphaZeroSettings(games=16, steps=8, simulations=4, eval_every=256, validation=40)  # rounds of 128 moves
-    monkeypatch.setattr(protocol, "_settings", lambda algo, task: small)
+def test_the_alphazero_learner_runs_under_the_protocol(tmp_path):
+    small = {"games": "16", "steps": "8", "simulations": "4"}  # rounds of 128 moves, set as --set KEY=VALUE does
     task = dataclasses.replace(SMALL, pieces=2, budget=512, eval_every=256, seeds=1)
-    result = run_task(task, "alphazero", tmp_path / "az", progress=False)
+    result = run_task(task, "alphazero", tmp_path / "az", progress=False, settings=small)
     validate_result(result)
     record = result["per_seed"][0]
     assert result["algo"] == "alphazero" and [p["decisions"] for p in record["curve"]] == [256, 512]
+    assert result["overrides"] == {"games": 16, "steps": 8, "simulations": 4} and result["settings"]["epochs"] == 4
     assert record["final"]["policy"] == "deterministic" and 0 <= record["final"]["win_rate"] <= 50
     assert (tmp_path / "az" / "seed-0" / "model.pt").is_file()
 
@@ -192,7 +189,7 @@ def test_a_folder_of_another_run_is_refused(tiny_run):
     out, _ = tiny_run
     with pytest.raises(ValueError, match="holds a run of 'td-lambda' on 'finkel-3-v1' with other settings"):
         run_task(dataclasses.replace(TINY, budget=45_000), "td-lambda", out, progress=False)
-    with pytest.raises(ValueError, match="unknown algorithm 'a2c'; the benchmark trains td-lambda"):
+    with pytest.raises(ValueError, match="unknown algorithm 'a2c'; algorithms: td-lambda"):
         run_task(TINY, "a2c", out, progress=False)
 
 

@@ -7,14 +7,17 @@ import pickle
 import pytest
 import torch
 from stable_baselines3.common.save_util import load_from_zip_file
+from urgym.agents.networks.value import ValueNetwork
 from urgym.commands.train import main as train_main
 from urgym.evaluation.training import checkpoint as checkpoints
 from urgym.evaluation.training import ppo
-from urgym.evaluation.training.alphazero import AlphaZeroSettings, train_alphazero
+from urgym.evaluation.training.algorithms import get_algorithm
+from urgym.evaluation.training.alphazero import AlphaZeroSettings
 from urgym.evaluation.training.checkpoint import CHECKPOINT, read_checkpoint, write_checkpoint
-from urgym.evaluation.training.dqn import DQNSettings, train_dqn
-from urgym.evaluation.training.ppo import PPOSettings, train_ppo
-from urgym.evaluation.training.run import RunPlan
+from urgym.evaluation.training.dqn import DQNSettings
+from urgym.evaluation.training.expected_td import ExpectedTDSettings
+from urgym.evaluation.training.ppo import PPOSettings
+from urgym.evaluation.training.run import RunPlan, train
 
 from urgym import get_rules
 
@@ -39,17 +42,19 @@ def _metrics(interrupt_at: int | None):
     return measure
 
 
+RUNS = {  # (settings, budget, decisions between points): four points or so, in seconds
+    "maskable-ppo": (PPOSettings(envs=4), BUDGET, 256),
+    "alphazero": (AlphaZeroSettings(games=16, steps=8, simulations=4), BUDGET, 256),  # rounds of 128 moves
+    "dqn": (DQNSettings(envs=4, buffer=2_000, learning_starts=200, target_update=100), BUDGET, 256),
+    "td-lambda": (None, 120_000, 30_000),  # chunks of 500 games: about 25,000 moves
+    "expected-td": (ExpectedTDSettings(hidden=(16,), generate=1_000, buffer=4_000, batch=64), 8_000, 2_000),
+}
+
+
 def _train(algo, table, folder, interrupt_at=None, resume=False):
-    if algo == "maskable-ppo":
-        settings, train = PPOSettings(envs=4, eval_every=256, validation=40), train_ppo
-    elif algo == "alphazero":  # rounds of 128 moves
-        settings = AlphaZeroSettings(games=16, steps=8, simulations=4, eval_every=256, validation=40)
-        train = train_alphazero
-    else:
-        settings = DQNSettings(envs=4, buffer=2_000, learning_starts=200, target_update=100, eval_every=256)
-        settings, train = DQNSettings(**{**settings.__dict__, "validation": 40}), train_dqn
-    plan = RunPlan(folder, BUDGET, seed=3, progress=False, resume=resume)
-    return train(RULES, table, plan, settings, metrics=_metrics(interrupt_at))
+    settings, budget, every = RUNS[algo]
+    plan = RunPlan(folder, budget, seed=3, progress=False, resume=resume, eval_every=every, validation=40)
+    return train(get_algorithm(algo), RULES, plan, settings, table, metrics=_metrics(interrupt_at))
 
 
 def _curve(folder):
@@ -62,11 +67,16 @@ def _curve(folder):
 def _parameters(path):
     if path.suffix == ".pt":
         return torch.jit.load(str(path)).state_dict()
+    if path.suffix == ".npz":
+        layers = ValueNetwork.load(path).layers
+        return {
+            f"{k}{i}": torch.from_numpy(a) for i, layer in enumerate(layers) for k, a in zip("wb", layer, strict=True)
+        }
     _, params, _ = load_from_zip_file(path)
     return params["policy"]
 
 
-@pytest.mark.parametrize("algo", ["maskable-ppo", "dqn", "alphazero"])
+@pytest.mark.parametrize("algo", ["maskable-ppo", "dqn", "alphazero", "td-lambda", "expected-td"])
 def test_a_run_resumed_from_its_checkpoint_ends_exactly_as_an_uninterrupted_one(
     algo, finkel3_table, tmp_path, monkeypatch
 ):
@@ -87,23 +97,26 @@ def test_a_run_resumed_from_its_checkpoint_ends_exactly_as_an_uninterrupted_one(
         assert not (stale / CHECKPOINT).exists()
     resumed = _train(algo, finkel3_table, tmp_path / "cut", resume=True)
 
-    assert resumed["resumed_at"] == [512] and resumed["earlier_seconds"] > 0
+    points = [row["timesteps"] for row in whole["curve"]]
+    assert len(points) >= 4, points
+    assert resumed["resumed_at"] == [points[1]] and resumed["earlier_seconds"] > 0
     assert resumed["timesteps"] == whole["timesteps"] and resumed["best_regret"] == whole["best_regret"]
-    suffix = ".pt" if algo == "alphazero" else ".zip"
+    suffix = get_algorithm(algo).model_suffix
     for name in (f"model{suffix}", f"best_model{suffix}"):
         mine, theirs = _parameters(tmp_path / "cut" / name), _parameters(tmp_path / "whole" / name)
         assert mine.keys() == theirs.keys()
         assert all(torch.equal(mine[key], theirs[key]) for key in mine), name
     whole_rows, cut_rows = _curve(tmp_path / "whole"), _curve(tmp_path / "cut")
     # the evaluations' count differs (the resumed run's count starts again), the rest is the same to the digit
-    assert [row.pop("evaluation") for row in whole_rows] == ["1", "2", "3", "4"]
-    assert [row.pop("evaluation") for row in cut_rows] == ["1", "2", "1", "2"]
-    assert cut_rows == whole_rows and [row["timesteps"] for row in cut_rows] == ["256", "512", "768", "1024"]
-    if algo == "alphazero":  # its own log, taken up from the checkpoint: one file, every point once
+    count = len(points)
+    assert [row.pop("evaluation") for row in whole_rows] == [str(k) for k in range(1, count + 1)]
+    assert [row.pop("evaluation") for row in cut_rows] == ["1", "2", *(str(k) for k in range(1, count - 1))]
+    assert cut_rows == whole_rows and [int(row["timesteps"]) for row in cut_rows] == points
+    if get_algorithm(algo).learner.writes_logs:  # stable-baselines3 starts its log afresh: the interrupted stretch's
+        assert (tmp_path / "cut" / "logs" / f"progress-before-{points[1]}.csv").is_file()  # is kept beside it
+    else:  # the run's own log, taken up from the checkpoint: one file, every point once
         log = (tmp_path / "cut" / "logs" / "progress.csv").read_text().splitlines()
-        assert [row.split(",")[0] for row in log[1:]] == ["256", "512", "768", "1024"]
-    else:  # stable-baselines3 starts its log afresh: the interrupted stretch's is kept beside it
-        assert (tmp_path / "cut" / "logs" / "progress-before-512.csv").is_file()
+        assert [int(row.split(",")[0]) for row in log[1:]] == points
 
 
 def test_a_run_resumed_twice_from_one_checkpoint_keeps_both_interrupted_logs(tmp_path):
@@ -208,8 +221,8 @@ def test_a_checkpoint_of_another_run_is_refused_naming_what_differs(tmp_path):
 
 def test_train_resume_says_what_it_needs(tmp_path, capsys):
     for argv, message in (
-        (["--algo", "td-lambda", "--resume"], "--resume: td-lambda writes no checkpoint (only maskable-ppo, dqn,"),
         (["--algo", "dqn", "--resume"], f"holds no checkpoint ({CHECKPOINT}) to resume; run without --resume"),
+        (["--algo", "td-lambda", "--resume"], f"holds no checkpoint ({CHECKPOINT}) to resume; run without --resume"),
     ):
         with pytest.raises(SystemExit) as stop:
             train_main([*argv, "--pieces", "2", "--out", str(tmp_path / "run"), "--no-progress"])
@@ -222,7 +235,7 @@ def test_the_train_command_gives_alphazero_its_settings_and_no_opponent(tmp_path
 
     parser = train._parser()
     args = parser.parse_args(["--algo", "alphazero", "--envs", "64", "--hidden", "32", "--lr", "0.01", "--out", "x"])
-    settings = train._settings(parser, args)
+    settings = train._settings(parser, args, get_algorithm("alphazero"))
     assert (settings.games, settings.hidden, settings.learning_rate) == (64, 32, 0.01)
     assert settings.simulations == AlphaZeroSettings().simulations
     with pytest.raises(SystemExit):

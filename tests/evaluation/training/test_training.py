@@ -16,9 +16,9 @@ from urgym.agents.outside.policies import PPOAgent
 from urgym.commands.train import main as train_main
 from urgym.evaluation.scoring.positions import benchmark_positions, score_positions
 from urgym.evaluation.scoring.runner import RunOptions
-from urgym.evaluation.training.ppo import LearnerOpponent, PPOSettings, regret_callback, slot_opponents, train_ppo
-from urgym.evaluation.training.run import RunPlan
-from urgym.evaluation.training.td_lambda import TDLambda, TDLambdaSettings, train_td_lambda
+from urgym.evaluation.training.ppo import MASKABLE_PPO, LearnerOpponent, PPOSettings, regret_callback, slot_opponents
+from urgym.evaluation.training.run import RunPlan, train
+from urgym.evaluation.training.td_lambda import TD_LAMBDA, TDLambda, TDLambdaSettings
 
 import urgym
 from tests.agents.positions import decision_positions
@@ -119,12 +119,8 @@ def test_td_model_errors(tmp_path):
 
 
 def test_train_td_writes_models_card_and_curve(finkel3_table, tmp_path):
-    result = train_td_lambda(
-        RULES,
-        finkel3_table,
-        RunPlan(tmp_path, 30_000, progress=False),
-        TDLambdaSettings(hidden=16, eval_every=10_000, validation=50),
-    )
+    plan = RunPlan(tmp_path, 30_000, progress=False, eval_every=10_000, validation=50)
+    result = train(TD_LAMBDA, RULES, plan, TDLambdaSettings(hidden=16), finkel3_table)
     assert result["timesteps"] >= 30_000
     for name in ("model.npz", "best_model.npz", "curve.csv"):
         assert (tmp_path / name).exists()
@@ -171,12 +167,8 @@ def test_masks_reach_the_learner_under_both_vector_envs(vec_env_cls):
 
 @pytest.mark.parametrize("vec_env", ["native", "dummy"])
 def test_ppo_trains_saves_reloads_and_plays_legal_moves(finkel3_table, tmp_path, vec_env):
-    result = train_ppo(
-        RULES,
-        finkel3_table,
-        RunPlan(tmp_path, 2048, progress=False),
-        PPOSettings(opponents=("self", "random"), envs=4, vec_env=vec_env, eval_every=1024, validation=30),
-    )
+    plan = RunPlan(tmp_path, 2048, progress=False, eval_every=1024, validation=30)
+    result = train(MASKABLE_PPO, RULES, plan, PPOSettings(("self", "random"), 4, vec_env), finkel3_table)
     assert result["timesteps"] >= 2048
     card = model_card(tmp_path / "model.zip")
     assert card["algo"] == "maskable-ppo" and card["vec_env"] == vec_env and card["opponents"] == ["self", "random"]
@@ -192,18 +184,9 @@ def test_ppo_trains_saves_reloads_and_plays_legal_moves(finkel3_table, tmp_path,
 
 def test_ppo_on_subprocesses_refuses_the_live_learner(finkel3_table, tmp_path):
     with pytest.raises(ValueError, match="learner's process"):
-        train_ppo(
-            RULES,
-            finkel3_table,
-            RunPlan(tmp_path, 64, progress=False),
-            PPOSettings(opponents=("self",), envs=2, vec_env="subproc"),
-        )
-    result = train_ppo(
-        RULES,
-        finkel3_table,
-        RunPlan(tmp_path, 512, progress=False),
-        PPOSettings(opponents=("greedy",), envs=2, vec_env="subproc", eval_every=512, validation=10),
-    )
+        train(MASKABLE_PPO, RULES, RunPlan(tmp_path, 64, progress=False), PPOSettings(("self",), 2, "subproc"))
+    plan = RunPlan(tmp_path, 512, progress=False, eval_every=512, validation=10)
+    result = train(MASKABLE_PPO, RULES, plan, PPOSettings(("greedy",), 2, "subproc"), finkel3_table)
     assert result["timesteps"] >= 512
 
 
@@ -296,10 +279,11 @@ def _regret(agent, table, count=400):
 
 def test_distillation_improves_the_validation_regret_and_plays_from_its_file(finkel3_table, tmp_path):
     from urgym.agents.networks.neural import NeuralAgent, ValueNetwork
-    from urgym.evaluation.training.distill import DistillSettings, train_distill
+    from urgym.evaluation.training.distill import DISTILL, DistillSettings
 
-    settings = DistillSettings(hidden=(48, 16), decisions=30_000, validation=1000, threads=1, eval_every=60_000)
-    result = train_distill(RULES, finkel3_table, RunPlan(tmp_path, 240_000, seed=2, progress=False), settings)
+    settings = DistillSettings(hidden=(48, 16), decisions=30_000, threads=1)
+    plan = RunPlan(tmp_path, 240_000, seed=2, progress=False, eval_every=60_000, validation=1000)
+    result = train(DISTILL, RULES, plan, settings, finkel3_table)
     with (tmp_path / "curve.csv").open() as f:
         curve = [float(row["mean_regret"]) for row in csv.DictReader(f)]
     assert len(curve) >= 4 and min(curve[1:]) < curve[0]  # learning went on after the first evaluation
@@ -361,16 +345,11 @@ def test_distilling_a_td_networks_search_learns_without_the_table(finkel3_table,
         distill, "sample_labelled_decisions", lambda source, *a: sources.append(source) or sample(source, *a)
     )
     settings = distill.DistillSettings(
-        hidden=(48, 16),
-        decisions=20_000,
-        validation=500,
-        threads=2,
-        eval_every=60_000,
-        teacher=str(teacher_path),
-        teacher_depth=1,
+        hidden=(48, 16), decisions=20_000, threads=2, teacher=str(teacher_path), teacher_depth=1
     )
     out = tmp_path / "student"
-    result = distill.train_distill(RULES, finkel3_table, RunPlan(out, 180_000, seed=2, progress=False), settings)
+    plan = RunPlan(out, 180_000, seed=2, progress=False, eval_every=60_000, validation=500)
+    result = train(distill.DISTILL, RULES, plan, settings, finkel3_table)
     assert [type(s) for s in sources] == [distill.SearchTeacher]  # the labels came from the teacher, not the table
     best = ValueNetwork.load(out / "best_model.npz")
     assert best.info["settings"]["teacher"] == str(teacher_path) and best.info["settings"]["teacher_depth"] == 1
@@ -385,15 +364,14 @@ def test_distilling_a_td_networks_search_learns_without_the_table(finkel3_table,
 
 def test_expected_td_learns_by_self_play_alone(tmp_path):
     from urgym.agents.networks.neural import NeuralAgent, ValueNetwork
-    from urgym.evaluation.training.expected_td import ExpectedTDSettings, train_expected_td
+    from urgym.evaluation.training.expected_td import EXPECTED_TD, ExpectedTDSettings
     from urgym.solver.cache import load_or_solve
 
     rules = get_rules("finkel", 2)
     table = load_or_solve(rules, progress=False)
-    settings = ExpectedTDSettings(
-        hidden=(32,), generate=20_000, buffer=60_000, threads=1, validation=300, eval_every=100_000
-    )
-    result = train_expected_td(rules, table, RunPlan(tmp_path, 600_000, seed=1, progress=False), settings)
+    settings = ExpectedTDSettings(hidden=(32,), generate=20_000, buffer=60_000, threads=1)
+    plan = RunPlan(tmp_path, 600_000, seed=1, progress=False, eval_every=100_000, validation=300)
+    result = train(EXPECTED_TD, rules, plan, settings, table)
     network = ValueNetwork.load(tmp_path / "best_model.npz")
     assert network.info["algo"] == "expected-td" and network.info["games"] > 0
     learned = _regret(NeuralAgent(network), table, 300)
@@ -496,12 +474,13 @@ def test_train_takes_the_agent_specs_names_and_minutes_alone_have_no_cap_of_move
 
     plans = []
 
-    def capture(rules, table, plan, settings):
+    def capture(algorithm, rules, plan, settings, table):
+        assert algorithm.name == "td-lambda"
         plans.append(plan)
         (plan.out / "curve.csv").write_text("timesteps,seconds,mean_regret\n1,0.1,1.0\n")
         return {"timesteps": 1, "seconds": 0.1, "best_regret": 1.0}
 
-    monkeypatch.setattr(train_command, "train_td_lambda", capture)
+    monkeypatch.setattr(train_command, "train", capture)
     assert train_main(["--algo", "td", "--pieces", "3", "--minutes", "4", "--out", str(tmp_path / "a")]) == 0
     assert plans[-1].timesteps == UNCAPPED and plans[-1].minutes == 4  # the minutes alone end it
     assert train_main(["--algo", "td", "--pieces", "3", "--out", str(tmp_path / "b")]) == 0
@@ -511,12 +490,13 @@ def test_train_takes_the_agent_specs_names_and_minutes_alone_have_no_cap_of_move
 
 def test_dqn_acts_and_bootstraps_over_legal_actions_only(tmp_path, finkel3_table):
     import torch
-    from urgym.evaluation.training.dqn import DQNSettings, masked_dqn_class, train_dqn
+    from urgym.evaluation.training.dqn import DQN, DQNSettings, masked_dqn_class
 
     from urgym.sb3 import SB3VecEnv
 
-    settings = DQNSettings(learning_starts=500, buffer=5_000, eval_every=4_000, validation=50, target_update=500)
-    result = train_dqn(RULES, finkel3_table, RunPlan(tmp_path, 6_000, seed=2, progress=False), settings)
+    settings = DQNSettings(learning_starts=500, buffer=5_000, target_update=500)
+    plan = RunPlan(tmp_path, 6_000, seed=2, progress=False, eval_every=4_000, validation=50)
+    result = train(DQN, RULES, plan, settings, finkel3_table)
     assert result["timesteps"] >= 6_000 and (tmp_path / "model.zip").exists()
     card = json.loads((tmp_path / "model.json").read_text())
     assert card["algo"] == "dqn" and card["rules"]["pieces"] == 3
