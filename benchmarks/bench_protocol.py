@@ -18,7 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from urgym.evaluation.bench import get_task, train_seed
+from urgym.evaluation.bench import get_task
+from urgym.evaluation.bench.protocol import train_seed
 from urgym.evaluation.training.td_lambda import TDLambda
 
 import urgym

@@ -42,6 +42,7 @@ from urgym.evaluation.training.algorithms import get_algorithm
 from urgym.evaluation.training.learner import Algorithm, settings_help, with_settings
 from urgym.solver import table_for
 
+from urgym.checks import plural
 from urgym.files import PLOT_FORMATS, check_not_broken_link, check_output, write_atomic
 
 __all__ = ["main"]
@@ -96,8 +97,13 @@ def main(argv: list[str] | None = None) -> int:
             with_settings(algorithm, overrides)  # checked before any work
         except ValueError as err:
             parser.error(str(err))
-    seeds = task.seeds if args.seeds is None else args.seeds
-    check_count(parser, "seeds", seeds, 1, MAX_SEEDS)
+    if args.seeds is not None:
+        check_count(parser, "seeds", args.seeds, 1, MAX_SEEDS)
+    if args.seed_range is not None and args.seeds is not None:
+        parser.error("give --seeds N (seeds 0 to N-1) or --seed-range A:B, not both")
+    seeds = (
+        list(range(task.seeds if args.seeds is None else args.seeds)) if args.seed_range is None else args.seed_range
+    )
     check_count(parser, "jobs", args.jobs, 1, os.cpu_count() or 1, "this machine's cores")
     if not 0 < args.max_minutes <= 10 * MAX_MINUTES:
         parser.error(f"--max-minutes must be above 0 and at most {10 * MAX_MINUTES:g}, got {args.max_minutes}")
@@ -129,7 +135,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _check_estimate(
-    parser: argparse.ArgumentParser, args: argparse.Namespace, task: Task, algorithm: Algorithm | None, seeds: int
+    parser: argparse.ArgumentParser,
+    args: argparse.Namespace,
+    task: Task,
+    algorithm: Algorithm | None,
+    seeds: list[int],
 ) -> None:
     """Refuse, before any work, a run estimated to take longer than ``--max-minutes``.
 
@@ -140,8 +150,8 @@ def _check_estimate(
             minutes, what = estimate_scoring_minutes(task, args.agent, args.seed), f"scoring {args.agent}"
         else:
             finished = finished_seeds(args.out, seeds) if args.out is not None else 0
-            minutes = estimate_minutes(task, algorithm, seeds, args.jobs, finished)
-            what = f"{algorithm.name} with {seeds} seeds"
+            minutes = estimate_minutes(task, algorithm, len(seeds), args.jobs, finished)
+            what = f"{algorithm.name} with {plural(len(seeds), 'seed')}"
     except ValueError as err:  # an unknown agent, a bad spec
         parser.error(str(err))
     if minutes > args.max_minutes:
@@ -172,6 +182,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--agent", help="score this agent spec under the task without training (any evaluate --agent)")
     parser.add_argument("--seeds", type=int, help="seeds 0 to N-1 (default: the task's)")
+    parser.add_argument(
+        "--seed-range",
+        type=seed_range,
+        metavar="A:B",
+        help="seeds A to B-1 only: part of a table, to run anywhere and join with --merge",
+    )
     parser.add_argument("--seed", type=seed, default=0, help="--agent: the agent's seed (default 0)")
     parser.add_argument("--jobs", type=int, default=1, help="seeds trained at once, one core each (default 1)")
     parser.add_argument(
@@ -195,6 +211,20 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--solve", action="store_true", help="solve the task's table even when that takes long")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bars")
     return parser
+
+
+def seed_range(text: str) -> list[int]:
+    """``--seed-range A:B`` as the seeds A to B - 1 (argparse's type)."""
+    first, sep, last = text.partition(":")
+    try:
+        low, high = int(first), int(last)
+    except ValueError:
+        low = high = -1
+    if not sep or not 0 <= low < high or high - low > MAX_SEEDS:
+        raise argparse.ArgumentTypeError(
+            f"--seed-range takes A:B, whole numbers with 0 <= A < B and at most {MAX_SEEDS} seeds, got {text!r}"
+        )
+    return list(range(low, high))
 
 
 def _task_list() -> str:

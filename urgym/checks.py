@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["integer", "integer_array", "is_integer", "printable", "short_repr"]
+__all__ = ["integer", "integer_array", "is_integer", "plural", "printable", "short_repr"]
 
 
 def is_integer(value: object) -> bool:
@@ -78,3 +78,8 @@ def printable(text: str) -> str:
     if text.isprintable():
         return text
     return "".join(char if char.isprintable() else ascii(char)[1:-1] for char in text)
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``count`` and ``word`` in the right number: ``1 seed``, ``2 seeds``, ``1,000 decisions``."""
+    return f"{count:,} {word if count == 1 else many or word + 's'}"

@@ -23,18 +23,16 @@ import contextlib
 import dataclasses
 import json
 import math
-import os
-import platform
 import shutil
-import sys
 import time
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from urgym.agents import make_agent
 from urgym.evaluation.bench.metrics import TaskEvaluator, table_facts
+from urgym.evaluation.bench.provenance import figures_digest, machine, provenance
 from urgym.evaluation.bench.results import (
     RESULT_FORMAT,
     ResultError,
@@ -61,9 +59,9 @@ __all__ = [
     "estimate_minutes",
     "estimate_scoring_minutes",
     "finished_seeds",
-    "machine",
     "run_task",
     "score_agent",
+    "seed_list",
     "train_seed",
 ]
 
@@ -96,46 +94,6 @@ def bench_algorithms() -> list[str]:
     return algorithm_names(benchmark=True)
 
 
-_LIBRARIES = ("numpy", "numba", "torch", "stable-baselines3", "sb3-contrib", "jax", "jaxlib", "mctx", "optax")
-"""The libraries a learner's figures depend on: a seed gives bit-identical figures only with the same versions."""
-
-_VECTOR_FLAGS = {"sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile", "asimd", "sve"}
-"""The processor's vector instructions a library may choose its kernels by (and so round differently)."""
-
-
-def machine() -> dict[str, Any]:
-    """The machine a figure was measured on, with the versions of the libraries it used (those installed)."""
-    from importlib import metadata
-
-    libraries = {}
-    for name in _LIBRARIES:
-        with contextlib.suppress(metadata.PackageNotFoundError):
-            libraries[name] = metadata.version(name)
-    cpu = _first_cpu()
-    return {
-        "cores": os.cpu_count(),
-        "processor": cpu.get("model name") or platform.processor() or platform.machine(),
-        "vector_instructions": sorted(set(cpu.get("flags", "").split()) & _VECTOR_FLAGS),
-        "python": sys.version,
-        "libraries": libraries,
-    }
-
-
-def _first_cpu() -> dict[str, str]:
-    """The fields of the first processor in ``/proc/cpuinfo`` (none where there is no such file)."""
-    fields: dict[str, str] = {}
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if not line.strip():
-                    break  # the first processor's block ends at the first blank line
-                name, _, value = line.partition(":")
-                fields[name.strip()] = value.strip()
-    except OSError:
-        pass
-    return fields
-
-
 def estimate_minutes(task: Task, algo: str | Algorithm, seeds: int, jobs: int, finished: int = 0) -> float:
     """Minutes training ``seeds`` seeds takes on one core each, ``jobs`` at once, ``finished`` of them already done.
 
@@ -161,12 +119,31 @@ def estimate_scoring_minutes(task: Task, spec: str, seed: int = 0) -> float:
         return estimate_exact([spec], task.get_rules(), evaluations=2, seed=seed, cache=False).minutes
 
 
-def finished_seeds(out: str | Path, seeds: int) -> int:
-    """How many of seeds 0 to ``seeds`` - 1 have a record in run folder ``out``.
+def seed_list(task: Task, seeds: int | Sequence[int] | None) -> list[int]:
+    """The seeds a run trains: the task's (None), 0 to ``seeds`` - 1 (a count), or those given (a range of a table).
+
+    Raises:
+        ValueError: For a seed that is no whole number from 0, or one given twice.
+    """
+    if seeds is None:
+        return list(range(task.seeds))
+    if isinstance(seeds, int) and not isinstance(seeds, bool):
+        return list(range(seeds))
+    chosen = list(seeds)
+    if not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in chosen):
+        raise ValueError(f"seeds are whole numbers from 0, got {chosen!r:.80}")
+    if len(set(chosen)) != len(chosen):
+        raise ValueError(f"each seed once, got {chosen!r:.80}")
+    return chosen
+
+
+def finished_seeds(out: str | Path, seeds: int | Sequence[int]) -> int:
+    """How many of the seeds (0 to ``seeds`` - 1, or those given) have a record in run folder ``out``.
 
     The records are not read: a damaged one is found, and its seed trained again, by :func:`run_task`.
     """
-    return sum((_seed_folder(out, seed) / "seed.json").is_file() for seed in range(seeds))
+    chosen = range(seeds) if isinstance(seeds, int) else seeds
+    return sum((_seed_folder(out, seed) / "seed.json").is_file() for seed in chosen)
 
 
 def _seed_folder(out: str | Path, seed: int) -> Path:
@@ -199,8 +176,10 @@ def train_seed(
         "curve": curve,
         "final": {key: value for key, value in curve[-1].items() if key != "seconds"},
         "machine": machine(),
+        "provenance": provenance(),
         **({"resumed_at": result["resumed_at"]} if result.get("resumed_at") else {}),
     }
+    record["digest"] = figures_digest(record)
     write_atomic(folder / "seed.json", lambda tmp: tmp.write_text(json.dumps(record, indent=1)))
     return record
 
@@ -269,17 +248,17 @@ def run_task(
     task: Task,
     algo: str | Algorithm,
     out: str | Path,
-    seeds: int | None = None,
+    seeds: int | Sequence[int] | None = None,
     jobs: int = 1,
     progress: bool = True,
     on_seed: Callable[[dict[str, Any]], None] | None = None,
     settings: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Train ``algo`` on ``task`` under seeds 0 to ``seeds`` - 1 (default: the task's), ``jobs`` at once.
+    """Train ``algo`` on ``task`` under seeds 0 to ``seeds`` - 1 (default: the task's) or those listed.
 
-    ``algo`` is a name, ``FILE.py:CLASS``, ``module:CLASS`` or a record; ``settings`` overrides its defaults (``--set
-    KEY=VALUE``: text, or values). Finished seeds in ``out`` are kept; the rest are trained. Writes and returns
-    ``results.json``'s content: every setting used, the overrides marked.
+    ``jobs`` seeds train at once. ``algo`` is a name, ``FILE.py:CLASS``, ``module:CLASS`` or a record; ``settings``
+    overrides its defaults (``--set KEY=VALUE``: text, or values). Finished seeds in ``out`` are kept; the rest are
+    trained. Writes and returns ``results.json``'s content: every setting used, the overrides marked.
 
     Raises:
         ValueError: For an unknown algorithm, bad settings, or a folder that holds another run.
@@ -287,7 +266,7 @@ def run_task(
     """
     algorithm = bench_algorithm(algo)
     chosen = with_settings(algorithm, settings)
-    seeds = task.seeds if seeds is None else seeds
+    chosen_seeds = seed_list(task, seeds)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     claim_folder(out, "a benchmark run")
@@ -296,9 +275,9 @@ def run_task(
         overrides = {key: getattr(chosen, key) for key in settings or {}}
         identity = _identity(task, algorithm, chosen, overrides)
         _check_folder(out, identity)
-        records = {seed: _seed_done(_seed_folder(out, seed), seed) for seed in range(seeds)}
+        records = {seed: _seed_done(_seed_folder(out, seed), seed) for seed in chosen_seeds}
         todo = [(task, algorithm, seed, _seed_folder(out, seed), overrides) for seed, r in records.items() if r is None]
-        bar = _bar(seeds, len(records) - len(todo), progress)
+        bar = _bar(len(chosen_seeds), len(records) - len(todo), progress)
         with contextlib.closing(_map(_run_one, todo, jobs)) as finished:
             for record in finished:
                 records[record["seed"]] = record
@@ -306,7 +285,8 @@ def run_task(
                 if on_seed is not None:
                     on_seed(record)
         bar.close()
-        result = summarize(identity, [records[seed] for seed in range(seeds)], {**facts, "machine": machine()})
+        extra = {**facts, "machine": machine(), "provenance": provenance()}
+        result = summarize(identity, [records[seed] for seed in chosen_seeds], extra)
         validate_result(result)
         write_atomic(out / "results.json", lambda tmp: tmp.write_text(json.dumps(result, indent=1)))
         plot_seed_curves(result, out / "curves.png")
@@ -364,6 +344,6 @@ def score_agent(task: Task, spec: str, seed: int = 0, progress: bool = True) -> 
         "final": {"decisions": 0, **final},
     }
     identity = {"format": RESULT_FORMAT, "task": task.to_dict(), "agent": spec, "urgym": urgym.__version__}
-    result = summarize(identity, [record], {**evaluator.facts(), "machine": machine()})
+    result = summarize(identity, [record], {**evaluator.facts(), "machine": machine(), "provenance": provenance()})
     validate_result(result)
     return result

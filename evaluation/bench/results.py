@@ -20,7 +20,7 @@ from urgym.evaluation.bench.metrics import across_seeds
 from urgym.evaluation.bench.tasks import METRICS
 from urgym.evaluation.training.learner import setting_text
 
-from urgym.checks import printable
+from urgym.checks import plural, printable
 from urgym.files import write_atomic
 
 __all__ = [
@@ -57,7 +57,7 @@ def summarize(identity: dict[str, Any], records: list[dict[str, Any]], facts: di
         **identity,
         **facts,
         "seeds": [record["seed"] for record in records],
-        "complete": "agent" in identity or len(records) >= identity["task"]["seeds"],  # an agent is scored once
+        "complete": "agent" in identity or set(range(identity["task"]["seeds"])) <= {r["seed"] for r in records},
         "per_seed": records,
         "summary": {"final": final, "curve": _curve(records)},
     }
@@ -238,7 +238,7 @@ def leaderboard(results: Iterable[dict[str, Any]]) -> str:
 def plot_seed_curves(result: dict[str, Any], path: str | Path) -> Path:
     """Plot a result's learning curves: each metric's mean across seeds against decisions, with its 95% band."""
     name = result.get("algo") or result.get("agent")
-    title = f"{name} on {result['task']['id']} ({len(result['seeds'])} seeds, mean and 95% interval)"
+    title = f"{name} on {result['task']['id']} ({plural(len(result['seeds']), 'seed')}, mean and 95% interval)"
     return plot_curves([result], path, title)
 
 

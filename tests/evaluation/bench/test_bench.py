@@ -78,8 +78,9 @@ def _without_times(result):
     """A result less what the clock measures (wall and evaluation seconds, the machine)."""
     result = copy.deepcopy(result)
     result.pop("machine")
+    result.pop("provenance")
     for record in result["per_seed"]:
-        for key in ("wall_seconds", "eval_seconds", "machine"):
+        for key in ("wall_seconds", "eval_seconds", "machine", "provenance"):
             record.pop(key)
         for point in [*record["curve"], record["final"]]:
             point.pop("seconds", None)
