@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from pathlib import Path
 
 from urgym.commands.common import (
@@ -27,6 +28,8 @@ from urgym.commands.common import (
     key_values,
     seed,
 )
+from urgym.evaluation.bench.compare import compare
+from urgym.evaluation.bench.merge import merge_runs
 from urgym.evaluation.bench.protocol import (
     bench_algorithm,
     bench_algorithms,
@@ -36,20 +39,53 @@ from urgym.evaluation.bench.protocol import (
     run_task,
     score_agent,
 )
-from urgym.evaluation.bench.results import ResultError, baseline_results, leaderboard, load_result, plot_curves
+from urgym.evaluation.bench.results import (
+    ResultError,
+    baseline_results,
+    leaderboard,
+    load_result,
+    plot_curves,
+    validate_result,
+)
+from urgym.evaluation.bench.stats import REPS
 from urgym.evaluation.bench.tasks import METRICS, TASKS, Task, get_task
+from urgym.evaluation.bench.verify import result_task, verify
 from urgym.evaluation.training.algorithms import get_algorithm
 from urgym.evaluation.training.learner import Algorithm, settings_help, with_settings
 from urgym.solver import table_for
 
 from urgym.checks import plural
-from urgym.files import PLOT_FORMATS, check_not_broken_link, check_output, write_atomic
+from urgym.files import PLOT_FORMATS, check_not_broken_link, check_output, require_extra, write_atomic
 
 __all__ = ["main"]
 
 MAX_SEEDS = 100
 MAX_MINUTES = 24 * 60.0
 """The longest run started without ``--max-minutes`` raised (a day)."""
+
+
+MODES = {
+    "list": (),
+    "leaderboard": ("plot",),
+    "compare": ("out", "reps"),
+    "merge": ("out",),
+    "verify": ("seed", "record", "max_minutes", "solve", "no_progress", "quiet"),
+    "agent": ("task", "seed", "out", "max_minutes", "solve", "no_progress", "quiet"),
+    "algo": (
+        "task",
+        "set",
+        "seeds",
+        "seed_range",
+        "jobs",
+        "out",
+        "max_minutes",
+        "solve",
+        "no_progress",
+        "quiet",
+        "ray",
+    ),
+}
+"""Each mode of the command (its option) and the options that go with it; any other option given is refused."""
 
 
 @command(
@@ -61,34 +97,141 @@ def main(argv: list[str] | None = None) -> int:
     """Run ``urgym bench``; return the exit status."""
     parser = _parser()
     args = parser.parse_args(argv)
-    if args.list:
+    mode = _mode(parser, args)
+    if mode == "list":
         print(_task_list())
-        return 0
-    if args.leaderboard is not None:
-        given = _results(parser, args.leaderboard)
-        if args.plot is not None:
-            try:
-                check_output(args.plot, PLOT_FORMATS)
-                wrote = plot_curves(given, args.plot)
-            except ValueError as err:
-                parser.error(f"--plot: {err}")
-        shipped = baseline_results()
-        print(leaderboard([*shipped, *(result for result in given if result not in shipped)]))  # each row once
-        if args.plot is not None:
-            print(f"wrote {wrote}")
-        return 0
+    elif mode == "leaderboard":
+        _leaderboard(parser, args)
+    elif mode == "compare":
+        _compare(parser, args)
+    elif mode == "merge":
+        _merge(parser, args)
+    elif mode == "verify":
+        return _verify(parser, args)
+    else:
+        _run(parser, args)
+    return 0
+
+
+def _mode(parser: argparse.ArgumentParser, args: argparse.Namespace) -> str:
+    """The one mode given; refuse a second mode, or an option the mode does not take (naming both)."""
+    chosen = [mode for mode in MODES if _given(parser, args, mode)]
+    if not chosen:
+        parser.error("give --task with --algo or --agent, or --list, --leaderboard, --compare, --merge or --verify")
+    if len(chosen) > 1:
+        parser.error(f"{' and '.join(_flag(m) for m in chosen)} are separate modes: give one")
+    mode = chosen[0]
+    for dest in ("task", "set", "seeds", "seed_range", "jobs", "out", "plot", "reps", "seed", "record", "max_minutes"):
+        if _given(parser, args, dest) and dest not in MODES[mode]:
+            takers = [_flag(m) for m, options in MODES.items() if dest in options]
+            parser.error(f"{_flag(dest)} does not go with {_flag(mode)} (it goes with {', '.join(takers)})")
+    for dest in ("solve", "no_progress", "quiet", "ray"):
+        if _given(parser, args, dest) and dest not in MODES[mode]:
+            parser.error(f"{_flag(dest)} does not go with {_flag(mode)}")
+    if mode in ("agent", "algo") and args.task is None:
+        parser.error(f"{_flag(mode)} needs --task (see --list)")
+    return mode
+
+
+def _given(parser: argparse.ArgumentParser, args: argparse.Namespace, dest: str) -> bool:
+    return getattr(args, dest) != parser.get_default(dest)
+
+
+def _flag(dest: str) -> str:
+    return "--" + dest.replace("_", "-")
+
+
+def _leaderboard(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    given = _results(parser, args.leaderboard)
+    wrote = None
     if args.plot is not None:
-        parser.error("--plot goes with --leaderboard FILES (a run writes its own curves.png)")
-    if args.task is None:
-        parser.error("give --task (see --list), or --list, or --leaderboard")
+        try:
+            check_output(args.plot, PLOT_FORMATS)
+            wrote = plot_curves(given, args.plot)
+        except ValueError as err:
+            parser.error(f"--plot: {err}")
+    shipped = baseline_results()
+    print(leaderboard([*shipped, *(result for result in given if result not in shipped)]))  # each row once
+    if wrote is not None:
+        print(f"wrote {wrote}")
+
+
+def _compare(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    results = _results(parser, args.compare)
+    out = None
+    if args.out is not None:
+        try:
+            check_not_broken_link(args.out, "a folder for the comparison's plots")
+            for name in ("profiles.png", "aggregates.png", "statistics.json"):
+                check_output(Path(args.out) / name)
+        except ValueError as err:
+            parser.error(f"--out: {err}")
+        out = Path(args.out)
+    try:
+        table, _ = compare(results, out, args.reps)
+    except ValueError as err:
+        parser.error(str(err))
+    print(table)
+    if out is not None:
+        print(f"plots and statistics.json in {out}")
+
+
+def _merge(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    if args.out is None:
+        parser.error("--merge writes a run folder: give --out DIR")
+    try:
+        check_not_broken_link(args.out, "a folder for the merged run")
+        check_output(Path(args.out) / "results.json")
+        result = merge_runs(args.merge, args.out)
+    except ValueError as err:
+        parser.error(str(err))
+    print(leaderboard([result]))
+    print(f"merged {plural(len(result['seeds']), 'seed')} into {Path(args.out) / 'results.json'}")
+
+
+def _verify(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """Rerun seeds of a result; exit status 1 where a figure differs."""
+    (result,) = _results(parser, [args.verify])
+    seeds = args.seed if args.seed is not None else result["seeds"]
+    try:
+        task = result_task(result)
+        check_solve_allowed(task.get_rules(), args.solve)
+        minutes = _verify_minutes(result, task, seeds)
+    except ValueError as err:
+        parser.error(str(err))
+    if minutes > args.max_minutes:
+        parser.error(
+            f"rerunning {plural(len(seeds), 'seed')} of {args.verify} is estimated at {minutes:.0f} minutes, over "
+            f"--max-minutes {args.max_minutes:g}: raise it, or name fewer seeds with --seed"
+        )
+    table_for(task.get_rules(), solve=True, progress=not args.no_progress)
+    try:
+        report = verify(result, seeds)
+    except ValueError as err:
+        parser.error(str(err))
+    for seed_report in report["seeds"]:
+        print(verification_line(seed_report))
+    if args.record:
+        result.setdefault("verifications", []).append(report)
+        validate_result(result)
+        write_atomic(args.verify, lambda tmp: tmp.write_text(json.dumps(result, indent=1)))
+        print(f"recorded in {args.verify}")
+    return 0 if all(seed_report["identical"] for seed_report in report["seeds"]) else 1
+
+
+def _verify_minutes(result: dict, task: Task, seeds: list[int]) -> float:
+    if "agent" in result:
+        return len(seeds) * estimate_scoring_minutes(task, result["agent"])
+    algorithm = bench_algorithm(result.get("algorithm_source") or result["algo"])
+    return estimate_minutes(task, algorithm, len(seeds), 1)
+
+
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Train an algorithm under the task's seeds, or score an agent."""
     try:
         task = get_task(args.task)
     except ValueError as err:
         parser.error(str(err))
-    if (args.algo is None) == (args.agent is None):
-        parser.error("give either --algo (train under the task) or --agent (score an existing agent)")
-    if args.agent is not None and args.set:
-        parser.error("--set changes an algorithm's settings: it goes with --algo, not --agent")
     algorithm, overrides = None, {}
     if args.algo is not None:
         try:
@@ -101,9 +244,7 @@ def main(argv: list[str] | None = None) -> int:
         check_count(parser, "seeds", args.seeds, 1, MAX_SEEDS)
     if args.seed_range is not None and args.seeds is not None:
         parser.error("give --seeds N (seeds 0 to N-1) or --seed-range A:B, not both")
-    seeds = (
-        list(range(task.seeds if args.seeds is None else args.seeds)) if args.seed_range is None else args.seed_range
-    )
+    seeds = args.seed_range or list(range(task.seeds if args.seeds is None else args.seeds))
     check_count(parser, "jobs", args.jobs, 1, os.cpu_count() or 1, "this machine's cores")
     if not 0 < args.max_minutes <= 10 * MAX_MINUTES:
         parser.error(f"--max-minutes must be above 0 and at most {10 * MAX_MINUTES:g}, got {args.max_minutes}")
@@ -113,13 +254,21 @@ def main(argv: list[str] | None = None) -> int:
         check_solve_allowed(task.get_rules(), args.solve)
         if algorithm is not None:
             algorithm.require(f"urgym bench --algo {algorithm.name}")
-            if args.out is not None:
-                check_not_broken_link(args.out, "a folder for the run")
-                check_output(Path(args.out) / "results.json")
+        if args.ray is not None:
+            require_extra("ray", "ray", "urgym bench --ray")
+            if args.jobs != 1:
+                raise ValueError("--jobs counts local processes; with --ray the cluster's cores run the seeds")
+        if args.out is not None:
+            check_not_broken_link(args.out, "a folder for the run")
+            check_output(Path(args.out) / "results.json")
     except (ValueError, ImportError) as err:
         parser.error(str(err))
+    if algorithm is None and args.seed is not None and len(args.seed) > 1:
+        parser.error("--agent scores one agent once: give at most one --seed")
+    args.seed = args.seed[0] if args.seed else 0
     _check_estimate(parser, args, task, algorithm, seeds)  # last: it may build and time the agent
     progress = not args.no_progress
+    lines = not args.quiet and not sys.stdout.isatty()
     table_for(task.get_rules(), solve=True, progress=progress)  # a missing table solved before any other work
     if algorithm is None:
         result = score_agent(task, args.agent, args.seed, progress)
@@ -127,11 +276,12 @@ def main(argv: list[str] | None = None) -> int:
             out = Path(args.out) / "results.json"
             write_atomic(out, lambda tmp: tmp.write_text(json.dumps(result, indent=1)))
     else:
-        result = run_task(task, algorithm, args.out, seeds, args.jobs, progress, settings=overrides)
+        result = run_task(
+            task, algorithm, args.out, seeds, args.jobs, progress, settings=overrides, lines=lines, ray=args.ray
+        )
     print(leaderboard([result]))
     if args.out is not None:
         print(f"results in {Path(args.out) / 'results.json'}")
-    return 0
 
 
 def _check_estimate(
@@ -150,7 +300,8 @@ def _check_estimate(
             minutes, what = estimate_scoring_minutes(task, args.agent, args.seed), f"scoring {args.agent}"
         else:
             finished = finished_seeds(args.out, seeds) if args.out is not None else 0
-            minutes = estimate_minutes(task, algorithm, len(seeds), args.jobs, finished)
+            jobs = len(seeds) if args.ray is not None else args.jobs  # a cluster runs them at once, cores allowing
+            minutes = estimate_minutes(task, algorithm, len(seeds), jobs, finished)
             what = f"{algorithm.name} with {plural(len(seeds), 'seed')}"
     except ValueError as err:  # an unknown agent, a bad spec
         parser.error(str(err))
@@ -188,7 +339,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="A:B",
         help="seeds A to B-1 only: part of a table, to run anywhere and join with --merge",
     )
-    parser.add_argument("--seed", type=seed, default=0, help="--agent: the agent's seed (default 0)")
+    parser.add_argument(
+        "--seed",
+        type=seed,
+        action="append",
+        help="--agent: the agent's seed (default 0); --verify: a seed to rerun (repeat for more; default: every seed)",
+    )
     parser.add_argument("--jobs", type=int, default=1, help="seeds trained at once, one core each (default 1)")
     parser.add_argument(
         "--out", help="folder of the run (seed folders, results.json, curves.png); resumed if it exists"
@@ -203,6 +359,36 @@ def _parser() -> argparse.ArgumentParser:
         "--plot", help="with --leaderboard FILES: plot their learning curves together (trained runs of one task)"
     )
     parser.add_argument(
+        "--compare",
+        nargs="+",
+        metavar="FILE",
+        help="the statistics of results of several learners: IQM, mean and median with stratified-bootstrap "
+        "intervals per task and across tasks, probabilities of improvement; --out DIR for the plots",
+    )
+    parser.add_argument(
+        "--reps", type=int, default=REPS, help=f"--compare: bootstrap draws of each interval (default {REPS:,})"
+    )
+    parser.add_argument(
+        "--merge",
+        nargs="+",
+        metavar="RUN",
+        help="join the seeds of run folders or results.json files of one task, learner, settings and library "
+        "versions into one result in --out DIR",
+    )
+    parser.add_argument(
+        "--verify",
+        metavar="FILE",
+        help="train (or score) a result's seeds again and compare every figure to the bit (--seed N for some)",
+    )
+    parser.add_argument("--record", action="store_true", help="--verify: write the verification into the result file")
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="auto",
+        metavar="ADDRESS",
+        help="train the seeds as tasks of a Ray cluster (ADDRESS: the head's; alone: the local one, or a new one)",
+    )
+    parser.add_argument(
         "--max-minutes",
         type=float,
         default=MAX_MINUTES,
@@ -210,6 +396,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--solve", action="store_true", help="solve the task's table even when that takes long")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bars")
+    parser.add_argument(
+        "--quiet",
+        action="store_true",
+        help="no progress lines where output is not a terminal (one a seed started and finished, one a point)",
+    )
     return parser
 
 
@@ -249,6 +440,20 @@ def _task_list() -> str:
         lines.append(f"    {algorithm.name}: {algorithm.description or algorithm.label}")
         lines.append(f"        settings: {settings_help(algorithm)}")
     return "\n".join(lines)
+
+
+def verification_line(seed_report: dict) -> str:
+    """One seed's verification, in a line."""
+    seed = seed_report["seed"]
+    if seed_report["identical"]:
+        figures, digest = seed_report["figures"], seed_report["digest"][:16]
+        return f"seed {seed}: bit-identical, every one of its {figures} figures (digest {digest})"
+    first = seed_report["differences"][0]
+    why = "; ".join(seed_report.get("explanations", [])) or "no difference of libraries, processor or urgym found"
+    return (
+        f"seed {seed}: {seed_report['differing']} of {seed_report['figures']} figures differ, the first at "
+        f"{first['at']}: {first['metric']} {first['recorded']!r} recorded, {first['rerun']!r} rerun ({why})"
+    )
 
 
 def _results(parser: argparse.ArgumentParser, files: list[str]) -> list[dict]:

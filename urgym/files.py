@@ -48,6 +48,7 @@ __all__ = [
     "precious_kind",
     "private_temp_folder",
     "read_bounded",
+    "read_json",
     "read_npz",
     "release_claims",
     "release_folder",
@@ -507,6 +508,32 @@ def read_bounded(path: str | os.PathLike, limit: int, what: str) -> bytes:
         data = b"" if too_big else f.read(limit + 1)
         if too_big or len(data) > limit:
             raise ValueError(f"{path} holds more than {limit:,} bytes, more than {what} can hold")
+    return data
+
+
+MAX_JSON_DEPTH = 64
+"""The deepest nesting of arrays and objects :func:`read_json` accepts (urgym's files nest at most 6 deep)."""
+
+
+def read_json(path: str | os.PathLike, limit: int, what: str) -> Any:
+    """A stranger's JSON file, read within bounds.
+
+    A regular file of at most ``limit`` bytes, parsed strictly (:func:`loads_json`), nested at most
+    :data:`MAX_JSON_DEPTH` deep.
+
+    Raises:
+        ValueError: Naming the file and what is wrong: not a regular file (a FIFO, a device, a folder), too large,
+            not JSON, or nested too deeply.
+        OSError: If it cannot be read (``FileNotFoundError`` where there is none).
+    """
+    data = loads_json(read_bounded(path, limit, what), f"{path}")
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_JSON_DEPTH:
+            raise ValueError(f"{path} nests more than {MAX_JSON_DEPTH} levels deep; {what} is not")
+        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
     return data
 
 

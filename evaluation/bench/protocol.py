@@ -26,7 +26,7 @@ import math
 import shutil
 import time
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +36,11 @@ from urgym.evaluation.bench.provenance import figures_digest, machine, provenanc
 from urgym.evaluation.bench.results import (
     RESULT_FORMAT,
     ResultError,
+    load_run,
+    load_seed_record,
     plot_seed_curves,
     summarize,
     validate_result,
-    validate_seed_record,
 )
 from urgym.evaluation.bench.tasks import Task
 from urgym.evaluation.training.algorithms import algorithm_names, get_algorithm
@@ -49,7 +50,8 @@ from urgym.evaluation.training.run import RunPlan, train
 from urgym.solver import table_for
 
 import urgym
-from urgym.files import claim_folder, release_folder, write_atomic
+from urgym.checks import plural
+from urgym.files import claim_folder, release_folder, require_extra, write_atomic
 from urgym.startup import ignore_ctrl_c, worker_context
 from urgym.threads import one_thread
 
@@ -65,7 +67,7 @@ __all__ = [
     "train_seed",
 ]
 
-_EVAL_SECONDS = {3: 2.0, 4: 15.0, 5: 80.0, 6: 300.0, 7: 1300.0}
+_EVAL_SECONDS = {1: 0.1, 2: 0.3, 3: 2.0, 4: 15.0, 5: 80.0, 6: 300.0, 7: 1300.0}
 """Seconds of one exact evaluation point by piece count (measured: a value network, one core)."""
 _POLICY_NETWORK_COST = 1.8
 """How many times a value network's point a policy network's takes (measured on finkel 4 and 7): every decision
@@ -152,13 +154,20 @@ def _seed_folder(out: str | Path, seed: int) -> Path:
 
 
 def train_seed(
-    task: Task, algo: str | Algorithm, seed: int, folder: Path, progress: bool = False, settings: Any = None
+    task: Task,
+    algo: str | Algorithm,
+    seed: int,
+    folder: Path,
+    progress: bool = False,
+    settings: Any = None,
+    lines: bool = False,
 ) -> dict[str, Any]:
     """Train ``algo`` on ``task`` under ``seed`` into ``folder``; write and return the seed's record.
 
     The one training loop drives the learner (:func:`urgym.evaluation.training.run.train`): the task's budget and
     schedule, its metrics at each point, a checkpoint at each point where the learner gives its state (an unfinished
-    seed goes on from it). ``settings``: the algorithm's settings (default: its defaults).
+    seed goes on from it). ``settings``: the algorithm's settings (default: its defaults). ``lines``: print a line when
+    the seed starts and at each point (for logs where no progress bar is drawn).
     """
     algorithm = bench_algorithm(algo)
     settings = algorithm.defaults() if settings is None else settings
@@ -166,7 +175,13 @@ def train_seed(
         evaluator = TaskEvaluator(task)
         began = time.perf_counter()
         plan = RunPlan(folder, task.budget, None, seed, progress, True, True, task.eval_every, validation=0)
-        result = train(algorithm, task, plan, settings, evaluator.table, evaluator.__call__)
+        name = f"{task.id} {algorithm.name} seed {seed}"
+        report = (
+            (lambda point: say(f"{name}: {point_line(point)}, {_clock(point['seconds'])} elapsed")) if lines else None
+        )
+        if lines:
+            say(f"{name}: started")
+        result = train(algorithm, task, plan, settings, evaluator.table, evaluator.__call__, report)
     curve = [_point(point) for point in result["curve"]]
     record = {
         "seed": seed,
@@ -184,6 +199,29 @@ def train_seed(
     return record
 
 
+def say(line: str) -> None:
+    """A progress line, flushed at once (a cluster's log shows it as it happens)."""
+    print(line, flush=True)
+
+
+def point_line(point: dict[str, Any]) -> str:
+    """An evaluation point's figures in words: decisions and the metrics measured there."""
+    decisions = point.get("decisions", point.get("timesteps", 0))
+    words = [plural(int(decisions), "decision")]
+    if "win_rate" in point:
+        words.append(f"win rate {point['win_rate']:.2f}%")
+    if "exploitability" in point:
+        words.append(f"exploitability {point['exploitability']:.2f}")
+    if "test_regret" in point:
+        words.append(f"test regret {point['test_regret']:.4f}")
+    return ", ".join(words)
+
+
+def _clock(seconds: float) -> str:
+    minutes, rest = divmod(int(seconds), 60)
+    return f"{minutes // 60}:{minutes % 60:02d}:{rest:02d}"
+
+
 def _point(point: dict[str, Any]) -> dict[str, Any]:
     """A point of the run's curve as a seed record holds it: ``decisions`` for ``timesteps``."""
     return {"decisions": int(point["timesteps"]), **{k: v for k, v in point.items() if k != "timesteps"}}
@@ -195,12 +233,12 @@ def _seed_done(folder: Path, seed: int) -> dict[str, Any] | None:
     if not path.exists():
         return None
     try:
-        record = json.loads(path.read_text())
-        validate_seed_record(record)
+        record = load_seed_record(path)
         if record["seed"] != seed or not record["curve"]:
-            raise ResultError(f"it is not a finished record of seed {seed}")
-    except (OSError, ValueError) as err:  # ResultError and JSONDecodeError are ValueErrors
-        warnings.warn(f"{path} is damaged ({err}); seed {seed} is trained again", stacklevel=3)
+            raise ResultError(f"{path} is not a finished record of seed {seed}")
+    except (OSError, ValueError) as err:  # ResultError is a ValueError
+        reason = str(err).removeprefix(f"{path}: ")
+        warnings.warn(f"{path} is damaged ({reason}); seed {seed} is trained again", stacklevel=3)
         return None
     return record
 
@@ -219,15 +257,24 @@ def _identity(task: Task, algorithm: Algorithm, settings: Any, overrides: Mappin
     return json.loads(json.dumps(identity))
 
 
+def _comparable(identity: dict[str, Any]) -> dict[str, Any]:
+    """A run's identity with its task as what defines it (a record of urgym before tasks had digests compares)."""
+    try:
+        task = Task.from_dict(identity.get("task", {}))
+    except ValueError:
+        return identity
+    return {**identity, "task": task.digest}
+
+
 def _check_folder(out: Path, identity: dict[str, Any]) -> None:
     """Refuse a folder that holds another run (another task, algorithm, settings or urgym version)."""
     path = out / "run.json"
     if path.exists():
         try:
-            held = json.loads(path.read_text())
+            held = load_run(path)
         except (OSError, ValueError) as err:
             raise ValueError(f"{path} is damaged ({err}); give a new --out, or remove the folder") from None
-        if held != identity:
+        if _comparable(held) != _comparable(identity):
             raise ValueError(
                 f"{out} holds a run of {held.get('algo')!r} on {held.get('task', {}).get('id')!r} with other settings "
                 f"or another urgym; give a new --out to run {identity['algo']!r} on {identity['task']['id']!r}"
@@ -236,12 +283,15 @@ def _check_folder(out: Path, identity: dict[str, Any]) -> None:
         write_atomic(path, lambda tmp: tmp.write_text(json.dumps(identity, indent=1)))
 
 
-def _run_one(args: tuple[Task, Algorithm, int, Path, dict[str, Any]]) -> dict[str, Any]:
+def _run_one(args: tuple[Task, Algorithm, int, Path, dict[str, Any], bool]) -> dict[str, Any]:
     """One seed of a run, in this process or a worker (the settings travel as their plain overrides)."""
-    task, algorithm, seed, folder, overrides = args
+    task, algorithm, seed, folder, overrides, lines = args
+    finished = _seed_done(folder, seed)
+    if finished is not None:  # a unit retried after its worker wrote the record: never trained twice
+        return finished
     if folder.exists() and not (folder / CHECKPOINT).exists():
         shutil.rmtree(folder)  # an unfinished seed without a checkpoint: trained again from its start
-    return train_seed(task, algorithm, seed, folder, settings=with_settings(algorithm, overrides))
+    return train_seed(task, algorithm, seed, folder, settings=with_settings(algorithm, overrides), lines=lines)
 
 
 def run_task(
@@ -253,12 +303,17 @@ def run_task(
     progress: bool = True,
     on_seed: Callable[[dict[str, Any]], None] | None = None,
     settings: Mapping[str, Any] | None = None,
+    lines: bool = False,
+    ray: str | None = None,
 ) -> dict[str, Any]:
     """Train ``algo`` on ``task`` under seeds 0 to ``seeds`` - 1 (default: the task's) or those listed.
 
     ``jobs`` seeds train at once. ``algo`` is a name, ``FILE.py:CLASS``, ``module:CLASS`` or a record; ``settings``
     overrides its defaults (``--set KEY=VALUE``: text, or values). Finished seeds in ``out`` are kept; the rest are
-    trained. Writes and returns ``results.json``'s content: every setting used, the overrides marked.
+    trained. Writes and returns ``results.json``'s content: every setting used, the overrides marked. ``lines``: a
+    progress line when each seed starts and finishes and at each evaluation point (where no bar is drawn: a log).
+    ``ray``: train the seeds as tasks of a Ray cluster instead (:func:`map_ray`; ``"auto"``: the local one or a new
+    one), each writing its seed folder under ``out`` (a folder every node sees).
 
     Raises:
         ValueError: For an unknown algorithm, bad settings, or a folder that holds another run.
@@ -276,12 +331,28 @@ def run_task(
         identity = _identity(task, algorithm, chosen, overrides)
         _check_folder(out, identity)
         records = {seed: _seed_done(_seed_folder(out, seed), seed) for seed in chosen_seeds}
-        todo = [(task, algorithm, seed, _seed_folder(out, seed), overrides) for seed, r in records.items() if r is None]
+        todo = [
+            (task, algorithm, seed, _seed_folder(out, seed), overrides, lines)
+            for seed, record in records.items()
+            if record is None
+        ]
         bar = _bar(len(chosen_seeds), len(records) - len(todo), progress)
-        with contextlib.closing(_map(_run_one, todo, jobs)) as finished:
+        done = len(records) - len(todo)
+        if lines:
+            kept = f"{plural(done, 'seed')} finished before, " if done else ""
+            say(f"{task.id} {algorithm.name}: {kept}{plural(len(todo), 'seed')} to train, {jobs} at once")
+        mapped = _map(_run_one, todo, jobs) if ray is None else map_ray(_run_one, todo, ray, lines)
+        with contextlib.closing(mapped) as finished:
             for record in finished:
                 records[record["seed"]] = record
                 bar.update(1)
+                done += 1
+                if lines:
+                    say(
+                        f"{task.id} {algorithm.name} seed {record['seed']}: finished in "
+                        f"{_clock(record['wall_seconds'])}, {point_line(record['final'])} "
+                        f"({done} of {plural(len(chosen_seeds), 'seed')} done)"
+                    )
                 if on_seed is not None:
                     on_seed(record)
         bar.close()
@@ -318,6 +389,38 @@ def _map(fn: Callable, items: list, jobs: int):
         raise
     pool.close()
     pool.join()
+
+
+RAY_RETRIES = 3
+"""How many times a unit whose Ray worker was lost is run again (it goes on from its seed's last checkpoint)."""
+
+
+def map_ray(fn: Callable, items: list, address: str, lines: bool = False) -> Iterator[Any]:
+    """``fn`` over ``items`` as tasks of a Ray cluster, one core each, in the order they finish.
+
+    ``address``: the head's (``HOST:PORT``, ``ray://HOST:PORT``), or ``"auto"`` (a cluster this machine runs, else a
+    new local one). A task whose worker is lost (a node gone, a process killed) is run again, up to
+    :data:`RAY_RETRIES` times; a seed unit then goes on from its last checkpoint. Closed early (Ctrl-C, an error), the
+    tasks still running are cancelled.
+    """
+    ray = require_extra("ray", "ray", "urgym bench --ray")
+    if not ray.is_initialized():
+        try:
+            ray.init(address=address, include_dashboard=False, log_to_driver=lines)
+        except ConnectionError:
+            if address != "auto":
+                raise ValueError(f"no Ray cluster answers at {address}; start one with ray start --head") from None
+            ray.init(include_dashboard=False, log_to_driver=lines)  # none running here: a new local one
+    remote = ray.remote(num_cpus=1, max_retries=RAY_RETRIES)(fn)
+    pending = [remote.remote(item) for item in items]
+    try:
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            yield ray.get(done[0])
+    except BaseException:
+        for ref in pending:
+            ray.cancel(ref, force=True)
+        raise
 
 
 def _bar(total: int, done: int, progress: bool) -> Any:

@@ -16,12 +16,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+from urgym.evaluation.bench import stats
 from urgym.evaluation.bench.metrics import across_seeds
 from urgym.evaluation.bench.tasks import METRICS
 from urgym.evaluation.training.learner import setting_text
 
 from urgym.checks import plural, printable
-from urgym.files import write_atomic
+from urgym.files import read_json, write_atomic
 
 __all__ = [
     "RESULT_FORMAT",
@@ -29,6 +31,8 @@ __all__ = [
     "baseline_results",
     "leaderboard",
     "load_result",
+    "load_run",
+    "load_seed_record",
     "plot_curves",
     "plot_seed_curves",
     "result_schema",
@@ -41,6 +45,10 @@ RESULT_FORMAT = 1
 """The version of the result format (the schema's ``format``)."""
 MAX_RESULT_BYTES = 64 << 20
 """The largest result file read (a result of five seeds is tens of kilobytes)."""
+MAX_SEED_BYTES = 4 << 20
+"""The largest seed record read (one is a few kilobytes)."""
+MAX_RUN_BYTES = 1 << 20
+"""The largest ``run.json`` read (one is about a kilobyte)."""
 
 
 class ResultError(ValueError):
@@ -149,37 +157,71 @@ def validate_result(result: Any) -> None:
         raise ResultError("result must name either the algorithm trained ('algo') or the agent scored ('agent')")
     if result["seeds"] != [record["seed"] for record in result["per_seed"]]:
         raise ResultError("result.seeds must list the seeds of result.per_seed, in order")
+    for i, record in enumerate(result["per_seed"]):
+        validate_seed_record(record, f"result.per_seed[{i}]")
 
 
-def validate_seed_record(record: Any) -> None:
+def validate_seed_record(record: Any, where: str = "seed record") -> None:
     """Check one seed's record (``seed.json``, an item of ``per_seed``) against the schema.
 
     Raises:
         ResultError: Naming the first field that is wrong and what it must be.
     """
     schema = result_schema()
-    _check(record, schema["properties"]["per_seed"]["items"], schema, "seed record")
+    _check(record, schema["properties"]["per_seed"]["items"], schema, where)
+    if isinstance(record.get("machine"), str) and record["machine"] != "unknown":
+        raise ResultError(f"{where}.machine must be an object or 'unknown', got {record['machine']!r:.60}")
 
 
 def load_result(path: str | Path) -> dict[str, Any]:
-    """Read and validate a result file.
+    """Read and validate a result file (bounded: a regular file of at most 64 MB, nested at most 64 deep).
 
     Raises:
         ResultError: For a file that is not a result (naming the file and what is wrong).
     """
-    path = Path(path)
     try:
-        if path.stat().st_size > MAX_RESULT_BYTES:
-            raise ResultError(f"{path} is larger than a result can be ({MAX_RESULT_BYTES >> 20} MB)")
-        result = json.loads(path.read_text(encoding="utf-8"))
+        result = read_json(path, MAX_RESULT_BYTES, "a benchmark result")
         validate_result(result)
     except OSError as err:
         raise ResultError(f"cannot read {path}: {err.strerror or err}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ResultError(f"{path} is not JSON: {err}") from None
     except ResultError as err:
         raise ResultError(f"{path}: {err}") from None
+    except ValueError as err:
+        raise ResultError(str(err)) from None
     return result
+
+
+def load_seed_record(path: str | Path) -> dict[str, Any]:
+    """Read and validate a seed's record (``seed.json``; bounded: a regular file of at most 4 MB).
+
+    Raises:
+        ResultError: For a file that is not a seed record (naming the file and what is wrong).
+        OSError: If it cannot be read.
+    """
+    try:
+        record = read_json(path, MAX_SEED_BYTES, "a seed record")
+        validate_seed_record(record)
+    except ResultError as err:
+        raise ResultError(f"{path}: {err}") from None
+    except ValueError as err:
+        raise ResultError(str(err)) from None
+    return record
+
+
+def load_run(path: str | Path) -> dict[str, Any]:
+    """Read a run folder's ``run.json`` (what the run is; bounded: a regular file of at most 1 MB).
+
+    Raises:
+        ResultError: For a file that is not a run's record.
+        OSError: If it cannot be read.
+    """
+    try:
+        identity = read_json(path, MAX_RUN_BYTES, "a run's record")
+    except ValueError as err:
+        raise ResultError(str(err)) from None
+    if not isinstance(identity, dict) or not isinstance(identity.get("task"), dict):
+        raise ResultError(f"{path} is not a run's record (an object naming its task, algorithm and settings)")
+    return identity
 
 
 def baseline_results() -> list[dict[str, Any]]:
@@ -202,8 +244,20 @@ def _interval(summary: dict[str, Any], digits: int) -> str:
     return f"{mean:.{digits}f} ± {half:.{digits}f}"
 
 
+def _iqm(result: dict[str, Any]) -> str:
+    """The interquartile mean of a result's seeds' win rates, with its stratified-bootstrap 95% interval."""
+    scores = [np.array([record["final"]["win_rate"] for record in result["per_seed"]])]
+    if len(scores[0]) == 1:
+        return f"{scores[0][0]:.2f}"
+    return stats.interval("iqm", scores).text(2)
+
+
 def leaderboard(results: Iterable[dict[str, Any]]) -> str:
-    """A table of results by task, best win rate first: each metric's mean ± the half-width of its 95% interval."""
+    """A table of results by task, best win rate first.
+
+    Each metric's mean ± the half-width of its 95% Student's t interval across seeds, and the win rate's interquartile
+    mean with its stratified-bootstrap 95% interval (:mod:`urgym.evaluation.bench.stats`).
+    """
     by_task: dict[str, list[dict[str, Any]]] = {}
     changed: list[str] = []
     for result in results:
@@ -212,8 +266,8 @@ def leaderboard(results: Iterable[dict[str, Any]]) -> str:
     for task, group in sorted(by_task.items()):
         lines += [
             printable(task),
-            f"  {'learner':<26} {'seeds':>5} {'vs perfect (%)':>16} {'exploitability':>16} {'test regret':>16} "
-            f"{'decisions':>11} {'minutes':>8}",
+            f"  {'learner':<26} {'seeds':>5} {'vs perfect (%)':>16} {'IQM [95% interval]':>22} {'exploitability':>16} "
+            f"{'test regret':>16} {'decisions':>11} {'minutes':>8}",
         ]
         group.sort(key=lambda r: -r["summary"]["final"]["win_rate"]["mean"])
         for result in group:
@@ -224,7 +278,7 @@ def leaderboard(results: Iterable[dict[str, Any]]) -> str:
                 name += "†"
             seeds = f"{len(result['seeds'])}" + ("" if result.get("complete", True) else "*")
             lines.append(
-                f"  {name:<26.26} {seeds:>5} {_interval(final['win_rate'], 2):>16} "
+                f"  {name:<26.26} {seeds:>5} {_interval(final['win_rate'], 2):>16} {_iqm(result):>22} "
                 f"{_interval(final['exploitability'], 2):>16} {_interval(final['test_regret'], 4):>16} "
                 f"{final['decisions']['mean']:>11,.0f} {final['wall_seconds']['mean'] / 60:>8.1f}"
             )

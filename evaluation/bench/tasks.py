@@ -9,6 +9,9 @@ task by its id (``finkel-3-v1``) and are compared only within one id.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -25,6 +28,13 @@ METRICS = {
     "test_regret": "the mean regret on the position benchmark's test set (win-% points per decision, test set v1)",
 }
 """Every metric a task can measure, with its meaning."""
+
+
+DEFINING = ("name", "version", "rules", "pieces", "budget", "eval_every", "seeds", "exact_during")
+"""The fields of a task that define its protocol, in its digest."""
+
+_DIGESTS: dict[str, str] = {}
+"""The registered tasks' digests, by id (filled once :data:`TASKS` is made)."""
 
 
 @dataclass(frozen=True)
@@ -48,8 +58,21 @@ class Task:
 
     @property
     def id(self) -> str:
-        """The task's id, name and version: ``finkel-3-v1``."""
-        return f"{self.name}-v{self.version}"
+        """The task's id, name and version: ``finkel-3-v1``.
+
+        A task that takes a registered task's name and version with other fields (``dataclasses.replace`` of it, a
+        shorter budget to try things) is not that task: its id adds the first 8 digits of its digest
+        (``finkel-3-v1+1a2b3c4d``), so its results are never listed, merged or verified as the task's.
+        """
+        base = f"{self.name}-v{self.version}"
+        registered = _DIGESTS.get(base)
+        return base if registered in (None, self.digest) else f"{base}+{self.digest[:8]}"
+
+    @property
+    def digest(self) -> str:
+        """SHA-256 of the fields that define the protocol (not the words that describe it)."""
+        fields = {key: getattr(self, key) for key in DEFINING}
+        return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
 
     def get_rules(self) -> Rules:
         """The task's rules."""
@@ -73,8 +96,25 @@ class Task:
         return tuple(METRICS) if final or self.exact_during else ("test_regret",)
 
     def to_dict(self) -> dict[str, Any]:
-        """As plain JSON, with its id."""
-        return {"id": self.id, **asdict(self)}
+        """As plain JSON, with its id and digest."""
+        return {"id": self.id, **asdict(self), "digest": self.digest}
+
+    @classmethod
+    def from_dict(cls, fields: dict[str, Any]) -> Task:
+        """The task a result or run records (its ``id`` and ``digest`` are checked against its fields).
+
+        Raises:
+            ValueError: For fields that make no task, or an id or digest its fields do not give.
+        """
+        names = {f.name for f in dataclasses.fields(cls)}
+        try:
+            task = cls(**{key: value for key, value in fields.items() if key in names})
+        except TypeError as err:
+            raise ValueError(f"the recorded task is not a task ({err})") from None
+        for key, value in (("id", task.id), ("digest", task.digest)):
+            if key in fields and fields[key] != value and not (key == "id" and fields[key] == task.id.split("+")[0]):
+                raise ValueError(f"the recorded task's {key} {fields[key]!r:.40} is not its fields' ({value!r:.40})")
+        return task
 
 
 TASKS: dict[str, Task] = {
@@ -117,6 +157,8 @@ TASKS: dict[str, Task] = {
     )
 }
 """Every task by id."""
+
+_DIGESTS.update({task_id: task.digest for task_id, task in TASKS.items()})
 
 
 def task_names() -> list[str]:

@@ -178,6 +178,7 @@ def train(
     settings: Any = None,
     table: SolvedTable | None = None,
     metrics: Metrics | None = None,
+    report: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """Train ``algorithm`` on ``task`` (a benchmark task, or rules) as one run of the one loop.
 
@@ -188,6 +189,7 @@ def train(
         settings: The algorithm's settings (default: its defaults).
         table: The solved table that measures the run (validation regret; its hash goes on the cards).
         metrics: Figures measured at each point besides the validation regret (the benchmark's).
+        report: Called with each point of the curve as it is measured (the benchmark's progress lines).
 
     Returns:
         What :meth:`TrainingRun.finish` says of the run.
@@ -195,7 +197,7 @@ def train(
     settings = algorithm.defaults() if settings is None else settings
     rules = task if isinstance(task, Rules) else task.get_rules()
     learner = algorithm.make()
-    run = TrainingRun(algorithm, rules, plan, learner, settings, table=table, metrics=metrics)
+    run = TrainingRun(algorithm, rules, plan, learner, settings, table=table, metrics=metrics, report=report)
     checkpoint = read_checkpoint(plan.out, run.identity) if plan.resume and offers(learner, "state") else None
     run.call("setup", _RunTask(rules, run) if isinstance(task, Rules) else task, plan.seed, settings, plan.out)
     if checkpoint is not None:
@@ -219,6 +221,7 @@ class TrainingRun:
         metrics: Measures more figures at each evaluation (the benchmark's exact metrics): called with the learner as
             an agent and whether the run ends there, it returns figures by name, added to the curve and the logs
             (TensorBoard's ``eval/NAME``).
+        report: Called with each point of the curve as it is measured.
     """
 
     def __init__(
@@ -230,13 +233,14 @@ class TrainingRun:
         settings: Any,
         table: SolvedTable | None = None,
         metrics: Metrics | None = None,
+        report: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
         plan.out.mkdir(parents=True, exist_ok=True)
         claim_folder(plan.out, "a training run")  # first: of two runs started together, one gets past the check
         suffix = algorithm.model_suffix if offers(learner, "save") else None
         check_run_folder(plan.out, suffix, plan.replace, plan.resume)
         self.algorithm, self.rules, self.plan, self.learner = algorithm, rules, plan, learner
-        self.suffix, self.table, self.metrics = suffix, table, metrics
+        self.suffix, self.table, self.metrics, self.report = suffix, table, metrics, report
         self.schedule = Schedule(plan.timesteps, plan.eval_every or algorithm.eval_every)
         self.identity = plan.identity(algorithm.name, settings, rules)
         self.facts = {"settings": asdict(settings)}
@@ -378,6 +382,8 @@ class TrainingRun:
             self.optional("record", None, done, numbers_)
         self.curve.append({"timesteps": done, "seconds": round(self.seconds, 1), **scored, **self.figures})
         _write_rows(self.plan.out / "curve.csv", self.curve)
+        if self.report is not None:
+            self.report(self.curve[-1])
         if regret is not None and regret < self.best:
             self.best = regret
             self._save("best_model", done, regret, values)

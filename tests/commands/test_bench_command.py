@@ -36,8 +36,8 @@ def test_an_agent_is_scored_under_a_task_and_its_result_validates(tmp_path, caps
     ("argv", "message"),
     [
         (["--task", "go-9", "--algo", "td"], "unknown task 'go-9'; tasks: finkel-3-v1"),
-        (["--task", "finkel-3"], "give either --algo"),
-        (["--task", "finkel-3", "--algo", "td", "--agent", "greedy"], "give either --algo"),
+        (["--task", "finkel-3"], "give --task with --algo or --agent, or --list"),
+        (["--task", "finkel-3", "--algo", "td", "--agent", "greedy"], "--agent and --algo are separate modes"),
         (["--task", "finkel-3", "--algo", "a2c", "--out", "x"], "unknown algorithm 'a2c'; algorithms: td-lambda"),
         (["--task", "finkel-3", "--algo", "td"], "give --out DIR"),
         (["--task", "finkel-3", "--algo", "td", "--out", "x", "--seeds", "0"], "--seeds must be from 1 to 100"),
@@ -48,7 +48,7 @@ def test_an_agent_is_scored_under_a_task_and_its_result_validates(tmp_path, caps
         (["--task", "finkel-3", "--algo", "td", "--out", "x", "--max-minutes", "nan"], "--max-minutes must be above"),
         (["--task", "finkel-3", "--algo", "td", "--out", "x", "--max-minutes", "-5"], "--max-minutes must be above"),
         ([], "give --task"),
-        (["--task", "finkel-3", "--agent", "greedy", "--plot", "c.png"], "--plot goes with --leaderboard"),
+        (["--task", "finkel-3", "--agent", "greedy", "--plot", "c.png"], "--plot does not go with --agent"),
     ],
 )
 def test_a_bad_command_line_is_one_line_and_status_2_before_any_work(argv, message, capsys, tmp_path, monkeypatch):

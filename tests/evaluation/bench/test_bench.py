@@ -100,7 +100,7 @@ def test_a_run_writes_a_valid_result_and_its_curves(tiny_run):
     assert load_result(out / "results.json") == json.loads(json.dumps(result))
     assert (out / "curves.png").stat().st_size > 1000
     assert result["seeds"] == [0, 1] and result["complete"] and result["algo"] == "td-lambda"
-    assert result["task"]["id"] == "finkel-3-v1" and result["test_set_version"] == 1
+    assert result["task"]["id"] == f"finkel-3-v1+{TINY.digest[:8]}" and result["test_set_version"] == 1  # not the task
     assert result["table_hash"] == TaskEvaluator(SMALL).table_hash and result["urgym"]
     for record in result["per_seed"]:
         assert [p["decisions"] for p in record["curve"]][-1] >= TINY.budget
@@ -188,7 +188,9 @@ def test_the_alphazero_learner_runs_under_the_protocol(tmp_path):
 
 def test_a_folder_of_another_run_is_refused(tiny_run):
     out, _ = tiny_run
-    with pytest.raises(ValueError, match="holds a run of 'td-lambda' on 'finkel-3-v1' with other settings"):
+    with pytest.raises(
+        ValueError, match=r"holds a run of 'td-lambda' on 'finkel-3-v1\+[0-9a-f]{8}' with other settings"
+    ):
         run_task(dataclasses.replace(TINY, budget=45_000), "td-lambda", out, progress=False)
     with pytest.raises(ValueError, match="unknown algorithm 'a2c'; algorithms: td-lambda"):
         run_task(TINY, "a2c", out, progress=False)
