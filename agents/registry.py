@@ -247,6 +247,7 @@ def _register_builtins() -> None:
                 Param("depth", int, 7, "plies searched (decisions of either side)"),
                 Param("tt_bits", int, 18, "log2 of the transposition table's entries"),
                 Param("prune", bool, True, "prune (Star1, alpha-beta, transpositions); never changes the move"),
+                Param("threads", int, 0, "threads answering a batch of decisions (0: every core)"),
             ),
             main_param="depth",
         )

@@ -31,8 +31,10 @@ from urgym.commands.common import (
 from urgym.evaluation.bench.compare import compare
 from urgym.evaluation.bench.merge import merge_runs
 from urgym.evaluation.bench.protocol import (
+    SeedRun,
     bench_algorithm,
     bench_algorithms,
+    check_run_folder,
     estimate_minutes,
     estimate_scoring_minutes,
     finished_seeds,
@@ -42,6 +44,7 @@ from urgym.evaluation.bench.protocol import (
 from urgym.evaluation.bench.results import (
     ResultError,
     baseline_results,
+    check_rankable,
     leaderboard,
     load_result,
     plot_curves,
@@ -62,6 +65,9 @@ __all__ = ["main"]
 MAX_SEEDS = 100
 MAX_MINUTES = 24 * 60.0
 """The longest run started without ``--max-minutes`` raised (a day)."""
+BENCH_SOLVE_MINUTES = 1.0
+"""The longest solve of a task's missing table that ``urgym bench`` starts without ``--solve`` (finkel with 4 pieces
+takes seconds; full finkel minutes and 1.4 GB: asked for, with what it costs)."""
 
 
 MODES = {
@@ -143,6 +149,11 @@ def _flag(dest: str) -> str:
 
 def _leaderboard(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     given = _results(parser, args.leaderboard)
+    for path, result in zip(args.leaderboard, given, strict=True):
+        try:
+            check_rankable(result)
+        except ResultError as err:
+            parser.error(f"{path}: {err}")
     wrote = None
     if args.plot is not None:
         try:
@@ -150,8 +161,7 @@ def _leaderboard(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
             wrote = plot_curves(given, args.plot)
         except ValueError as err:
             parser.error(f"--plot: {err}")
-    shipped = baseline_results()
-    print(leaderboard([*shipped, *(result for result in given if result not in shipped)]))  # each row once
+    print(leaderboard([*baseline_results(), *given]))  # a shipped baseline given again is listed once
     if wrote is not None:
         print(f"wrote {wrote}")
 
@@ -195,7 +205,7 @@ def _verify(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     seeds = args.seed if args.seed is not None else result["seeds"]
     try:
         task = result_task(result)
-        check_solve_allowed(task.get_rules(), args.solve)
+        check_solve_allowed(task.get_rules(), args.solve, limit=BENCH_SOLVE_MINUTES)
         minutes = _verify_minutes(result, task, seeds)
     except ValueError as err:
         parser.error(str(err))
@@ -251,22 +261,23 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     if algorithm is not None and args.out is None:
         parser.error("--algo trains: give --out DIR for the seeds' models, curves and results.json")
     try:
-        check_solve_allowed(task.get_rules(), args.solve)
+        solve = check_solve_allowed(task.get_rules(), args.solve, limit=BENCH_SOLVE_MINUTES)
         if algorithm is not None:
             algorithm.require(f"urgym bench --algo {algorithm.name}")
         if args.ray is not None:
             require_extra("ray", "ray", "urgym bench --ray")
             if args.jobs != 1:
                 raise ValueError("--jobs counts local processes; with --ray the cluster's cores run the seeds")
-        if args.out is not None:
-            check_not_broken_link(args.out, "a folder for the run")
-            check_output(Path(args.out) / "results.json")
+        if args.out is not None and algorithm is not None:
+            check_run_folder(Path(args.out))
+        elif args.out is not None:
+            _check_agent_out(Path(args.out))
     except (ValueError, ImportError) as err:
         parser.error(str(err))
     if algorithm is None and args.seed is not None and len(args.seed) > 1:
         parser.error("--agent scores one agent once: give at most one --seed")
     args.seed = args.seed[0] if args.seed else 0
-    _check_estimate(parser, args, task, algorithm, seeds)  # last: it may build and time the agent
+    _check_estimate(parser, args, task, algorithm, seeds, solve.minutes if solve else 0.0)  # last: it times the agent
     progress = not args.no_progress
     lines = not args.quiet and not sys.stdout.isatty()
     table_for(task.get_rules(), solve=True, progress=progress)  # a missing table solved before any other work
@@ -284,27 +295,48 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
         print(f"results in {Path(args.out) / 'results.json'}")
 
 
+def _check_agent_out(out: Path) -> None:
+    """Refuse an ``--out`` for a scoring that holds a trained run, or a ``results.json`` urgym did not write there."""
+    check_not_broken_link(out, "a folder for the result")
+    check_output(out / "results.json")
+    if (out / "run.json").exists():
+        raise ValueError(f"{out} holds a trained run (run.json): a scoring writes into a folder of its own")
+    if (out / "results.json").exists():
+        try:
+            held = load_result(out / "results.json")
+        except ResultError:
+            held = {}
+        if "agent" not in held:
+            raise ValueError(f"{out / 'results.json'} is not an agent's result urgym wrote: give another --out")
+
+
 def _check_estimate(
     parser: argparse.ArgumentParser,
     args: argparse.Namespace,
     task: Task,
     algorithm: Algorithm | None,
     seeds: list[int],
+    solve_minutes: float = 0.0,
 ) -> None:
     """Refuse, before any work, a run estimated to take longer than ``--max-minutes``.
 
-    Seeds already finished in ``--out`` are not counted; an agent is timed on a sample of its decisions.
+    Seeds already finished in ``--out`` are not counted; an agent is timed on a sample of its decisions; a missing
+    table's solve is counted.
     """
     try:
         if algorithm is None:
             minutes, what = estimate_scoring_minutes(task, args.agent, args.seed), f"scoring {args.agent}"
         else:
-            finished = finished_seeds(args.out, seeds) if args.out is not None else 0
+            run = SeedRun(task, algorithm, with_settings(algorithm, key_values(args.set, "--set")))
+            finished = finished_seeds(args.out, seeds, run) if args.out is not None else 0
             jobs = len(seeds) if args.ray is not None else args.jobs  # a cluster runs them at once, cores allowing
             minutes = estimate_minutes(task, algorithm, len(seeds), jobs, finished)
             what = f"{algorithm.name} with {plural(len(seeds), 'seed')}"
     except ValueError as err:  # an unknown agent, a bad spec
         parser.error(str(err))
+    minutes += solve_minutes
+    if solve_minutes:
+        what += " and its table's solve"
     if minutes > args.max_minutes:
         parser.error(
             f"{what} on {task.id} is estimated at {minutes:.0f} minutes on this machine, over --max-minutes "

@@ -272,13 +272,18 @@ def table_or_solve(
 
 
 def check_solve_allowed(
-    rules: Rules, asked: bool, record: str | None = None, estimate: SolveEstimate | None = None
+    rules: Rules,
+    asked: bool,
+    record: str | None = None,
+    estimate: SolveEstimate | None = None,
+    limit: float | None = None,
 ) -> SolveEstimate | None:
     """Refuse a missing table's solve that a command would start on its own but that takes too long or cannot run.
 
-    A rule set past the solver's size is refused outright; a solve longer than :data:`AUTO_SOLVE_MINUTES` runs only
-    when the user ``asked`` (``--solve``). The message gives the estimate (time, memory, disk) and the command that
-    solves it. Whether it fits this machine's memory and disk is the solver's own check, before any work.
+    A rule set past the solver's size is refused outright; a solve longer than ``limit`` minutes
+    (:data:`AUTO_SOLVE_MINUTES` by default) runs only when the user ``asked`` (``--solve``). The message gives the
+    estimate (time, memory, disk) and the command that solves it. Whether it fits this machine's memory and disk is
+    the solver's own check, before any work.
 
     Returns:
         The estimate of the solve about to run, or ``None`` when the table is cached (nothing is checked then).
@@ -290,7 +295,7 @@ def check_solve_allowed(
         return None
     estimate = estimate or estimate_solve(rules)
     check_solvable(rules, estimate)
-    if estimate.minutes > AUTO_SOLVE_MINUTES and not asked:
+    if estimate.minutes > (AUTO_SOLVE_MINUTES if limit is None else limit) and not asked:
         raise ValueError(
             f"{rules.name} ({rules.pieces} pieces) has no solved table yet, and solving it takes long "
             f"({estimate.describe()}): add --solve to solve it now, or run `{solve_command(rules, record)}` first"

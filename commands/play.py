@@ -6,6 +6,7 @@ The terminal game is :mod:`urgym.evaluation.play.terminal`; ``--web`` serves :mo
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -13,6 +14,7 @@ from urgym.agents.perfect import PerfectAgent
 from urgym.agents.registry import agent_help, make_agent
 from urgym.commands.common import AUTO_SOLVE_MINUTES, ArgumentParser, check_solve_allowed, command, seed
 from urgym.evaluation.play.terminal import cached_table, play_game
+from urgym.solver import table_for
 
 from urgym import RULE_SET_NAMES, SIDES, get_rules
 from urgym.files import check_output
@@ -90,6 +92,12 @@ def main(
         else:
             missing = "" if agent.solve else " (it must be cached already)"
             write(f"Loading the solved table of {rules.describe()}{missing}.")
+        # A damaged table is moved aside and solved again like a missing one: only within what was allowed above.
+        allowed = math.inf if args.solve else AUTO_SOLVE_MINUTES
+        try:
+            table_for(rules, solve=agent.solve, max_solve_minutes=allowed)
+        except ValueError as err:
+            parser.error(str(err))
         agent.table(rules)
     if args.web:
         from urgym.evaluation.play.web import serve

@@ -173,17 +173,28 @@ def _summary(parser: argparse.ArgumentParser, args: argparse.Namespace, paths: l
             record = _load(args, str(p))
             kinds.add(record.rules)
             names.append(set(record.players.values()))
-        player = args.player if args.player is not None else the_player(names)
     except FileNotFoundError as err:
         parser.error(f"no such game record: {err.filename}")
     except ValueError as err:
         parser.error(str(err))
-    if len(kinds) > 1:
+    if len(kinds) > 1:  # first: what is wrong with the games comes before whom to summarise
         parser.error(
             "the games are of different rules ("
             + "; ".join(sorted(k.describe() for k in kinds))
             + "); summarise one rule set at a time"
         )
+    if args.player is not None:
+        missing = [(p, n) for p, n in zip(paths, names, strict=True) if args.player not in n]
+        if missing:
+            path, players = missing[0]
+            parser.error(
+                f"{path.name}: {args.player!r} does not play in it (its players: "
+                f"{', '.join(sorted(map(repr, players)))}); {len(missing)} of {len(paths)} games lack the player"
+            )
+    try:
+        player = args.player if args.player is not None else the_player(names)
+    except ValueError as err:
+        parser.error(str(err))
     rules = kinds.pop()
     table = table_or_solve(rules, args, parser, (), record=str(paths[0]))
     if table is None:

@@ -102,10 +102,16 @@ class Policy(NamedTuple):
         Whether each decision's choice is one of its legal moves, and its dense chances sum to 1 over them, is checked
         against the solver's graph as each layer pair is evaluated.
         """
-        if self.choices.shape != (rows,) or self.choices.dtype != np.uint8:
+        choices = self.choices
+        if not isinstance(choices, np.ndarray):  # an agent's table may be anything its author returned
+            raise ValueError(
+                f"{name} must choose with a numpy array uint8[{rows}] (a move per position and roll), got a "
+                f"{type(choices).__name__}"
+            )
+        if choices.shape != (rows,) or choices.dtype != np.uint8:
             raise ValueError(
                 f"{name} must choose with uint8[{rows}] (a move per position and roll), got "
-                f"{self.choices.dtype}{list(self.choices.shape)}"
+                f"{choices.dtype}{list(choices.shape)}"
             )
         keep_ok = self.keep.dtype == np.float64 and self.keep.shape == (core.MAX_MOVES + 1,)
         if not keep_ok or not np.all((self.keep >= 0) & (self.keep <= 1)):

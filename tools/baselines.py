@@ -1,6 +1,11 @@
 """The shipped baselines (``urgym/evaluation/bench/baseline-*.json``) brought to the current result format.
 
-Run: ``python -m tools.baselines migrate`` (rewrites the files in place, atomically; run again, it changes nothing).
+Run: ``python -m tools.baselines migrate`` (rewrites the files in place, atomically; run again, it changes nothing),
+and ``python -m tools.baselines digests`` after any baseline file changes: it writes the package's list of the shipped
+baselines' digests (``baselines.sha256``), by which a result is known as a shipped baseline.
+``python -m tools.baselines runs FOLDER ...`` gives the finished seed records of run folders trained before records
+named what they learned (their task, learner and settings) those of the folder's ``run.json``, so that the run
+resumes or merges without training them again.
 
 - **Settings**: a learner's settings as urgym records them now, every one of its settings dataclass, defaults
   included. Before the open benchmark the settings held the run's ``eval_every`` and ``validation`` (the task's and
@@ -21,10 +26,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from urgym.evaluation.bench.protocol import bench_algorithm
+from urgym.evaluation.bench.protocol import bench_algorithm, learned_fields
 from urgym.evaluation.bench.provenance import figures_digest
-from urgym.evaluation.bench.results import summarize, validate_result
+from urgym.evaluation.bench.results import BASELINE_DIGESTS, result_digest, summarize, validate_result
 from urgym.evaluation.bench.tasks import Task
+from urgym.evaluation.training.learner import with_settings
 
 from urgym.files import write_atomic
 
@@ -72,6 +78,25 @@ def migrate(result: dict[str, Any]) -> dict[str, Any]:
     return migrated
 
 
+def migrate_run(folder: Path) -> int:
+    """Name, in each finished seed record of run ``folder``, the task, learner and settings of its ``run.json``."""
+    run = json.loads((folder / "run.json").read_text())
+    algorithm = bench_algorithm(run.get("algorithm_source") or run["algo"])
+    settings = with_settings(algorithm, run.get("overrides"))
+    if json.loads(json.dumps(dataclasses.asdict(settings))) != run["settings"]:
+        raise ValueError(f"{folder}: its settings are not {algorithm.name}'s defaults with its overrides")
+    named = learned_fields(Task.from_dict(run["task"]), algorithm, settings)
+    changed = 0
+    for path in sorted(folder.glob("seed-*/seed.json")):
+        record = json.loads(path.read_text())
+        if any(record.get(key) != value for key, value in named.items()):
+            record.update(named)
+            record["digest"] = figures_digest(record)
+            write_atomic(path, lambda tmp, r=record: tmp.write_text(json.dumps(r, indent=1)))
+            changed += 1
+    return changed
+
+
 def baseline_files() -> list[Path]:
     """The shipped baseline files, in the source tree."""
     folder = Path(str(resources.files("urgym.evaluation.bench")))
@@ -80,8 +105,19 @@ def baseline_files() -> list[Path]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("action", choices=["migrate"])
-    parser.parse_args()
+    parser.add_argument("action", choices=["migrate", "digests", "runs"])
+    parser.add_argument("folders", nargs="*", type=Path)
+    args = parser.parse_args()
+    if args.action == "runs":
+        for folder in args.folders:
+            print(f"{folder}: {migrate_run(folder)} seed records named what they learned")
+        return
+    if args.action == "digests":
+        lines = [f"{result_digest(json.loads(path.read_text()))}  {path.name}\n" for path in baseline_files()]
+        listing = baseline_files()[0].parent / BASELINE_DIGESTS
+        write_atomic(listing, lambda tmp: tmp.write_text("".join(lines)))
+        print(f"wrote {listing}: {len(lines)} baselines")
+        return
     for path in baseline_files():
         before = json.loads(path.read_text())
         after = migrate(before)

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "CLAIM_NAME",
     "PLOT_FORMATS",
     "STDOUT",
     "TABLE_MAGICS",
@@ -200,8 +201,11 @@ def write_atomic(path: str | os.PathLike, write: Callable[[Path], None], table: 
     if not table and (kind := table_kind(path)):
         raise ValueError(f"cannot write {path}: it is {kind}; give another path")
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as err:
+        raise _naming(err, path) from None
     os.close(fd)
     try:
         write(Path(tmp))
@@ -209,10 +213,24 @@ def write_atomic(path: str | os.PathLike, write: Callable[[Path], None], table: 
             os.fsync(f.fileno())
         os.chmod(tmp, _mode_for(path))
         os.replace(tmp, path)
+    except OSError as err:  # a full disk, a quota: the error names the file it was writing
+        Path(tmp).unlink(missing_ok=True)
+        raise _naming(err, path, tmp) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def _naming(err: OSError, path: Path, tmp: str | None = None) -> OSError:
+    """``err`` as an error of the same kind naming ``path`` as its file (a command shows ``PATH: reason``).
+
+    An error that names another file (one ``write`` read) is kept; one naming none, or the temporary file, names
+    ``path``.
+    """
+    if err.filename is not None and str(err.filename) != str(tmp):
+        return err
+    return type(err)(err.errno, err.strerror or str(err), str(path))
 
 
 def _write_stdout(write: Callable[[Path], None]) -> Path:

@@ -20,10 +20,13 @@ from typing import Any
 
 from urgym.agents.outside.policies import played_as_saved
 from urgym.evaluation.bench.metrics import TaskEvaluator
-from urgym.evaluation.bench.tasks import Task, get_task
+from urgym.evaluation.bench.tasks import TASKS, Task, get_task
 from urgym.evaluation.scoring.report import write_csv
 from urgym.evaluation.training.ppo import scheduled_callback
 from urgym.solver import SolvedTable
+
+from urgym.core import observation_size
+from urgym.files import check_output
 
 __all__ = ["exact_metrics_callback"]
 
@@ -47,9 +50,31 @@ def exact_metrics_callback(
     Returns:
         The callback; its ``points`` list every point measured.
     """
-    task = get_task(task) if isinstance(task, str) else task
+    if isinstance(task, str):
+        task = get_task(task)
+    if not isinstance(task, Task):
+        raise ValueError(f"task must be a benchmark task or its id ({', '.join(TASKS)}), got {task!r:.60}")
+    rules = task.get_rules()
+    if table is not None and table.rules != rules:
+        raise ValueError(f"the table given solves {table.rules.describe()}, not {task.id}'s {rules.describe()}")
+    if csv is not None:
+        check_output(csv)  # now, not at the first point: a folder or an unwritable path is refused at once
     evaluator = TaskEvaluator(task, table)
     points: list[dict[str, Any]] = []
+
+    def check_model(callback: Any) -> None:
+        """Refuse, as training starts, a model learning other rules than the task's."""
+        learned = _rules_of(callback.training_env)
+        if learned is not None and learned != rules:
+            raise ValueError(
+                f"the model learns {learned.describe()}, not {task.id}'s {rules.describe()}: its figures would not be "
+                "the task's"
+            )
+        size = getattr(callback.model.observation_space, "shape", (None,))[0]
+        if size is not None and size != observation_size(rules):
+            raise ValueError(
+                f"the model takes observations of {size} numbers; {task.id}'s rules give {observation_size(rules)}"
+            )
 
     def measure(callback: Any, final: bool) -> None:
         figures = evaluator(played_as_saved(callback.model, task.get_rules()), final=final)
@@ -64,6 +89,14 @@ def exact_metrics_callback(
         if final:
             callback.logger.dump(callback.num_timesteps)
 
-    callback = scheduled_callback(task.eval_every if every is None else every, measure, final)
+    callback = scheduled_callback(task.eval_every if every is None else every, measure, final, check_model)
     callback.points = points
     return callback
+
+
+def _rules_of(env: Any) -> Any:
+    """The rules an SB3 vector environment of urgym's plays, or None for another environment."""
+    try:
+        return env.get_attr("rules")[0]
+    except (AttributeError, IndexError, TypeError):
+        return None

@@ -28,7 +28,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from urgym.agents import make_agent
 from urgym.evaluation.bench.metrics import TaskEvaluator, table_facts
@@ -51,13 +51,24 @@ from urgym.solver import table_for
 
 import urgym
 from urgym.checks import plural
-from urgym.files import claim_folder, release_folder, require_extra, write_atomic
+from urgym.files import (
+    CLAIM_NAME,
+    check_not_broken_link,
+    check_output,
+    claim_folder,
+    release_folder,
+    require_extra,
+    write_atomic,
+)
 from urgym.startup import ignore_ctrl_c, worker_context
 from urgym.threads import one_thread
 
 __all__ = [
+    "SEED_MARK",
+    "SeedRun",
     "bench_algorithm",
     "bench_algorithms",
+    "check_run_folder",
     "estimate_minutes",
     "estimate_scoring_minutes",
     "finished_seeds",
@@ -139,13 +150,13 @@ def seed_list(task: Task, seeds: int | Sequence[int] | None) -> list[int]:
     return chosen
 
 
-def finished_seeds(out: str | Path, seeds: int | Sequence[int]) -> int:
-    """How many of the seeds (0 to ``seeds`` - 1, or those given) have a record in run folder ``out``.
+def finished_seeds(out: str | Path, seeds: int | Sequence[int], run: SeedRun) -> int:
+    """How many of the seeds (0 to ``seeds`` - 1, or those given) have a finished record of ``run`` in ``out``.
 
-    The records are not read: a damaged one is found, and its seed trained again, by :func:`run_task`.
+    A record counts only where it would be kept: intact, of this run, at the budget (see :func:`run_task`).
     """
     chosen = range(seeds) if isinstance(seeds, int) else seeds
-    return sum((_seed_folder(out, seed) / "seed.json").is_file() for seed in chosen)
+    return sum(_seed_done(_seed_folder(out, seed), seed, run, warn=False) is not None for seed in chosen)
 
 
 def _seed_folder(out: str | Path, seed: int) -> Path:
@@ -171,6 +182,7 @@ def train_seed(
     """
     algorithm = bench_algorithm(algo)
     settings = algorithm.defaults() if settings is None else settings
+    _mark(folder, seed)
     with one_thread():
         evaluator = TaskEvaluator(task)
         began = time.perf_counter()
@@ -193,10 +205,43 @@ def train_seed(
         "machine": machine(),
         "provenance": provenance(),
         **({"resumed_at": result["resumed_at"]} if result.get("resumed_at") else {}),
+        **learned_fields(task, algorithm, settings),
     }
     record["digest"] = figures_digest(record)
     write_atomic(folder / "seed.json", lambda tmp: tmp.write_text(json.dumps(record, indent=1)))
     return record
+
+
+SEED_MARK = ".urgym-seed"
+"""The file by which urgym knows a seed folder as its own (the only kind it removes, to train a seed again)."""
+
+
+def _mark(folder: Path, seed: int) -> None:
+    """Make ``folder`` a seed folder of urgym's: refuse a link, or a folder of files urgym did not write."""
+    if folder.is_symlink():
+        raise ValueError(f"{folder} is a symbolic link; a seed's folder must be a real folder inside the run's")
+    if folder.exists() and any(folder.iterdir()) and not (folder / SEED_MARK).is_file():
+        raise ValueError(
+            f"{folder} holds files urgym did not write (no {SEED_MARK}); urgym trains a seed only in a folder it "
+            "made: move it, or give another --out"
+        )
+    folder.mkdir(parents=True, exist_ok=True)
+    write_atomic(folder / SEED_MARK, lambda tmp: tmp.write_text(json.dumps({"seed": seed}) + "\n"))
+
+
+def learned_fields(task: Task, algorithm: Algorithm, settings: Any) -> dict[str, Any]:
+    """What a seed record names of what it learned: the task (id, digest, rules, budget), the learner, its settings."""
+    named = {key: getattr(task, key) for key in ("rules", "pieces", "budget")}
+    return json.loads(
+        json.dumps(
+            {
+                "task": {"id": task.id, "digest": task.digest, **named},
+                "algo": algorithm.name,
+                **({"algorithm_source": algorithm.source} if algorithm.source else {}),
+                "settings": dataclasses.asdict(settings),
+            }
+        )
+    )
 
 
 def say(line: str) -> None:
@@ -227,23 +272,67 @@ def _point(point: dict[str, Any]) -> dict[str, Any]:
     return {"decisions": int(point["timesteps"]), **{k: v for k, v in point.items() if k != "timesteps"}}
 
 
-def _seed_done(folder: Path, seed: int) -> dict[str, Any] | None:
-    """The record of a finished seed, None if it has none, or a damaged one (it is trained again, with a warning)."""
+class SeedRun(NamedTuple):
+    """What a seed of a run learns: the task, the algorithm and its settings."""
+
+    task: Task
+    algorithm: Algorithm
+    settings: Any
+
+
+def _seed_done(folder: Path, seed: int, run: SeedRun, warn: bool = True) -> dict[str, Any] | None:
+    """The record of a finished seed of this run, or None (none, or one that is not: trained again, with a warning).
+
+    A record counts only if it is intact (its figures' digest, its final figures its last point's), names this
+    run's task, learner and settings, and reached the task's budget.
+    """
     path = folder / "seed.json"
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return None
     try:
+        if folder.is_symlink():
+            raise ResultError(f"{folder} is a symbolic link, not a seed folder of the run")
         record = load_seed_record(path)
-        if record["seed"] != seed or not record["curve"]:
-            raise ResultError(f"{path} is not a finished record of seed {seed}")
+        expected = {"seed": seed, **learned_fields(*run)}
+        for key, want in expected.items():
+            if record.get(key) != want:
+                raise ResultError(f"it names {key} {record.get(key)!r:.60}, not this run's {want!r:.60}")
+        if "digest" not in record:
+            raise ResultError("it carries no digest of its figures")
+        if record["decisions"] < run.task.budget:
+            raise ResultError(f"its {record['decisions']:,} decisions fall short of the budget, {run.task.budget:,}")
     except (OSError, ValueError) as err:  # ResultError is a ValueError
-        reason = str(err).removeprefix(f"{path}: ")
-        warnings.warn(f"{path} is damaged ({reason}); seed {seed} is trained again", stacklevel=3)
+        if warn:
+            reason = str(err).removeprefix(f"{path}: ")
+            warnings.warn(f"{path} is damaged ({reason}); seed {seed} is trained again", stacklevel=3)
         return None
     return record
 
 
-def _identity(task: Task, algorithm: Algorithm, settings: Any, overrides: Mapping[str, Any]) -> dict[str, Any]:
+def check_run_folder(out: Path) -> None:
+    """Refuse, before any work, a run folder urgym did not make or could not write its results into.
+
+    A folder that exists and holds files must hold a run's ``run.json`` (urgym removes or replaces only what it wrote
+    itself); ``results.json`` and ``curves.png`` must be writable files.
+
+    Raises:
+        ValueError: Naming the folder or file and what is allowed.
+    """
+    check_not_broken_link(out, "a run folder")
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"{out} is not a folder; --out names a run folder")
+    if out.is_dir() and not (out / "run.json").is_file():
+        held = sorted(p.name for p in out.iterdir() if p.name != CLAIM_NAME)
+        if held:
+            raise ValueError(
+                f"{out} holds files urgym did not write ({', '.join(held[:3])}{'...' if len(held) > 3 else ''}) and "
+                "no run.json: give a new or empty folder (urgym replaces only what it wrote)"
+            )
+    for name in ("results.json", "curves.png"):
+        check_output(out / name)
+
+
+def run_identity(task: Task, algorithm: Algorithm, settings: Any, overrides: Mapping[str, Any]) -> dict[str, Any]:
     """What a run is, as its ``run.json`` holds it (tuples as lists: read back, it compares equal)."""
     identity = {
         "format": RESULT_FORMAT,
@@ -286,12 +375,14 @@ def _check_folder(out: Path, identity: dict[str, Any]) -> None:
 def _run_one(args: tuple[Task, Algorithm, int, Path, dict[str, Any], bool]) -> dict[str, Any]:
     """One seed of a run, in this process or a worker (the settings travel as their plain overrides)."""
     task, algorithm, seed, folder, overrides, lines = args
-    finished = _seed_done(folder, seed)
+    settings = with_settings(algorithm, overrides)
+    finished = _seed_done(folder, seed, SeedRun(task, algorithm, settings), warn=False)
     if finished is not None:  # a unit retried after its worker wrote the record: never trained twice
         return finished
-    if folder.exists() and not (folder / CHECKPOINT).exists():
-        shutil.rmtree(folder)  # an unfinished seed without a checkpoint: trained again from its start
-    return train_seed(task, algorithm, seed, folder, settings=with_settings(algorithm, overrides), lines=lines)
+    cut_short = folder.is_dir() and not folder.is_symlink() and not (folder / CHECKPOINT).exists()
+    if cut_short and (folder / SEED_MARK).is_file():  # urgym's own, with no checkpoint: trained again from its start
+        shutil.rmtree(folder)
+    return train_seed(task, algorithm, seed, folder, settings=settings, lines=lines)
 
 
 def run_task(
@@ -323,14 +414,16 @@ def run_task(
     chosen = with_settings(algorithm, settings)
     chosen_seeds = seed_list(task, seeds)
     out = Path(out)
+    check_run_folder(out)
     out.mkdir(parents=True, exist_ok=True)
     claim_folder(out, "a benchmark run")
     try:
         facts = _facts(task, progress)  # a missing table solved once, before the seeds' processes need it
         overrides = {key: getattr(chosen, key) for key in settings or {}}
-        identity = _identity(task, algorithm, chosen, overrides)
+        identity = run_identity(task, algorithm, chosen, overrides)
         _check_folder(out, identity)
-        records = {seed: _seed_done(_seed_folder(out, seed), seed) for seed in chosen_seeds}
+        run = SeedRun(task, algorithm, chosen)
+        records = {seed: _seed_done(_seed_folder(out, seed), seed, run) for seed in chosen_seeds}
         todo = [
             (task, algorithm, seed, _seed_folder(out, seed), overrides, lines)
             for seed, record in records.items()

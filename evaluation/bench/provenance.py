@@ -20,6 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from urgym.evaluation.bench.tasks import METRICS
+
 import urgym
 
 __all__ = ["LIBRARIES", "figures", "figures_digest", "machine", "provenance"]
@@ -30,8 +32,8 @@ LIBRARIES = ("numpy", "numba", "torch", "stable-baselines3", "sb3-contrib", "jax
 _VECTOR_FLAGS = {"sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile", "asimd", "sve"}
 """The processor's vector instructions a library may choose its kernels by (and so round differently)."""
 
-_TIMES = ("seconds", "eval_seconds")
-"""What a clock measures in a seed's points: not figures (they differ from run to run)."""
+_FIGURES = ("decisions", "policy", *METRICS)
+"""What a point's figures are: the decisions, how the policy was scored, and the metrics."""
 
 
 def machine() -> dict[str, Any]:
@@ -100,13 +102,21 @@ def provenance(command: list[str] | None = None) -> dict[str, Any]:
 
 
 def figures(record: dict[str, Any]) -> dict[str, Any]:
-    """A seed record's figures: its seed, decisions, every point's figures and the final ones (no seconds)."""
+    """A seed record's figures: its seed and decisions, and at every point and at the end the task's metrics.
+
+    With them how the policy was scored and the point's decisions; not the seconds, nor a ``train`` run's own
+    validation regret.
+    """
     return {
         "seed": record["seed"],
         "decisions": record["decisions"],
-        "curve": [{k: v for k, v in point.items() if k not in _TIMES} for point in record["curve"]],
-        "final": {k: v for k, v in record["final"].items() if k not in _TIMES},
+        "curve": [_measured(point) for point in record["curve"]],
+        "final": _measured(record["final"]),
     }
+
+
+def _measured(point: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in point.items() if key in _FIGURES}
 
 
 def figures_digest(record: dict[str, Any]) -> str:

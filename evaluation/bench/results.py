@@ -9,6 +9,7 @@ is checked against one schema (``results.schema.json`` beside this module, JSON 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Iterable
@@ -19,6 +20,7 @@ from typing import Any
 import numpy as np
 from urgym.evaluation.bench import stats
 from urgym.evaluation.bench.metrics import across_seeds
+from urgym.evaluation.bench.provenance import figures_digest
 from urgym.evaluation.bench.tasks import METRICS
 from urgym.evaluation.training.learner import setting_text
 
@@ -26,15 +28,19 @@ from urgym.checks import plural, printable
 from urgym.files import read_json, write_atomic
 
 __all__ = [
+    "BASELINE_DIGESTS",
     "RESULT_FORMAT",
     "ResultError",
     "baseline_results",
+    "check_rankable",
+    "is_baseline",
     "leaderboard",
     "load_result",
     "load_run",
     "load_seed_record",
     "plot_curves",
     "plot_seed_curves",
+    "result_digest",
     "result_schema",
     "summarize",
     "validate_result",
@@ -157,8 +163,42 @@ def validate_result(result: Any) -> None:
         raise ResultError("result must name either the algorithm trained ('algo') or the agent scored ('agent')")
     if result["seeds"] != [record["seed"] for record in result["per_seed"]]:
         raise ResultError("result.seeds must list the seeds of result.per_seed, in order")
+    if len(set(result["seeds"])) != len(result["seeds"]):
+        raise ResultError(f"result.seeds lists a seed twice ({result['seeds']}): each seed counts once")
     for i, record in enumerate(result["per_seed"]):
         validate_seed_record(record, f"result.per_seed[{i}]")
+    _check_summary(result)
+
+
+def _check_summary(result: dict[str, Any]) -> None:
+    """Refuse a result whose summary, or whose word that it is complete, is not what its seeds give."""
+    identity = {key: result[key] for key in ("task", "algo", "agent") if key in result}
+    try:
+        recomputed = summarize(identity, result["per_seed"], {})
+    except (KeyError, TypeError, ValueError) as err:
+        raise ResultError(f"result.per_seed cannot be summarized ({err})") from None
+    if result.get("complete", recomputed["complete"]) != recomputed["complete"]:
+        raise ResultError(
+            f"result.complete says {result['complete']}, but its seeds {result['seeds']} are "
+            f"{'' if recomputed['complete'] else 'not '}every seed of {result['task']['id']}"
+        )
+    held, want = json.loads(json.dumps(result["summary"])), json.loads(json.dumps(recomputed["summary"]))
+    if held != want:
+        where = _first_difference(held, want, "result.summary")
+        raise ResultError(f"{where} is not what the seeds give: the summary was edited, or the seeds were")
+
+
+def _first_difference(a: Any, b: Any, where: str) -> str:
+    """The first place two JSON values differ, with both values."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in dict.fromkeys([*a, *b]):
+            if a.get(key) != b.get(key):
+                return _first_difference(a.get(key), b.get(key), f"{where}.{key}")
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            if x != y:
+                return _first_difference(x, y, f"{where}[{i}]")
+    return f"{where} ({json.dumps(a)[:40]}, the seeds give {json.dumps(b)[:40]})"
 
 
 def validate_seed_record(record: Any, where: str = "seed record") -> None:
@@ -171,6 +211,16 @@ def validate_seed_record(record: Any, where: str = "seed record") -> None:
     _check(record, schema["properties"]["per_seed"]["items"], schema, where)
     if isinstance(record.get("machine"), str) and record["machine"] != "unknown":
         raise ResultError(f"{where}.machine must be an object or 'unknown', got {record['machine']!r:.60}")
+    curve = record["curve"]
+    if curve:
+        last = {key: value for key, value in curve[-1].items() if key not in ("seconds", "mean_regret")}
+        if record["final"] != last:
+            raise ResultError(f"{where}.final is not its last point's figures (one of them was edited)")
+        decisions = [point["decisions"] for point in curve]
+        if decisions != sorted(set(decisions)) or record["decisions"] != decisions[-1]:
+            raise ResultError(f"{where}: its points must follow one another, the last at its decisions")
+    if "digest" in record and record["digest"] != figures_digest(record):
+        raise ResultError(f"{where}.digest is not its figures' (a figure was edited, or the digest)")
 
 
 def load_result(path: str | Path) -> dict[str, Any]:
@@ -224,16 +274,70 @@ def load_run(path: str | Path) -> dict[str, Any]:
     return identity
 
 
+BASELINE_DIGESTS = "baselines.sha256"
+"""The list, inside the package, of every shipped baseline's digest (:func:`result_digest`) and file name: what marks
+a result as a shipped baseline (never a field a file can claim)."""
+
+
+def result_digest(result: dict[str, Any]) -> str:
+    """SHA-256 of a result's content as canonical JSON (keys sorted: the same whatever its file's layout)."""
+    text = json.dumps(result, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _shipped_digests() -> dict[str, str]:
+    """The shipped baselines' digests, by file name."""
+    text = resources.files("urgym.evaluation.bench").joinpath(BASELINE_DIGESTS).read_text(encoding="utf-8")
+    return {name: digest for digest, name in (line.split() for line in text.splitlines() if line.strip())}
+
+
 def baseline_results() -> list[dict[str, Any]]:
-    """The baselines that ship with urgym (``baseline-*.json`` beside this module), each validated."""
+    """The baselines that ship with urgym (``baseline-*.json`` beside this module), each validated.
+
+    Raises:
+        ResultError: For a shipped file changed since it shipped (its digest not the package's list), or missing.
+    """
     folder = resources.files("urgym.evaluation.bench")
+    digests = _shipped_digests()
     found = []
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if entry.name.startswith("baseline-") and entry.name.endswith(".json"):
             result = json.loads(entry.read_text(encoding="utf-8"))
             validate_result(result)
+            if digests.pop(entry.name, None) != result_digest(result):
+                raise ResultError(
+                    f"the shipped baseline {entry.name} is not the one urgym shipped (its digest is not in "
+                    f"{BASELINE_DIGESTS}): reinstall urgym"
+                )
             found.append(result)
+    if digests:
+        raise ResultError(f"the shipped baselines {', '.join(sorted(digests))} are missing: reinstall urgym")
     return found
+
+
+def is_baseline(result: dict[str, Any]) -> bool:
+    """Whether ``result`` is one of the shipped baselines, to the bit (by the package's digest list)."""
+    return result_digest(result) in set(_shipped_digests().values())
+
+
+def check_rankable(result: dict[str, Any]) -> None:
+    """Refuse, for the leaderboard, a result of a task that is not one of the benchmark's, or not as it is defined.
+
+    Raises:
+        ResultError: Naming the task and what is allowed.
+    """
+    from urgym.evaluation.bench.tasks import TASKS, Task
+
+    claimed = result["task"].get("id")
+    try:
+        task = Task.from_dict(result["task"])
+    except ValueError as err:
+        raise ResultError(f"its task {claimed!r:.40} {err}") from None
+    if task.id not in TASKS:
+        raise ResultError(
+            f"its task {task.id!r:.60} is not one of the benchmark's ({', '.join(TASKS)}), or not as defined there: "
+            "its results are not ranked (urgym bench --compare compares them)"
+        )
 
 
 def _interval(summary: dict[str, Any], digits: int) -> str:
@@ -256,18 +360,30 @@ def leaderboard(results: Iterable[dict[str, Any]]) -> str:
     """A table of results by task, best win rate first.
 
     Each metric's mean ± the half-width of its 95% Student's t interval across seeds, and the win rate's interquartile
-    mean with its stratified-bootstrap 95% interval (:mod:`urgym.evaluation.bench.stats`).
+    mean with its stratified-bootstrap 95% interval (:mod:`urgym.evaluation.bench.stats`). A row says whether it is a
+    shipped baseline (by the package's digest list: :func:`is_baseline`) or a result given; a result given twice, or
+    the same seeds in two files, is listed once, with a note.
     """
     by_task: dict[str, list[dict[str, Any]]] = {}
     changed: list[str] = []
+    notes: list[str] = []
+    seen: dict[str, str] = {}
     for result in results:
+        key = result_digest(result)
+        runs = _run_key(result)
+        name = printable(str(result.get("algo") or result.get("agent")))
+        if key in seen or runs in seen:
+            task = printable(result["task"]["id"])
+            notes.append(f"{name} on {task} given again ({seen.get(key) or seen[runs]}): listed once")
+            continue
+        seen[key], seen[runs] = "the same file", "the same seeds in another file"
         by_task.setdefault(result["task"]["id"], []).append(result)
     lines = []
     for task, group in sorted(by_task.items()):
         lines += [
             printable(task),
-            f"  {'learner':<26} {'seeds':>5} {'vs perfect (%)':>16} {'IQM [95% interval]':>22} {'exploitability':>16} "
-            f"{'test regret':>16} {'decisions':>11} {'minutes':>8}",
+            f"  {'learner':<26} {'from':<8} {'seeds':>5} {'vs perfect (%)':>16} {'IQM [95% interval]':>22} "
+            f"{'exploitability':>16} {'test regret':>16} {'decisions':>11} {'minutes':>8}",
         ]
         group.sort(key=lambda r: -r["summary"]["final"]["win_rate"]["mean"])
         for result in group:
@@ -277,8 +393,9 @@ def leaderboard(results: Iterable[dict[str, Any]]) -> str:
                 changed.append(f"{name} {', '.join(f'{k}={setting_text(v)}' for k, v in result['overrides'].items())}")
                 name += "†"
             seeds = f"{len(result['seeds'])}" + ("" if result.get("complete", True) else "*")
+            source = "shipped" if is_baseline(result) else "given"
             lines.append(
-                f"  {name:<26.26} {seeds:>5} {_interval(final['win_rate'], 2):>16} {_iqm(result):>22} "
+                f"  {name:<26.26} {source:<8} {seeds:>5} {_interval(final['win_rate'], 2):>16} {_iqm(result):>22} "
                 f"{_interval(final['exploitability'], 2):>16} {_interval(final['test_regret'], 4):>16} "
                 f"{final['decisions']['mean']:>11,.0f} {final['wall_seconds']['mean'] / 60:>8.1f}"
             )
@@ -286,7 +403,15 @@ def leaderboard(results: Iterable[dict[str, Any]]) -> str:
         lines.append("  * fewer seeds than the task asks for")
     for line in changed:
         lines.append(printable(f"  † settings changed from the algorithm's defaults (--set): {line}"))
+    lines += [f"  note: {note}" for note in notes]
     return "\n".join(lines)
+
+
+def _run_key(result: dict[str, Any]) -> str:
+    """What makes two files the same run: the learner, the task and every seed's figures."""
+    figures = sorted(record.get("digest") or figures_digest(record) for record in result["per_seed"])
+    who = [result.get("algo"), result.get("agent"), result.get("overrides"), result["task"].get("id")]
+    return hashlib.sha256(json.dumps([who, figures], sort_keys=True).encode()).hexdigest()
 
 
 def plot_seed_curves(result: dict[str, Any], path: str | Path) -> Path:

@@ -664,10 +664,11 @@ def game_server(
         daemon_threads = True
 
         def __init__(self) -> None:
-            super().__init__("127.0.0.1", port, app, handler=Handler)
+            # Before the socket: a port in use makes werkzeug close the server from inside __init__.
             self.slots = threading.BoundedSemaphore(connections)
             self.deadlines: dict[Any, float] = {}  # connection -> when its request must have arrived whole
             self.closing = threading.Event()
+            super().__init__("127.0.0.1", port, app, handler=Handler)
             threading.Thread(target=self._watch, daemon=True).start()
 
         def _watch(self) -> None:
@@ -696,7 +697,25 @@ def game_server(
             finally:
                 self.slots.release()
 
+    _check_port(port)
     return BoundedServer()
+
+
+def _check_port(port: int) -> None:
+    """Refuse a port another program holds, in one line (werkzeug would print two and exit with status 1).
+
+    Raises:
+        ValueError: Naming the port and what to do.
+    """
+    if port == 0:
+        return
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds it
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError as err:
+            why = err.strerror or err
+            raise ValueError(f"port {port} cannot be served on 127.0.0.1 ({why}): give another --port") from None
 
 
 def _file_name(record: GameRecord, suffix: str) -> str:

@@ -338,8 +338,10 @@ def _odd_one_out(probabilities, legal, counts, chosen) -> tuple[np.ndarray, np.n
 
 def _streams(seed: int, rows: np.ndarray) -> np.ndarray:
     """A random stream per decision, fixed by ``seed`` and the decision (splitmix64 of both)."""
-    with np.errstate(over="ignore"):  # arithmetic modulo 2^64 is the point
-        z = (rows.astype(np.uint64) + np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15)) * np.uint64(0xBF58476D1CE4E5B9)
+    with np.errstate(over="ignore"):  # arithmetic modulo 2^64 is the point (a seed past it too: a tournament's + i)
+        z = (rows.astype(np.uint64) + np.uint64(seed % 2**64) * np.uint64(0x9E3779B97F4A7C15)) * np.uint64(
+            0xBF58476D1CE4E5B9
+        )
     z ^= z >> np.uint64(31)
     return np.ascontiguousarray(z.reshape(-1, 1))
 

@@ -330,12 +330,17 @@ def slot_opponents(opponents: list[str], envs: int, learner: LearnerOpponent) ->
     return [learner if spec == "self" else spec for spec in (opponents[i % len(opponents)] for i in range(envs))]
 
 
-def scheduled_callback(every: int, measure: Callable[[Any, bool], None], final: bool = False) -> Any:
+def scheduled_callback(
+    every: int,
+    measure: Callable[[Any, bool], None],
+    final: bool = False,
+    start: Callable[[Any], None] | None = None,
+) -> Any:
     """A stable-baselines3 callback that calls ``measure(callback, final)`` on a :class:`Schedule` of ``every`` steps.
 
     A point is measured at the first rollout's start past it, not at a step: there the model has taken every update
     so far (on- and off-policy alike), as a model saved then would have. With ``final``, once more when training
-    ends. The callback's ``points`` are the steps measured.
+    ends. ``start(callback)`` is called when training starts (the model known: a check of what it learns).
 
     Raises:
         ValueError: For ``every`` that is not a whole number of at least 1.
@@ -348,6 +353,8 @@ def scheduled_callback(every: int, measure: Callable[[Any, bool], None], final: 
 
     class ScheduledCallback(BaseCallback):
         def _on_training_start(self) -> None:
+            if start is not None:
+                start(self)
             self.next_eval = schedule.next_point(self.num_timesteps)
             self.started = time.perf_counter()
 

@@ -62,6 +62,20 @@ def judge(result: subprocess.CompletedProcess | None, words: str, case: str, sta
     return Outcome(case, "clear", lines[-1][:160])
 
 
+def library_case(case: str, call, words: str, Outcome) -> Outcome:
+    """A library call that must refuse with a ValueError or OSError holding ``words``.
+
+    ``silent-wrong`` where it is accepted, ``traceback`` for any other exception, ``unclear`` for other words.
+    """
+    try:
+        call()
+    except (ValueError, OSError) as err:
+        return Outcome(case, "clear" if words in str(err) else "unclear", str(err)[:160])
+    except Exception as err:
+        return Outcome(case, "traceback", f"{type(err).__name__}: {err}"[:160])
+    return Outcome(case, "silent-wrong", "accepted")
+
+
 class TimeLimitError(Exception):
     """A case ran past its time limit."""
 

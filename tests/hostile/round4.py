@@ -24,22 +24,11 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
-from tests.hostile.judge import BIN, SMALL, judge, run
-
-
-def _library(case: str, call: Callable[[], object], words: str, Outcome):
-    try:
-        call()
-    except (ValueError, OSError) as err:
-        return Outcome(case, "clear" if words in str(err) else "unclear", str(err)[:160])
-    except Exception as err:
-        return Outcome(case, "traceback", f"{type(err).__name__}: {err}"[:160])
-    return Outcome(case, "silent-wrong", "accepted")
+from tests.hostile.judge import BIN, SMALL, judge, library_case, run
 
 
 # --- 1. runs that meet ------------------------------------------------------------------------------------------
@@ -430,7 +419,7 @@ def _network_cases(work: Path, Outcome) -> list:
     w0 = np.full((n, 8), 3e37)
     w0[::2] *= -1
     outcomes.append(
-        _library(
+        library_case(
             "finite weights whose activations overflow",
             lambda: ValueNetwork(rules, "td-v1", [(w0, np.zeros(8)), (np.ones((8, 1)), np.zeros(1))], "relu", {}),
             "overflow while playing",
@@ -444,7 +433,7 @@ def _network_cases(work: Path, Outcome) -> list:
     crc = work / "crc.npz"
     crc.write_bytes(bytes(corrupt))
     outcomes.append(
-        _library("an npz member with a bad CRC-32", lambda: read_npz(crc, 1 << 26, "a network"), "intact", Outcome)
+        library_case("an npz member with a bad CRC-32", lambda: read_npz(crc, 1 << 26, "a network"), "intact", Outcome)
     )
     header = io.BytesIO()
     np.lib.format.write_array_header_1_0(header, {"descr": "<f8", "fortran_order": False, "shape": (1 << 42,)})
@@ -452,7 +441,7 @@ def _network_cases(work: Path, Outcome) -> list:
     with zipfile.ZipFile(huge, "w") as archive:
         archive.writestr("w0.npy", header.getvalue() + b"\0" * 64)
     outcomes.append(
-        _library("an npy header of 2^42 values", lambda: read_npz(huge, 1 << 26, "a network"), "declare", Outcome)
+        library_case("an npy header of 2^42 values", lambda: read_npz(huge, 1 << 26, "a network"), "declare", Outcome)
     )
     td = work / "td-without-rules.npz"
     np.savez(
@@ -493,7 +482,7 @@ def _corrupt_read_only_cache(work: Path, Outcome) -> list:
     cache_module.os.replace = read_only
     try:
         return [
-            _library(
+            library_case(
                 "a corrupt table in a read-only cache",
                 lambda: cache_module.load_or_solve(rules, progress=False, directory=folder),
                 "failed its checks",
@@ -552,7 +541,7 @@ def _exact_cases(work: Path, Outcome) -> list:
     record = GameRecord(rules, ()).to_dict()
     for start in (-5, 2**62 + 12345, "7", True):
         outcomes.append(
-            _library(
+            library_case(
                 f"a record that starts at {start!r}",
                 lambda s=start: GameRecord.from_dict({**record, "start": s}),
                 "start",

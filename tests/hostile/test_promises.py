@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.hostile import commands, round3, round4, untrusted
+from tests.hostile import commands, round3, round4, round6, untrusted
 from tests.hostile.judge import RGU, Outcome
 from urgym import get_rules, solver
 
@@ -96,3 +96,9 @@ def test_round_3_cache_targets_full_disks_engines_networks_bombs(part, tmp_path,
 def test_round_4_meeting_runs_special_files_load_read_only_installs(part, tmp_path):
     (tmp_path / "round4").mkdir()
     _assert_clear(part(tmp_path / "round4", Outcome))
+
+
+@pytest.mark.parametrize("part", round6.PARTS, ids=[part.__name__.strip("_") for part in round6.PARTS])
+def test_round_6_results_that_cannot_be_forged_and_folders_that_cost_no_file(part, tmp_path, private_cache):
+    (tmp_path / "round6").mkdir()
+    _assert_clear(part(tmp_path / "round6", Outcome))

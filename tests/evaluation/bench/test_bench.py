@@ -128,10 +128,19 @@ def test_a_fixed_seed_and_budget_give_bit_identical_results_and_a_resumed_run_th
 
 
 def test_the_estimate_before_a_run_counts_only_the_seeds_it_still_has_to_train(tiny_run, tmp_path):
-    from urgym.evaluation.bench.protocol import estimate_minutes, finished_seeds
+    from urgym.evaluation.bench.protocol import SeedRun, estimate_minutes, finished_seeds
+    from urgym.evaluation.training.algorithms import get_algorithm
 
     out, _result = tiny_run
-    assert finished_seeds(out, 2) == 2 and finished_seeds(out, 5) == 2 and finished_seeds(tmp_path, 5) == 0
+    td = get_algorithm("td-lambda")
+    run = SeedRun(TINY, td, td.defaults())
+    assert (
+        finished_seeds(out, 2, run) == 2 and finished_seeds(out, 5, run) == 2 and finished_seeds(tmp_path, 5, run) == 0
+    )
+    other = SeedRun(
+        dataclasses.replace(TINY, budget=45_000), td, td.defaults()
+    )  # another task: its records don't count
+    assert finished_seeds(out, 2, other) == 0
     assert estimate_minutes(TINY, "td-lambda", 2, 1, finished=2) == 0
     assert estimate_minutes(TINY, "td-lambda", 5, 1, finished=2) == estimate_minutes(TINY, "td-lambda", 3, 1) > 0
     assert estimate_minutes(TINY, "td-lambda", 5, 2, finished=2) == estimate_minutes(TINY, "td-lambda", 2, 1)

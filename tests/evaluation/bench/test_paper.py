@@ -21,6 +21,7 @@ from urgym.evaluation.bench import baseline_results, get_task, leaderboard, load
 from urgym.evaluation.bench.compare import compare
 from urgym.evaluation.bench.merge import merge_runs
 from urgym.evaluation.bench.provenance import figures_digest
+from urgym.evaluation.bench.results import ResultError, summarize
 from urgym.evaluation.bench.verify import verify
 
 from urgym.checks import plural
@@ -166,6 +167,13 @@ def test_verify_finds_the_seeds_bit_identical_and_catches_one_changed_figure(spl
     edited = load_result(folder / "low" / "results.json")
     edited["per_seed"][1]["curve"][0]["exploitability"] += 1e-12  # one figure, by the last bit or so
     path = tmp_path / "edited.json"
+    path.write_text(json.dumps(edited))
+    with pytest.raises(ResultError, match=r"per_seed\[1\].digest is not its figures'"):
+        load_result(path)  # an edited figure is refused by its digest, before anything reruns
+    record = edited["per_seed"][1]  # a result of other code: its digest and summary those of its figures
+    record["digest"] = figures_digest(record)
+    identity = {key: edited[key] for key in ("task", "algo")}
+    edited["summary"] = summarize(identity, edited["per_seed"], {})["summary"]
     path.write_text(json.dumps(edited))
     assert urgym(["bench", "--verify", str(path), "--seed", "1", "--no-progress"]) == 1
     line = capsys.readouterr().out
