@@ -5,7 +5,7 @@ and ``python -m tools.baselines digests`` after any baseline file changes: it wr
 baselines' digests (``baselines.sha256``), by which a result is known as a shipped baseline.
 ``python -m tools.baselines runs FOLDER ...`` gives the finished seed records of run folders trained before records
 named what they learned (their task, learner and settings) those of the folder's ``run.json``, so that the run
-resumes or merges without training them again.
+resumes or merges without training them again (and marks their seed folders as urgym's: ``.urgym-seed``).
 
 - **Settings**: a learner's settings as urgym records them now, every one of its settings dataclass, defaults
   included. Before the open benchmark the settings held the run's ``eval_every`` and ``validation`` (the task's and
@@ -26,7 +26,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from urgym.evaluation.bench.protocol import bench_algorithm, learned_fields
+from urgym.evaluation.bench.protocol import SEED_MARK, bench_algorithm, learned_fields
 from urgym.evaluation.bench.provenance import figures_digest
 from urgym.evaluation.bench.results import BASELINE_DIGESTS, result_digest, summarize, validate_result
 from urgym.evaluation.bench.tasks import Task
@@ -86,6 +86,10 @@ def migrate_run(folder: Path) -> int:
     if json.loads(json.dumps(dataclasses.asdict(settings))) != run["settings"]:
         raise ValueError(f"{folder}: its settings are not {algorithm.name}'s defaults with its overrides")
     named = learned_fields(Task.from_dict(run["task"]), algorithm, settings)
+    for seed_folder in sorted(folder.glob("seed-*")):  # urgym made them (the run.json says so): its mark
+        if seed_folder.is_dir() and not seed_folder.is_symlink() and not (seed_folder / SEED_MARK).exists():
+            seed = int(seed_folder.name.removeprefix("seed-"))
+            (seed_folder / SEED_MARK).write_text(json.dumps({"seed": seed}) + "\n")
     changed = 0
     for path in sorted(folder.glob("seed-*/seed.json")):
         record = json.loads(path.read_text())
