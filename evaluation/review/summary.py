@@ -239,6 +239,7 @@ def summarise_player(reviews: Iterable[tuple[str, GameReview]], player: str | No
         side = mine[0]  # a name on both sides (self-play): light's side
         won = None if review.winner is None else review.winner == side.side
         lines.append(GameLine(name, side.side, side, won))
+        del review, mine  # before the next review is made: one game's review in memory at a time, not two
     if not lines:
         raise ValueError("no game records to summarise")
     return PlayerSummary(player, tuple(lines))

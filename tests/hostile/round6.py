@@ -465,5 +465,51 @@ def _earlier_cases(work: Path, Outcome) -> list:
     return outcomes
 
 
-PARTS = [_forged_results, _run_folder_cases, _read_cases, _identity_cases, _guard_cases, _earlier_cases]
+def _long_review_cases(work: Path, Outcome) -> list:
+    """``review FOLDER`` of 1 and of 3 records of 100,000 rolls each: the peak must not grow with the records."""
+    from urgym import get_rules
+
+    steps = [{"side": "light" if k % 2 == 0 else "dark", "roll": 0, "move": None} for k in range(100_000)]
+    record = {
+        "format": "urgym-game-record",
+        "version": 1,
+        "rules": get_rules("finkel", 2).to_dict(),
+        "players": {"light": "me", "dark": "you"},
+        "seed": None,
+        "game": None,
+        "steps": steps,
+        "winner": None,
+    }
+    peaks = {}
+    for count in (1, 3):
+        folder = work / f"long-{count}"
+        folder.mkdir()
+        for k in range(count):
+            (folder / f"game-{k}.json").write_text(json.dumps(record))
+        code = (
+            "import resource, sys; from urgym.commands.review import main; main(sys.argv[1:]);"
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)"
+        )
+        result = subprocess.run(
+            [sys.executable, "-c", code, str(folder), "--player", "me", "--no-progress"],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        peaks[count] = int(result.stderr.strip().splitlines()[-1]) * 1024
+    growth = peaks[3] - peaks[1]
+    case = "review of 3 records of 100,000 rolls against 1"
+    verdict = "clear" if growth < 46e6 else "exhausted"  # the issue saw 46 MB more a record
+    return [Outcome(case, verdict, f"peak {peaks[1] / 1e6:.0f} MB and {peaks[3] / 1e6:.0f} MB")]
+
+
+PARTS = [
+    _forged_results,
+    _run_folder_cases,
+    _read_cases,
+    _identity_cases,
+    _guard_cases,
+    _earlier_cases,
+    _long_review_cases,
+]
 """Each part of the round: (work folder, Outcome) -> the outcomes of its cases."""
