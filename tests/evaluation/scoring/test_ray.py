@@ -12,7 +12,7 @@ from urgym import get_rules
 
 @pytest.fixture(scope="module")
 def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)  # not a cluster of another test
     yield
     ray.shutdown()
 
