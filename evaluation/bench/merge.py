@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from urgym.evaluation.bench.protocol import check_run_folder, mark_seed_folder
 from urgym.evaluation.bench.provenance import figures_digest, machine, provenance
 from urgym.evaluation.bench.results import (
     RESULT_FORMAT,
@@ -198,6 +199,7 @@ def _local_facts(task_fields: dict[str, Any]) -> dict[str, Any]:
 
 def _write(out: Path, identity: dict[str, Any], records: list[dict[str, Any]], result: dict[str, Any]) -> None:
     """The merged run folder: refused where ``out`` holds another run; its seeds' records, result and curves."""
+    check_run_folder(out)  # a folder of the user's files is refused: urgym replaces only what it wrote
     out.mkdir(parents=True, exist_ok=True)
     claim_folder(out, "a merged benchmark run")
     try:
@@ -209,8 +211,11 @@ def _write(out: Path, identity: dict[str, Any], records: list[dict[str, Any]], r
         write_atomic(held, lambda tmp: tmp.write_text(json.dumps(identity, indent=1)))
         for record in records:
             folder = out / f"seed-{record['seed']}"
-            folder.mkdir(exist_ok=True)
-            write_atomic(folder / "seed.json", lambda tmp, r=record: tmp.write_text(json.dumps(r, indent=1)))
+            if not (folder / "seed.json").exists() or figures_digest(load_seed_record(folder / "seed.json")) != (
+                figures_digest(record)
+            ):
+                mark_seed_folder(folder, record["seed"])
+                write_atomic(folder / "seed.json", lambda tmp, r=record: tmp.write_text(json.dumps(r, indent=1)))
         write_atomic(out / "results.json", lambda tmp: tmp.write_text(json.dumps(result, indent=1)))
         if result["summary"]["curve"]:
             plot_seed_curves(result, out / "curves.png")

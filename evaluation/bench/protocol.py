@@ -182,7 +182,7 @@ def train_seed(
     """
     algorithm = bench_algorithm(algo)
     settings = algorithm.defaults() if settings is None else settings
-    _mark(folder, seed)
+    mark_seed_folder(folder, seed)
     with one_thread():
         evaluator = TaskEvaluator(task)
         began = time.perf_counter()
@@ -216,7 +216,7 @@ SEED_MARK = ".urgym-seed"
 """The file by which urgym knows a seed folder as its own (the only kind it removes, to train a seed again)."""
 
 
-def _mark(folder: Path, seed: int) -> None:
+def mark_seed_folder(folder: Path, seed: int) -> None:
     """Make ``folder`` a seed folder of urgym's: refuse a link, or a folder of files urgym did not write."""
     if folder.is_symlink():
         raise ValueError(f"{folder} is a symbolic link; a seed's folder must be a real folder inside the run's")
