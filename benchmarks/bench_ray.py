@@ -26,8 +26,8 @@ def main() -> None:
     from ray.cluster_utils import Cluster
 
     task = get_task(args.task)
-    run_task(task, args.algo, Path(tempfile.mkdtemp()) / "warm", seeds=[99], progress=False)  # kernels compiled
     with tempfile.TemporaryDirectory() as folder:
+        run_task(task, args.algo, Path(folder) / "warm", seeds=[99], progress=False)  # the kernels compiled first
         began = time.perf_counter()
         cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
         cluster.add_node(num_cpus=1)
