@@ -18,15 +18,21 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
 
 @pytest.fixture(scope="session", autouse=True)
 def private_cache(tmp_path_factory):
-    """Point URGYM_CACHE at a fresh directory for the whole session."""
-    old = os.environ.get("URGYM_CACHE")
+    """Point URGYM_CACHE at a fresh directory for the whole session.
+
+    SB3_LOGDIR too: a stable-baselines3 model learning without a logger of its own makes a folder in the system's
+    temporary directory on every ``learn``, and a test leaves nothing behind.
+    """
     path = tmp_path_factory.mktemp("urgym-cache")
-    os.environ["URGYM_CACHE"] = str(path)
+    private = {"URGYM_CACHE": str(path), "SB3_LOGDIR": str(tmp_path_factory.mktemp("sb3-logs"))}
+    old = {name: os.environ.get(name) for name in private}
+    os.environ.update(private)
     yield path
-    if old is None:
-        os.environ.pop("URGYM_CACHE", None)
-    else:
-        os.environ["URGYM_CACHE"] = old
+    for name, value in old.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 @pytest.fixture(scope="session")
