@@ -365,6 +365,32 @@ def _callback_case(Outcome):
 
 
 # --- 5. guards, options, earlier rounds ------------------------------------------------------------------------------
+def _option_cases(work: Path, Outcome) -> list:
+    """Each option the audit gave a mode that ignores it: refused, naming the option and the mode."""
+    cases = (
+        (
+            "--jobs with --agent",
+            ["--task", "mini-2", "--agent", "greedy", "--jobs", "2"],
+            "--jobs does not go with --agent",
+        ),
+        (
+            "--seeds with --agent",
+            ["--task", "mini-2", "--agent", "greedy", "--seeds", "3"],
+            "--seeds does not go with --agent",
+        ),
+        (
+            "--seed with --algo",
+            ["--task", "mini-2", "--algo", "td", "--out", "x", "--seed", "3"],
+            "--seed does not go with --algo",
+        ),
+        ("--leaderboard with --algo", ["--task", "mini-2", "--algo", "td", "--leaderboard"], "separate modes"),
+        ("--leaderboard with --jobs", ["--leaderboard", "--jobs", "2"], "--jobs does not go with --leaderboard"),
+        ("--list with --task", ["--list", "--task", "mini-2"], "--task does not go with --list"),
+        ("--list with --out", ["--list", "--out", "x"], "--out does not go with --list"),
+    )
+    return [_bench(argv, work, words, case, Outcome=Outcome) for case, argv, words in cases]
+
+
 def _guard_cases(work: Path, Outcome) -> list:
     outcomes = []
     empty = work / "empty-cache"
@@ -508,6 +534,7 @@ PARTS = [
     _run_folder_cases,
     _read_cases,
     _identity_cases,
+    _option_cases,
     _guard_cases,
     _earlier_cases,
     _long_review_cases,
