@@ -75,6 +75,7 @@ def read_source(path: str | Path) -> Source:
 def _identity_of(held: dict[str, Any]) -> dict[str, Any]:
     """What sources of one result share (:data:`IDENTITY`), the task by what defines it (its id and digest)."""
     identity = {key: held.get(key) for key in IDENTITY}
+    identity["overrides"] = identity["overrides"] or {}  # none changed: recorded as {} or, by older runs, not at all
     task = Task.from_dict(held["task"])
     identity["task"] = {"id": task.id, "digest": task.digest}
     return identity
@@ -114,9 +115,7 @@ def merge_runs(sources: Sequence[str | Path], out: str | Path) -> dict[str, Any]
     read = [read_source(path) for path in sources]
     first = read[0]
     for other in read[1:]:
-        differ = _differences(
-            {k: first.identity.get(k) for k in IDENTITY}, {k: other.identity.get(k) for k in IDENTITY}
-        )
+        differ = _differences(_identity_of(first.identity), _identity_of(other.identity))
         if differ:
             raise ValueError(
                 f"{other.path} is not a run of {first.path}'s task, learner and settings: {'; '.join(differ[:4])}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -126,6 +127,17 @@ def test_seed_ranges_run_apart_and_merged_give_the_whole_runs_figures(split_runs
     assert load_result(folder / "merged" / "results.json") == json.loads(json.dumps(merged))
     again = merge_runs([folder / "merged", folder / "low"], folder / "merged")  # a seed twice, the same: once
     assert again["seeds"] == [0, 1, 2, 3]
+    # A result of 0.6.0's form (no overrides) joins a run folder whose run.json names no task digest (as earlier
+    # runs wrote it): the task is compared by what defines it.
+    older = load_result(folder / "high" / "results.json")
+    older.pop("overrides", None)
+    path = folder / "older.json"
+    path.write_text(json.dumps(older))
+    shutil.copytree(folder / "low", folder / "low-older")
+    run = json.loads((folder / "low-older" / "run.json").read_text())
+    del run["task"]["digest"]
+    (folder / "low-older" / "run.json").write_text(json.dumps(run))
+    assert _figures(merge_runs([path, folder / "low-older"], folder / "merged-older")) == _figures(whole)
 
 
 def test_a_merge_refuses_what_differs_saying_what(split_runs, tmp_path):
