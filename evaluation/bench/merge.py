@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from urgym.evaluation.bench.metrics import local_table_facts
 from urgym.evaluation.bench.protocol import check_run_folder, mark_seed_folder
 from urgym.evaluation.bench.provenance import figures_digest, machine, provenance
 from urgym.evaluation.bench.results import (
@@ -177,7 +178,7 @@ def _table_facts(read: list[Source]) -> dict[str, Any]:
         if "table_hash" in source.identity:
             facts = {key: source.identity[key] for key in ("table_hash", "test_set_version")}
         else:
-            local = local or _local_facts(source.identity["task"])
+            local = local or local_table_facts(Task.from_dict(source.identity["task"]))
             facts = local
         seen.setdefault((facts["table_hash"], facts["test_set_version"]), source.path)
     if len(seen) > 1:
@@ -185,15 +186,6 @@ def _table_facts(read: list[Source]) -> dict[str, Any]:
         raise ValueError(f"the sources were measured with other tables or test sets ({named})")
     (table_hash, version), _ = seen.popitem()
     return {"table_hash": table_hash, "test_set_version": version}
-
-
-def _local_facts(task_fields: dict[str, Any]) -> dict[str, Any]:
-    """This machine's table of a task (solved if missing) and the test set's version."""
-    from urgym.evaluation.bench.metrics import table_facts
-    from urgym.solver import table_for
-
-    task = Task.from_dict(task_fields)
-    return table_facts(table_for(task.get_rules(), solve=True, progress=False))
 
 
 def _write(out: Path, identity: dict[str, Any], records: list[dict[str, Any]], result: dict[str, Any]) -> None:

@@ -92,6 +92,11 @@ def table_facts(table: SolvedTable) -> dict[str, Any]:
     return {"table_hash": str(table.header["checksum"]), "test_set_version": TEST_SET_VERSION}
 
 
+def local_table_facts(task: Task) -> dict[str, Any]:
+    """:func:`table_facts` of this machine's table of ``task`` (solved if missing), as its seeds are measured here."""
+    return table_facts(table_for(task.get_rules(), solve=True, progress=False))
+
+
 def across_seeds(values: Sequence[float]) -> dict[str, float | int | None]:
     """The mean of one metric over seeds with its 95% interval (Student's t); one seed has no interval."""
     n = len(values)

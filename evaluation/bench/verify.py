@@ -4,7 +4,8 @@ A seed's figures depend only on the task, the learner, its settings and the seed
 the same kind of processor (a library may choose its kernels by the processor's vector instructions, and a kernel
 that rounds differently sends training down another path). :func:`verify` reruns the seeds asked for with this
 machine's urgym and compares every metric at every point with the record: bit-identical, or which figures differ and
-by how much, with what could explain it (other library versions, other vector instructions, another urgym). A
+by how much, with what could explain it (other library versions, other vector instructions, another urgym, another
+solved table). A
 scored agent is scored again the same way. The report can be recorded in the result (``verifications``), where a
 merge finds the libraries that stand for seeds that record none.
 """
@@ -17,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from urgym.evaluation.bench.metrics import local_table_facts
 from urgym.evaluation.bench.protocol import bench_algorithm, score_agent, train_seed
 from urgym.evaluation.bench.provenance import figures, figures_digest, machine, provenance
 from urgym.evaluation.bench.tasks import Task
@@ -84,9 +86,21 @@ def _compare(recorded: dict[str, Any], rerun: dict[str, Any]) -> list[dict[str, 
     return differences
 
 
-def _explanations(record: dict[str, Any], here: dict[str, Any]) -> list[str]:
-    """What could make a rerun differ from a record: other libraries, vector instructions or urgym."""
+TABLE_BITS = (
+    "a table solved on more than one thread ends, within the solver's tolerance, at last bits that depend on the "
+    "thread count and timing, and the exact metrics follow them"
+)
+"""Why two solves of one rule set can differ (see benchmarks/RESULTS.md, "Bits of a solved table")."""
+
+
+def _explanations(record: dict[str, Any], here: dict[str, Any], tables: tuple[Any, Any]) -> list[str]:
+    """What could make a rerun differ from its record: another table, other libraries, vector instructions or urgym.
+
+    ``tables``: the result's table hash and this machine's.
+    """
     reasons = []
+    if tables[0] is not None and tables[0] != tables[1]:
+        reasons.append(f"measured with another solved table ({tables[0]} there, {tables[1]} here): {TABLE_BITS}")
     there = record.get("machine")
     if not isinstance(there, dict):
         reasons.append("the record names no machine or library versions (trained before urgym 0.7.0)")
@@ -123,6 +137,7 @@ def verify(result: dict[str, Any], seeds: Sequence[int] | None = None) -> dict[s
     if missing:
         raise ValueError(f"the result holds no seed {missing[0]}; its seeds: {', '.join(map(str, records))}")
     here = machine()
+    tables = (result.get("table_hash"), local_table_facts(task)["table_hash"])
     checked = []
     for seed in chosen:
         record, rerun = records[seed], _rerun(result, task, seed)
@@ -135,7 +150,7 @@ def verify(result: dict[str, Any], seeds: Sequence[int] | None = None) -> dict[s
                 "figures": sum(len(p) for p in figures(record)["curve"]) + len(figures(record)["final"]),
                 "differing": len(differences),
                 "differences": differences[:MAX_DIFFERENCES],
-                **({"explanations": _explanations(record, here)} if differences else {}),
+                **({"explanations": _explanations(record, here, tables)} if differences else {}),
             }
         )
     return {"provenance": provenance(), "machine": here, "seeds": checked}

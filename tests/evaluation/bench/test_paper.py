@@ -192,6 +192,12 @@ def test_verify_finds_the_seeds_bit_identical_and_catches_one_changed_figure(spl
     assert urgym(["bench", "--verify", str(path), "--seed", "1", "--no-progress"]) == 1
     line = capsys.readouterr().out
     assert "seed 1: 1 of " in line and "figures differ, the first at 2" in line and "exploitability" in line
+    assert "another solved table" not in line
+    edited["table_hash"] = "crc32:00000000"  # measured with a table whose last bits differ from this machine's
+    path.write_text(json.dumps(edited))
+    assert urgym(["bench", "--verify", str(path), "--seed", "1", "--no-progress"]) == 1
+    line = capsys.readouterr().out
+    assert "measured with another solved table (crc32:00000000 there, crc32:" in line and "thread count" in line
     copied = tmp_path / "result.json"
     copied.write_text((folder / "low" / "results.json").read_text())
     assert urgym(["bench", "--verify", str(copied), "--record", "--no-progress"]) == 0
