@@ -129,3 +129,18 @@ def run_in_process(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[int
         os.environ.clear()
         os.environ.update(saved[2])
     return status, out.getvalue(), err.getvalue()
+
+
+def review_peak_bytes(folder: Path, player: str) -> int:
+    """The peak memory of ``review FOLDER --player PLAYER`` in a process of its own (its maximum resident size)."""
+    code = (
+        "import resource, sys; from urgym.commands.review import main; main(sys.argv[1:]);"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, str(folder), "--player", player, "--no-progress"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    return int(result.stderr.strip().splitlines()[-1]) * 1024

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tests.hostile.judge import BIN, SMALL, judge, library_case, run
+from tests.hostile.judge import BIN, SMALL, judge, library_case, review_peak_bytes, run
 
 
 # --- 1. runs that meet ------------------------------------------------------------------------------------------
@@ -318,17 +318,7 @@ def _review_memory_cases(work: Path, Outcome) -> list:
         folder.mkdir()
         for k in range(count):
             shutil.copy(record, folder / f"game-{k:06d}.json")
-        code = (
-            "import resource, sys; from urgym.commands.review import main; main(sys.argv[1:]);"
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)"
-        )
-        result = subprocess.run(
-            [sys.executable, "-c", code, str(folder), "--player", "random", "--no-progress"],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        peaks[count] = int(result.stderr.strip().splitlines()[-1]) * 1024
+        peaks[count] = review_peak_bytes(folder, "random")
     growth = peaks[40] - peaks[4]
     return [
         Outcome(

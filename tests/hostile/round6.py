@@ -24,7 +24,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from tests.hostile.judge import SMALL, judge, library_case, run, run_in_process
+from tests.hostile.judge import SMALL, judge, library_case, review_peak_bytes, run, run_in_process
 
 SHIPPED = Path(__file__).resolve().parents[2] / "evaluation" / "bench" / "baseline-finkel-3-v1.td-lambda.json"
 
@@ -512,17 +512,7 @@ def _long_review_cases(work: Path, Outcome) -> list:
         folder.mkdir()
         for k in range(count):
             (folder / f"game-{k}.json").write_text(json.dumps(record))
-        code = (
-            "import resource, sys; from urgym.commands.review import main; main(sys.argv[1:]);"
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)"
-        )
-        result = subprocess.run(
-            [sys.executable, "-c", code, str(folder), "--player", "me", "--no-progress"],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        peaks[count] = int(result.stderr.strip().splitlines()[-1]) * 1024
+        peaks[count] = review_peak_bytes(folder, "me")
     growth = peaks[3] - peaks[1]
     case = "review of 3 records of 100,000 rolls against 1"
     verdict = "clear" if growth < 46e6 else "exhausted"  # the issue saw 46 MB more a record
