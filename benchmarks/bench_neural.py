@@ -1,13 +1,14 @@
 """Value networks: held-out regret at each search depth, and decisions per second answered in batches.
 
 Run: ``python -m benchmarks.bench_neural [--agents neural,td] [--rules finkel,blitz,masters] [--depths 0,1,2]
-[--decisions 4000] [--repeats 3]``
+[--held-out 20000] [--decisions 4000] [--repeats 3]``
 
 For each agent spec (default: ``neural``, the shipped network of each rule set, and ``td`` on finkel) and rule set
-it can play: the mean regret (win-% points) on the test set that ``evaluate`` reports (1,000 positions of perfect
-play) at each depth, then the speed: ``--decisions`` decisions of perfect play (another seed) answered in one
-``select_moves`` batch by a fresh agent (its caches empty), every core, the median of ``--repeats`` runs after a
-warm-up run that compiles the kernels.
+it can play: the mean regret (win-% points) with its 95% interval at each depth, on the test set that ``evaluate``
+reports (1,000 positions of perfect play) and on the held-out check (``--held-out``, 20,000 positions of a seed
+nothing trains or selects on; 0 skips it), then the speed: ``--decisions`` decisions of perfect play (another
+seed) answered in one ``select_moves`` batch by a fresh agent (its caches empty), every core, the median of
+``--repeats`` runs after a warm-up run that compiles the kernels.
 """
 
 from __future__ import annotations
@@ -17,7 +18,13 @@ import statistics
 import time
 
 from urgym.agents import make_agent
-from urgym.evaluation.scoring.positions import benchmark_positions, score_positions
+from urgym.evaluation.scoring.positions import (
+    HELD_OUT_POSITIONS,
+    PositionBenchmark,
+    benchmark_positions,
+    held_out_positions,
+    score_positions,
+)
 from urgym.evaluation.scoring.runner import RunOptions
 from urgym.solver import table_for
 
@@ -36,6 +43,7 @@ def main() -> None:
     parser.add_argument("--rules", default="finkel,blitz,masters")
     parser.add_argument("--depths", default="0,1,2")
     parser.add_argument("--speed-depths", default="0,2")
+    parser.add_argument("--held-out", type=int, default=HELD_OUT_POSITIONS)
     parser.add_argument("--decisions", type=int, default=4000)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
@@ -51,13 +59,16 @@ def main() -> None:
                 print(f"{spec} on {name}: skipped ({err})")
                 continue
             table = table or table_for(rules, solve=False, progress=False)
-            test = benchmark_positions(table)
+            sets = {"test": benchmark_positions(table)}
+            if args.held_out:
+                sets["held-out"] = held_out_positions(table, args.held_out)
             row = {"rules": name, "agent": spec}
             for depth in (int(d) for d in args.depths.split(",")):
-                agent = make_agent(with_depth(spec, depth))
-                regret = score_positions(agent, table, test, RunOptions(workers=1, progress=False)).regret.mean
-                row[f"regret{depth}"] = regret
-                print(f"{name} {with_depth(spec, depth)}: test-set regret {regret:.4f}", flush=True)
+                for split, positions in sets.items():
+                    agent = make_agent(with_depth(spec, depth))
+                    run = RunOptions(workers=1, progress=False)
+                    row[f"{split}{depth}"] = figure = with_interval(score_positions(agent, table, positions, run))
+                    print(f"{name} {with_depth(spec, depth)}: {split}-set regret {figure}", flush=True)
             batch = Decisions.of_positions(benchmark_positions(table, args.decisions, seed=777))
             for depth in (int(d) for d in args.speed_depths.split(",")):
                 make_agent(with_depth(spec, depth)).select_moves(rules, batch)  # compiles the kernels
@@ -75,24 +86,21 @@ def main() -> None:
                     flush=True,
                 )
             rows.append(row)
-    depths = [int(d) for d in args.depths.split(",")]
-    speeds = [int(d) for d in args.speed_depths.split(",")]
-    print(
-        "\n| rule set | agent | "
-        + " | ".join(f"regret, depth {d}" for d in depths)
-        + " | "
-        + " | ".join(f"decisions/s, depth {d}" for d in speeds)
-        + " |"
-    )
-    print("|---|---|" + "---|" * (len(depths) + len(speeds)))
+    regrets = [f"{split}{d}" for d in (int(d) for d in args.depths.split(",")) for split in ("test", "held-out")]
+    regrets = [key for key in regrets if any(key in row for row in rows)]
+    speeds = [f"speed{d}" for d in args.speed_depths.split(",")]
+    heads = [f"{key[:-1]}, depth {key[-1]}" for key in regrets] + [f"decisions/s, depth {k[-1]}" for k in speeds]
+    print("\n| rule set | agent | " + " | ".join(heads) + " |")
+    print("|---|---|" + "---|" * len(heads))
     for row in rows:
-        print(
-            f"| {row['rules']} | `{row['agent']}` | "
-            + " | ".join(f"{row[f'regret{d}']:.4f}" for d in depths)
-            + " | "
-            + " | ".join(f"{row[f'speed{d}']:,.0f}" for d in speeds)
-            + " |"
-        )
+        cells = [row[key] for key in regrets] + [f"{row[key]:,.0f}" for key in speeds]
+        print(f"| {row['rules']} | `{row['agent']}` | " + " | ".join(cells) + " |")
+
+
+def with_interval(bench: PositionBenchmark) -> str:
+    """A position benchmark's mean regret with its 95% interval, as the tables show it."""
+    regret = bench.regret
+    return f"{regret.mean:.5f} [{regret.low95:.5f}, {regret.high95:.5f}]"
 
 
 if __name__ == "__main__":

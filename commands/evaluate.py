@@ -39,9 +39,10 @@ from urgym.evaluation.scoring.match import play_match, records_directory
 from urgym.evaluation.scoring.policies import EXACT_MAX_MINUTES, check_exact_fits, estimate_exact
 from urgym.evaluation.scoring.positions import (
     DEFAULT_POSITIONS,
+    HELD_OUT_POSITIONS,
     TEST_SET_VERSION,
-    benchmark_positions,
     score_positions,
+    split_positions,
 )
 from urgym.evaluation.scoring.report import (
     format_exact,
@@ -99,7 +100,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--positions",
         type=int,
-        help=f"positions of the position benchmark (default {DEFAULT_POSITIONS:,}; 0 skips it)",
+        help=f"positions of the position benchmark (default {DEFAULT_POSITIONS:,}, or {HELD_OUT_POSITIONS:,} of the "
+        "held-out set; 0 skips it)",
+    )
+    parser.add_argument(
+        "--position-set",
+        choices=("test", "held-out"),
+        default="test",
+        help="the position benchmark's decisions: the test set (default, what cards and tables report) or the "
+        f"held-out check ({HELD_OUT_POSITIONS:,} decisions of a seed nothing trains or selects on)",
     )
     parser.add_argument(
         "--workers",
@@ -193,7 +202,10 @@ def main(argv: list[str] | None = None) -> int:
             if given is not None and given is not False:
                 parser.error(f"{option} does not go with --exact (an exact result plays no games and no positions)")
     args.games = DEFAULT_GAMES if args.games is None else args.games
-    args.positions = (0 if args.exact else DEFAULT_POSITIONS) if args.positions is None else args.positions
+    if args.exact and args.position_set != "test":
+        parser.error("--position-set does not go with --exact (an exact result scores no positions)")
+    default_positions = HELD_OUT_POSITIONS if args.position_set == "held-out" else DEFAULT_POSITIONS
+    args.positions = (0 if args.exact else default_positions) if args.positions is None else args.positions
     if not 0 < args.max_minutes < math.inf:
         parser.error(f"--max-minutes must be a positive number of minutes, got {args.max_minutes}")
     if args.card and args.no_table:
@@ -282,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
     positions = []
     if table is not None and args.positions and not args.exact:
         try:  # before any long work: a rule set with few choices may not offer enough positions
-            positions = benchmark_positions(table, args.positions)
+            positions = split_positions(table, args.position_set, args.positions)
         except ValueError as err:
             parser.error(f"{err} (--positions 0 skips the position benchmark)")
     out = report_stream(args)
@@ -299,7 +311,9 @@ def main(argv: list[str] | None = None) -> int:
     benchmarks = {}
     if positions:
         for spec in dict.fromkeys(specs):
-            bench = score_positions(spec, table, positions, replace(run, save_games=None, replace_games=False))
+            bench = score_positions(
+                spec, table, positions, replace(run, save_games=None, replace_games=False), args.position_set
+            )
             benchmarks[bench.spec] = bench
     print(format_match(match, benchmarks), file=out)
     if args.save_games is not None:
@@ -325,10 +339,13 @@ def _check_positions_alone(parser: argparse.ArgumentParser, args: argparse.Names
 
 def _positions_main(args, rules: Rules, spec: str, table: Any, positions: list, run: Any, out: Any) -> int:
     """``evaluate --games 0``: the agent's regret on the position benchmark's test set, no games played."""
-    bench = score_positions(spec, table, positions, replace(run, save_games=None, replace_games=False))
+    bench = score_positions(
+        spec, table, positions, replace(run, save_games=None, replace_games=False), args.position_set
+    )
     print(format_positions(rules, {bench.spec: bench}), file=out)
     data = {"position_benchmark": [bench.to_dict()], "urgym": __version__, "table_hash": table.header["checksum"]}
-    row = {"agent": bench.spec, "rules": rules.name, "pieces": rules.pieces, "test_set_version": TEST_SET_VERSION}
+    row = {"agent": bench.spec, "rules": rules.name, "pieces": rules.pieces, "position_set": args.position_set}
+    row["test_set_version"] = TEST_SET_VERSION
     write_outputs(args, data, [{**row, **bench.regret.to_dict()}], lambda path: Path(path))
     return 0
 
@@ -427,6 +444,11 @@ def _card_main(parser: argparse.ArgumentParser, args: argparse.Namespace, extra:
 
 def _check_modes(args: argparse.Namespace) -> None:
     """Refuse options that the chosen mode would ignore."""
+    if args.tournament and args.position_set != "test":
+        raise ValueError(
+            "--position-set held-out goes with one agent (--games 0, or a match); a tournament's table "
+            "reports the test set"
+        )
     if args.ray_address is not None and args.backend != "ray":
         raise ValueError("--ray-address names a Ray cluster for --backend ray; add --backend ray or leave it out")
     if args.replace_games and args.save_games is None and getattr(args, "save_worst", None) is None:

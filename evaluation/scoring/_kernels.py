@@ -34,8 +34,8 @@ PERFECT_TOLERANCE = 1e-12
 """A regret at most this is a perfect move (ties between moves count as perfect)."""
 
 # Columns of the per-agent float accumulator.
-ACC_CHOICES, ACC_REGRET_SUM, ACC_PERFECT, ACC_BLUNDERS, ACC_SECONDS = range(5)
-ACC_SIZE = 5
+ACC_CHOICES, ACC_REGRET_SUM, ACC_PERFECT, ACC_BLUNDERS, ACC_SECONDS, ACC_REGRET_SQUARES = range(6)
+ACC_SIZE = 6
 
 
 class MatchSetup(NamedTuple):
@@ -86,6 +86,7 @@ def record_regret(acc, hist, agent, regret):
         regret = 0.0  # a tie computed in another order; never below zero
     acc[agent, ACC_CHOICES] += 1
     acc[agent, ACC_REGRET_SUM] += regret
+    acc[agent, ACC_REGRET_SQUARES] += regret * regret  # the mean's interval
     if regret <= PERFECT_TOLERANCE:
         acc[agent, ACC_PERFECT] += 1
     if regret > BLUNDER:

@@ -28,6 +28,8 @@ from urgym.core import geometry
 
 __all__ = [
     "DEFAULT_POSITIONS",
+    "HELD_OUT_POSITIONS",
+    "HELD_OUT_SEED",
     "KEEP",
     "SPLITS",
     "TEST_SEED",
@@ -37,7 +39,9 @@ __all__ = [
     "PositionBenchmark",
     "benchmark_arrays",
     "benchmark_positions",
+    "held_out_positions",
     "score_positions",
+    "split_positions",
     "validation_positions",
 ]
 
@@ -51,6 +55,10 @@ VALIDATION_SEED = 20230001
 """Seed of training's model selection (the validation set; urgym 0.2 reported this set, see docs/evaluation.md)."""
 DEFAULT_POSITIONS = 1000
 """Positions of the default test set; the validation set is disjoint from them."""
+HELD_OUT_SEED = 20230013
+"""Seed of the held-out check (:func:`held_out_positions`): no training run, model selection or test uses it."""
+HELD_OUT_POSITIONS = 20_000
+"""Positions of the held-out check: enough for a network's regret of a few thousandths to have a tight interval."""
 KEEP = 0.05
 SAMPLE_BATCH = 256
 """Games started at once while sampling (they are played one after another until the sample is full)."""
@@ -103,6 +111,30 @@ def validation_positions(table: SolvedTable, count: int = 500) -> list[tuple[Pos
     return kept
 
 
+def held_out_positions(table: SolvedTable, count: int = HELD_OUT_POSITIONS) -> list[tuple[Position, int]]:
+    """The held-out check's decisions: a larger sample of perfect play's, drawn with :data:`HELD_OUT_SEED`.
+
+    A model chosen and reported on 1,000 test decisions can look better than it is; this set, which nothing trains or
+    selects on, says how far to trust that figure.
+    """
+    return benchmark_positions(table, count, HELD_OUT_SEED)
+
+
+def split_positions(table: SolvedTable, split: str, count: int | None = None) -> list[tuple[Position, int]]:
+    """The decisions of one of :data:`SPLITS` (``count`` of them, default the split's own count).
+
+    Raises:
+        ValueError: For an unknown split, or a rule set that does not offer ``count`` decisions with a choice.
+    """
+    if split == "test":
+        return benchmark_positions(table, count or DEFAULT_POSITIONS)
+    if split == "validation":
+        return validation_positions(table, count or 500)
+    if split == "held-out":
+        return held_out_positions(table, count or HELD_OUT_POSITIONS)
+    raise ValueError(f"the position set must be one of {', '.join(SPLITS)}, got {split!r}")
+
+
 @dataclass
 class PositionsTask:
     spec: str | Agent
@@ -148,24 +180,31 @@ class PositionBenchmark:
     regret: RegretSummary
     regrets: np.ndarray = field(repr=False)
     """Per position, the regret in win-% points (the unit of every regret urgym reports)."""
+    split: str = "test"
+    """Which of :data:`SPLITS` the positions are."""
 
     def to_dict(self) -> dict[str, Any]:
         """The benchmark's result as plain JSON."""
         return {
             "agent": self.spec,
             "positions": int(self.regrets.shape[0]),
+            "position_set": self.split,
             "test_set_version": TEST_SET_VERSION,
             "regret": self.regret.to_dict(),
         }
 
 
 def score_positions(
-    agent: str | Agent, table: SolvedTable, positions: list[tuple[Position, int]], run: RunOptions = RunOptions()
+    agent: str | Agent,
+    table: SolvedTable,
+    positions: list[tuple[Position, int]],
+    run: RunOptions = RunOptions(),
+    split: str = "test",
 ) -> PositionBenchmark:
     """Score an agent on benchmark positions.
 
     For each, the regret of the move it picks (``run``: workers, backend and progress bar, see
-    :class:`~urgym.evaluation.scoring.runner.RunOptions`).
+    :class:`~urgym.evaluation.scoring.runner.RunOptions`); ``split`` names the set the positions are of.
     """
     spec_agent = make_agent(agent)
     spec_agent.check_rules(table.rules)
@@ -192,7 +231,7 @@ def score_positions(
     )
     regrets = np.concatenate([p[0] for p in parts])
     seconds = np.concatenate([p[1] for p in parts])
-    return PositionBenchmark(spec_agent.spec, _summary(regrets, seconds), 100.0 * regrets)
+    return PositionBenchmark(spec_agent.spec, _summary(regrets, seconds), 100.0 * regrets, split)
 
 
 def _summary(regrets: np.ndarray, seconds: np.ndarray) -> RegretSummary:
@@ -204,8 +243,9 @@ def _summary(regrets: np.ndarray, seconds: np.ndarray) -> RegretSummary:
     return RegretSummary.from_accumulators(acc[0], hist[0])
 
 
-SPLITS = ("test", "validation")
-"""The benchmark's two sets: ``test`` (what ``evaluate`` reports) and ``validation`` (for model selection)."""
+SPLITS = ("test", "validation", "held-out")
+"""The benchmark's sets: ``test`` (what ``evaluate`` reports), ``validation`` (for model selection) and ``held-out``
+(the larger check of :func:`held_out_positions`)."""
 
 
 class BenchmarkArrays(NamedTuple):
@@ -239,21 +279,19 @@ def benchmark_arrays(
 
     Args:
         rules: A rule set (its table is loaded, or solved and cached, unless ``table`` is given).
-        split: ``"test"`` (1,000 positions, what ``evaluate`` reports) or ``"validation"`` (500, disjoint from it).
+        split: ``"test"`` (1,000 positions, what ``evaluate`` reports), ``"validation"`` (500, disjoint from it) or
+            ``"held-out"`` (20,000).
         count: How many positions (default: the split's own count).
         table: The solved table of ``rules``, if the caller has it.
     """
     if split not in SPLITS:
-        raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
+        raise ValueError(f"the position set must be one of {', '.join(SPLITS)}, got {split!r}")
     rules = get_rules(rules)
     if table is None:
         from urgym.solver import table_for
 
         table = table_for(rules, progress=False)
-    if split == "test":
-        positions = benchmark_positions(table, count or DEFAULT_POSITIONS)
-    else:
-        positions = validation_positions(table, count or 500)
+    positions = split_positions(table, split, count)
     k, actions = len(positions), rules.length + 1
     states = np.array([p.code for p, _ in positions], dtype=np.int64)
     rolls = np.array([r for _, r in positions], dtype=np.int64)

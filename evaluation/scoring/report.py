@@ -155,7 +155,12 @@ def tournament_rows(result: TournamentResult) -> list[dict[str, Any]]:
 
 # --- terminal -------------------------------------------------------------------------------------------
 def _pp(x: float) -> str:
-    return "-" if x is None or not math.isfinite(x) else f"{x:.3f}"
+    """A regret in win-% points: three decimals, or at least two significant digits below 0.1 (a network's)."""
+    if x is None or not math.isfinite(x):
+        return "-"
+    if x == 0 or x >= 0.1:
+        return f"{x:.3f}"
+    return f"{x:.4f}" if x >= 0.01 else f"{x:#.2g}" if x >= 1e-4 else f"{x:.1e}"
 
 
 def _rate(per_second: float) -> str:
@@ -169,11 +174,18 @@ def _ms(seconds: float) -> str:
 def _regret_lines(label: str, regret: RegretSummary) -> list[str]:
     return [
         f"  {label}: {regret.decisions:,} decisions with a choice",
-        f"    regret (win-% points): mean {_pp(regret.mean)}, median {_pp(regret.median)}, "
+        f"    regret (win-% points): mean {_pp(regret.mean)} {_interval(regret)}, median {_pp(regret.median)}, "
         f"95th percentile {_pp(regret.p95)}",
         f"    perfect moves {regret.perfect_share:.1%}, blunders (> 5 points) {regret.blunders:,} "
         f"({regret.blunder_share:.2%}), time per move {_ms(regret.seconds_per_move)}",
     ]
+
+
+def _interval(regret: RegretSummary) -> str:
+    """The mean regret's 95% interval as shown beside it (empty where one decision gives none)."""
+    if not math.isfinite(regret.high95):
+        return ""
+    return f"[{_pp(regret.low95)}, {_pp(regret.high95)}]"
 
 
 def format_exact(result: Any) -> str:
@@ -281,7 +293,7 @@ def format_match(match: MatchResult, benchmarks: dict[str, PositionBenchmark]) -
 
 
 def _benchmark_label(bench: PositionBenchmark) -> str:
-    return f"position benchmark (test set v{TEST_SET_VERSION}, {bench.regrets.shape[0]:,} positions)"
+    return f"position benchmark ({bench.split} set v{TEST_SET_VERSION}, {bench.regrets.shape[0]:,} positions)"
 
 
 def format_positions(rules: Any, benchmarks: dict[str, PositionBenchmark]) -> str:

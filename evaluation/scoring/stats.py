@@ -10,6 +10,7 @@ from urgym.evaluation.scoring._kernels import (
     ACC_BLUNDERS,
     ACC_CHOICES,
     ACC_PERFECT,
+    ACC_REGRET_SQUARES,
     ACC_REGRET_SUM,
     ACC_SECONDS,
     BLUNDER,
@@ -132,13 +133,16 @@ class RegretSummary:
     blunders: int
     blunder_share: float
     seconds_per_move: float
+    low95: float = float("nan")
+    """The mean's 95% interval (mean +- 1.96 standard errors over the decisions), lower end."""
+    high95: float = float("nan")
 
     @classmethod
     def from_accumulators(cls, acc: np.ndarray, hist: np.ndarray) -> RegretSummary:
         """Build from one agent's accumulator row and regret histogram (see ``urgym.evaluation.scoring._kernels``)."""
         n = int(acc[ACC_CHOICES])
         if n == 0:
-            return cls(0, float("nan"), float("nan"), float("nan"), float("nan"), 0, float("nan"), float("nan"))
+            return cls(0, *[float("nan")] * 4, 0, float("nan"), float("nan"))
         cumulative = np.cumsum(hist)
         scale = 100.0 / REGRET_BINS  # bin index -> win-% points (lower edge)
 
@@ -147,15 +151,20 @@ class RegretSummary:
 
         blunders = int(acc[ACC_BLUNDERS])
         seconds = float(acc[ACC_SECONDS]) / n
+        mean = float(acc[ACC_REGRET_SUM]) / n
+        variance = max(float(acc[ACC_REGRET_SQUARES]) / n - mean * mean, 0.0) * n / max(n - 1, 1)
+        half = Z95 * math.sqrt(variance / n) if n > 1 else float("nan")
         return cls(
             n,
-            100.0 * float(acc[ACC_REGRET_SUM]) / n,
+            100.0 * mean,
             quantile(0.5),
             quantile(0.95),
             float(acc[ACC_PERFECT]) / n,
             blunders,
             blunders / n,
             seconds,
+            100.0 * max(mean - half, 0.0),
+            100.0 * (mean + half),
         )
 
     def to_dict(self) -> dict[str, float | int | None]:

@@ -157,6 +157,9 @@ def test_missing_table_is_solved_after_saying_so(capsys, tmp_path, monkeypatch):
         ([], "give --agent SPEC"),
         (["--tournament", "greedy"], "at least two agents"),
         (["--agent", "perfect", "--rules", "murray"], "the perfect player needs a solved table"),
+        (["--tournament", "greedy,random", "--position-set", "held-out"], "a tournament's table reports the test"),
+        (["--agent", "greedy", "--exact", "--position-set", "held-out"], "--position-set does not go with --exact"),
+        (["--agent", "greedy", "--position-set", "train"], "invalid choice: 'train'"),
     ],
 )
 def test_bad_arguments_say_what_is_wrong(argv, message, capsys):
@@ -392,6 +395,22 @@ def test_games_0_gives_the_test_set_regret_alone(tmp_path, capsys, finkel3_table
     assert "match" not in data and data["table_hash"] == finkel3_table.header["checksum"] and data["urgym"]
     expected = score_positions("greedy", finkel3_table, benchmark_positions(finkel3_table)).regret.mean
     assert data["position_benchmark"][0]["regret"]["mean"] == pytest.approx(expected)
+
+
+def test_the_held_out_set_is_another_sample_with_the_mean_regrets_interval(tmp_path, capsys, finkel3_table):
+    from urgym.evaluation.scoring.positions import HELD_OUT_SEED, benchmark_positions, score_positions
+
+    out = tmp_path / "held.json"
+    argv = ["--agent", "greedy", "--pieces", "3", "--games", "0", "--position-set", "held-out", "--positions", "600"]
+    assert cli.main([*argv, "--json", str(out), "--no-progress"]) == 0
+    assert "position benchmark (held-out set v1, 600 positions)" in capsys.readouterr().out
+    regret = json.loads(out.read_text())["position_benchmark"][0]["regret"]
+    expected = score_positions("greedy", finkel3_table, benchmark_positions(finkel3_table, 600, HELD_OUT_SEED))
+    assert regret["mean"] == pytest.approx(expected.regret.mean)
+    test = score_positions("greedy", finkel3_table, benchmark_positions(finkel3_table, 600))
+    assert regret["mean"] != pytest.approx(test.regret.mean)  # another sample than the test set's
+    half = 1.959964 * expected.regrets.std(ddof=1) / 600**0.5
+    assert (regret["low95"], regret["high95"]) == pytest.approx((regret["mean"] - half, regret["mean"] + half))
 
 
 def test_a_damaged_table_is_treated_as_a_missing_one_by_the_rule_about_long_solves(capsys, private_cache):

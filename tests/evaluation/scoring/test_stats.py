@@ -41,3 +41,18 @@ def test_regret_summary_from_accumulators():
     assert summary.perfect_share == 0.6
     assert summary.blunders == 1
     assert summary.seconds_per_move == pytest.approx(0.05)
+
+
+def test_regret_summary_gives_the_means_normal_interval():
+    regrets = np.random.default_rng(3).exponential(0.01, 500) * (np.arange(500) % 4 == 0)
+    acc = np.zeros((1, EK.ACC_SIZE))
+    hist = np.zeros((1, EK.REGRET_BINS), dtype=np.int64)
+    for r in regrets:
+        EK.record_regret(acc, hist, 0, r)
+    summary = RegretSummary.from_accumulators(acc[0], hist[0])
+    half = 100 * 1.959964 * regrets.std(ddof=1) / 500**0.5
+    assert summary.low95 == pytest.approx(100 * regrets.mean() - half)
+    assert summary.high95 == pytest.approx(100 * regrets.mean() + half)
+    single = np.zeros((1, EK.ACC_SIZE))
+    EK.record_regret(single, hist, 0, 0.02)
+    assert np.isnan(RegretSummary.from_accumulators(single[0], hist[0]).high95)  # one decision: no interval
