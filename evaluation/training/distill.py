@@ -16,7 +16,8 @@ which positions and which errors:
   (which is the after-state's value or its complement), averaged over a decision's moves; ``--rank`` adds the
   regret a softmax policy over the network's move values would suffer (temperature ``--temperature``), which
   puts the weight where move choices are close; ``--close-weight`` weighs decisions whose two best moves lie
-  within one point more.
+  within one point more; ``--set relative=W`` adds the squared error of each move's value less the best move's (the
+  gaps a choice is made on, whatever the decision's common error).
 - **Model selection** on the validation decisions of :func:`urgym.evaluation.scoring.positions.validation_positions`
   (perfect play, disjoint from the test set ``evaluate`` reports): the best network so far is kept.
 
@@ -77,6 +78,8 @@ class DistillSettings:
     rank: float = 0.0
     temperature: float = 0.01
     close_weight: float = 0.0
+    relative: float = 0.0
+    """Weight of the squared error of each move's value relative to the best move's (what a choice depends on)."""
     threads: int = 1
     """Torch threads, and the threads searching a teacher's labels."""
     teacher: str | None = None
@@ -202,7 +205,7 @@ class SearchTeacher:
 
     def source(self) -> Teacher:
         """The labeller as the sampling kernel takes it (its own buffers and caches: one per thread)."""
-        arrays = self.network.arrays(np.float64)
+        arrays = self.network.arrays()  # float32 as agents play it: faster, and within 1e-7 of float64's labels
         geom = geometry(self.network.rules)
 
         def context(depth: int, prune: bool) -> search.SearchContext:
@@ -374,9 +377,21 @@ def _loss(net: Any, torch: Any, tensors: tuple[Any, ...], settings: DistillSetti
     weight = 1.0 + settings.close_weight * close.float()
     squared = ((values - target) ** 2 * use).sum(1) / use.sum(1).clamp(min=1)
     loss = (squared * weight).sum() / weight.sum()
+    if settings.relative > 0:
+        loss = loss + settings.relative * (relative_errors(values, target, mask) * weight).sum() / weight.sum()
     if settings.rank > 0:
         policy = torch.softmax((values / settings.temperature).masked_fill(~mask, -1e9), 1)
         best = target.masked_fill(~mask, -1.0).max(1, keepdim=True).values
         regret = (policy * (best - target).masked_fill(~mask, 0.0)).sum(1)
         loss = loss + settings.rank * (regret * weight).sum() / weight.sum()
     return loss
+
+
+def relative_errors(values: Any, target: Any, mask: Any) -> Any:
+    """Per decision, the mean squared error of the other moves' values less the best move's (by the target).
+
+    A choice depends on these gaps alone: an error common to every move of a decision costs nothing here.
+    """
+    best = target.masked_fill(~mask, -1.0).argmax(1, keepdim=True)
+    gaps = (values - values.gather(1, best)) - (target - target.gather(1, best))
+    return (gaps**2 * mask).sum(1) / (mask.sum(1) - 1).clamp(min=1)

@@ -307,6 +307,19 @@ def _teacher(games=3000):
     return learner.network()
 
 
+def test_the_relative_loss_weighs_the_gaps_a_choice_is_made_on():
+    torch = pytest.importorskip("torch")
+    from urgym.evaluation.training.distill import relative_errors
+
+    target = torch.tensor([[0.6, 0.5, 0.2, 0.0], [0.3, 0.9, 0.0, 0.0]])
+    mask = torch.tensor([[True, True, True, False], [True, True, False, False]])
+    shifted = relative_errors(target + 0.1, target, mask)  # every move off by the same: no choice changes
+    assert torch.allclose(shifted, torch.zeros(2))
+    values = target.clone()
+    values[0, 2], values[1, 0] = 0.5, 0.4  # a worse move rated 0.3 higher; the second's gap 0.1 smaller
+    assert torch.allclose(relative_errors(values, target, mask), torch.tensor([0.3**2 / 2, 0.1**2]))
+
+
 def test_a_teachers_labels_are_what_its_search_makes_of_each_move():
     from urgym.agents.networks.neural import NetworkEstimate
     from urgym.evaluation.training.distill import SearchTeacher, sample_labelled_decisions
