@@ -200,6 +200,7 @@ def train(
     run = TrainingRun(algorithm, rules, plan, learner, settings, table=table, metrics=metrics, report=report)
     checkpoint = read_checkpoint(plan.out, run.identity) if plan.resume and offers(learner, "state") else None
     run.call("setup", _RunTask(rules, run) if isinstance(task, Rules) else task, plan.seed, settings, plan.out)
+    run.start_clock()  # the budget's minutes are the learning's: a distillation's labels come before them
     if checkpoint is not None:
         run.call("load", checkpoint["learner"])
         run.take_up(checkpoint)
@@ -316,6 +317,10 @@ class TrainingRun:
                 return self.finish(self.done)
             if resumable:
                 self.save_checkpoint(self.done, self.call("state"))
+
+    def start_clock(self) -> None:
+        """Start (again) the clock that :attr:`seconds` and a budget of minutes count from."""
+        self.start = time.perf_counter()
 
     def take_up(self, checkpoint: dict[str, Any]) -> None:
         """Go on from ``checkpoint``: its curve, logs, best regret, figures and seconds."""

@@ -295,6 +295,28 @@ def test_train_trains_a_learner_from_a_file(tmp_path, capsys):
     assert "--hidden does not go with linear-reinforce (it has no setting 'hidden')" in capsys.readouterr().err
 
 
+class SlowSetupLearner(CountingLearner):
+    """Takes its time to set up, as a distillation drawing its labels does."""
+
+    name = "slow-setup"
+
+    def setup(self, task, seed, settings, folder):
+        super().setup(task, seed, settings, folder)
+        time.sleep(3.0)
+
+
+def test_a_budget_of_minutes_counts_from_the_end_of_the_learners_setup(tmp_path):
+    from urgym.evaluation.training.run import RunPlan, train
+
+    from urgym import get_rules
+
+    algorithm = Algorithm(name="slow-setup", learner=SlowSetupLearner, settings=CountingSettings)
+    plan = RunPlan(tmp_path / "run", 10**15, minutes=0.03, progress=False, eval_every=10**6, validation=0)
+    facts = train(algorithm, get_rules("finkel", 2), plan)
+    assert facts["timesteps"] > 0  # learned for its 1.8 s, not stopped at once by the 3 s of setup
+    assert facts["seconds"] < 3.0
+
+
 def test_the_schedule_has_its_points_and_the_next_one_past_any_count():
     schedule = Schedule(1_000, 300)
     assert list(schedule.points()) == [300, 600, 900, 1_000]
