@@ -156,7 +156,7 @@ class RegretSummary:
         half = Z95 * math.sqrt(variance / n) if n > 1 else float("nan")
         return cls(
             n,
-            100.0 * mean,
+            100.0 * float(acc[ACC_REGRET_SUM]) / n,  # in this order: the figures shipped results hold, to the bit
             quantile(0.5),
             quantile(0.95),
             float(acc[ACC_PERFECT]) / n,
