@@ -2,8 +2,9 @@
 
 Run: ``python -m tools.ship_model RUN/best_model.npz --name neural_finkel_7p [--note TEXT]``
 
-Measures the network as its card reports it: the mean regret (win-% points per decision) on the test set that
-``evaluate`` reports, at depths 0, 1 and 2, and the decisions per second at each (4,000 decisions of
+Measures the network as its card reports it: the mean regret (win-% points per decision) with its 95% interval on
+the test set that ``evaluate`` reports and on the held-out check (20,000 decisions nothing trains or selects on), at
+depths 0, 1 and 2, and the decisions per second at each (4,000 decisions of
 perfect play answered in one batch, every core, the median of 3 runs after a warm-up), then writes
 ``urgym/agents/models/NAME.npz`` (the network, its header holding the card's facts) and ``NAME.json`` (the card:
 rules, method and command, parameters, training time, the figures above, the file's size) atomically.
@@ -19,7 +20,7 @@ from pathlib import Path
 
 from urgym.agents import NeuralAgent, ValueNetwork
 from urgym.agents.models import model_card, write_model_card
-from urgym.evaluation.scoring.positions import benchmark_positions, score_positions
+from urgym.evaluation.scoring.positions import benchmark_positions, held_out_positions, score_positions
 from urgym.evaluation.scoring.runner import RunOptions
 from urgym.solver import table_for
 
@@ -32,16 +33,21 @@ MODELS = Path(__file__).resolve().parent.parent / "agents" / "models"
 def measure(
     network: ValueNetwork, depths: tuple[int, ...] = (0, 1, 2), speed_depths: tuple[int, ...] = (0, 1, 2)
 ) -> dict[str, float]:
-    """The card's figures: test-set regret per depth and decisions per second per depth."""
+    """The card's figures: regret per set and depth, and decisions per second per depth.
+
+    The regrets as ``test_regret_depth0`` with ``test_regret_depth0_low95`` and ``_high95`` beside it, and the
+    same of ``held_out_regret_depth0`` and the other depths.
+    """
     rules = network.rules
     table = table_for(rules, solve=False, progress=False)
-    test = benchmark_positions(table)
+    sets = {"test": benchmark_positions(table), "held_out": held_out_positions(table)}
     figures: dict[str, float] = {}
     for depth in depths:
-        agent = NeuralAgent(network, depth=depth)
-        figures[f"test_regret_depth{depth}"] = score_positions(
-            agent, table, test, RunOptions(workers=1, progress=False)
-        ).regret.mean
+        for name, positions in sets.items():
+            agent = NeuralAgent(network, depth=depth)
+            regret = score_positions(agent, table, positions, RunOptions(workers=1, progress=False)).regret
+            key = f"{name}_regret_depth{depth}"
+            figures.update({key: regret.mean, f"{key}_low95": regret.low95, f"{key}_high95": regret.high95})
     batch = Decisions.of_positions(benchmark_positions(table, 4000, seed=777))
     for depth in speed_depths:
         NeuralAgent(network, depth=depth).select_moves(rules, batch)  # compiles

@@ -307,6 +307,22 @@ def _teacher(games=3000):
     return learner.network()
 
 
+def test_a_cards_figures_are_the_test_set_and_the_held_out_check_with_their_intervals(finkel3_table):
+    from urgym.agents.networks.neural import NeuralAgent
+    from urgym.evaluation.scoring.positions import held_out_positions, score_positions
+
+    from tools.ship_model import measure
+
+    network = _teacher(300)
+    figures = measure(network, depths=(0,), speed_depths=(0,))
+    held = score_positions(NeuralAgent(network), finkel3_table, held_out_positions(finkel3_table)).regret
+    assert held.decisions == 20_000
+    assert figures["held_out_regret_depth0"] == pytest.approx(held.mean)
+    assert figures["held_out_regret_depth0_low95"] == pytest.approx(held.low95) and held.low95 < held.mean
+    assert figures["test_regret_depth0_low95"] < figures["test_regret_depth0"] < figures["test_regret_depth0_high95"]
+    assert figures["decisions_per_second_depth0"] > 0
+
+
 def test_the_relative_loss_weighs_the_gaps_a_choice_is_made_on():
     torch = pytest.importorskip("torch")
     from urgym.evaluation.training.distill import relative_errors
