@@ -103,6 +103,28 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--out: {err}")
     if out.exists() and not out.is_dir():
         parser.error(f"--out {args.out} is a file; give a folder for the models, card, curve and logs")
+    if args.rounds == 1:
+        _check_out(parser, args, algorithm, out)
+        _train_once(args, algorithm, rules, settings, out, args.seed)
+        return 0
+    teacher = args.teacher
+    for number in range(1, args.rounds + 1):  # each round's best network teaches the next
+        folder = out / f"round-{number}"
+        if (folder / "model.npz").is_file() and not (folder / CHECKPOINT).is_file() and not args.replace:
+            print(f"round {number} of {args.rounds}: finished before, in {folder}")
+        else:
+            print(f"round {number} of {args.rounds}: taught by {teacher}", flush=True)
+            resume = args.resume or (folder / CHECKPOINT).is_file()
+            _check_out(parser, argparse.Namespace(**{**vars(args), "resume": resume}), algorithm, folder)
+            round_settings = dataclasses.replace(settings, teacher=str(teacher))
+            _train_once(args, algorithm, rules, round_settings, folder, args.seed + number - 1, resume)
+        teacher = folder / "best_model.npz"
+    print(f"the last round's best network: {teacher}")
+    return 0
+
+
+def _check_out(parser: argparse.ArgumentParser, args: argparse.Namespace, algorithm: Algorithm, out: Path) -> None:
+    """Refuse an output folder the run could not write, or would overwrite unasked."""
     suffix = algorithm.model_suffix if offers(algorithm.learner, "save") else None
     try:
         check_output(out / "curve.csv")  # the folder can be created and written, before any training
@@ -113,16 +135,28 @@ def main(argv: list[str] | None = None) -> int:
             raise ValueError(f"{out} holds no checkpoint ({CHECKPOINT}) to resume; run without --resume")
     except ValueError as err:
         parser.error(f"--out: {err}")
+
+
+def _train_once(
+    args: argparse.Namespace,
+    algorithm: Algorithm,
+    rules: Rules,
+    settings: Any,
+    out: Path,
+    run_seed: int,
+    resume: bool | None = None,
+) -> None:
+    """One run into ``out``: train, plot its curve, say where its models are."""
     allowed = math.inf if args.solve else AUTO_SOLVE_MINUTES  # a damaged table is treated as a missing one
     table = table_for(rules, solve=True, progress=not args.no_progress, max_solve_minutes=allowed)
     plan = RunPlan(
         out,
         args.timesteps,
         args.minutes,
-        args.seed,
+        run_seed,
         not args.no_progress,
         args.replace,
-        args.resume,
+        args.resume if resume is None else resume,
         args.eval_every,
         args.eval_positions,
     )
@@ -132,7 +166,6 @@ def main(argv: list[str] | None = None) -> int:
         plot_curves({algorithm.name: out / "curve.csv"}, out / "curve.png")
     best = "" if result["best_regret"] is None else f"; best mean regret {result['best_regret']:.4f} win-% points"
     print(f"trained {result['timesteps']:,} decisions in {result['seconds'] / 60:.1f} min{best}; models in {out}")
-    return 0
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -272,6 +305,14 @@ def _parser() -> argparse.ArgumentParser:
         help=f"distill --teacher: plies the teacher searches beyond each move (default {DISTILL.teacher_depth}; "
         f"0 to {MAX_TEACHER_DEPTH})",
     )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="distill --teacher: rounds of distillation, each taught by the last one's best network searched "
+        "--teacher-depth plies (in --out/round-1 ...; run seeds --seed, --seed + 1 ...; a finished round is kept, so "
+        "the same command goes on where it stopped; default 1)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     parser.add_argument(
         "--solve",
@@ -283,6 +324,8 @@ def _parser() -> argparse.ArgumentParser:
 
 MAX_HIDDEN = 16_384
 MAX_TEACHER_DEPTH = 3
+MAX_ROUNDS = 20
+"""The most rounds one ``train --rounds`` runs."""
 MAX_ENVS = 65_536
 MAX_EVAL_POSITIONS = 1_000_000
 MAX_DECISIONS = 50_000_000
@@ -323,6 +366,10 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace, algorithm:
         parser.error(f"--resume: {name} writes no checkpoint (its learner gives no state)")
     if name != "distill" and (args.teacher is not None or args.teacher_depth is not None):
         parser.error(f"--teacher and --teacher-depth are for distill, not {name}")
+    if not 1 <= args.rounds <= MAX_ROUNDS:
+        parser.error(f"--rounds must be from 1 to {MAX_ROUNDS}, got {args.rounds}")
+    if args.rounds > 1 and args.teacher is None:
+        parser.error("--rounds needs --teacher (the network whose search teaches the first round)")
     if args.teacher_depth is not None and args.teacher is None:
         parser.error("--teacher-depth needs --teacher (the network whose search labels the decisions)")
     fields = {field.name for field in dataclasses.fields(algorithm.settings)}

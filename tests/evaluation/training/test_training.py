@@ -391,6 +391,41 @@ def test_distilling_a_td_networks_search_learns_without_the_table(finkel3_table,
     assert student < 1.5 * before, (student, before)  # about as good as its teacher, or better
 
 
+def test_rounds_of_distillation_each_taught_by_the_last_ones_best_network(finkel3_table, tmp_path, capsys):
+    from urgym.agents.networks.neural import ValueNetwork
+    from urgym.commands.train import main as train_main
+
+    teacher = _teacher(300).save(tmp_path / "teacher.npz")
+    out = tmp_path / "rounds"
+    argv = ["--algo", "distill", "--pieces", "3", "--teacher", str(teacher), "--teacher-depth", "1", "--rounds", "2"]
+    argv += ["--decisions", "3000", "--layers", "16", "--timesteps", "6000", "--eval-every", "3000"]
+    argv += ["--eval-positions", "50", "--threads", "1", "--seed", "5", "--out", str(out), "--no-progress"]
+    assert train_main(argv) == 0
+    first, second = (ValueNetwork.load(out / f"round-{n}" / "best_model.npz").info for n in (1, 2))
+    assert first["settings"]["teacher"] == str(teacher) and first["seed"] == 5
+    assert second["settings"]["teacher"] == str(out / "round-1" / "best_model.npz") and second["seed"] == 6
+    assert "the last round's best network: " + str(out / "round-2" / "best_model.npz") in capsys.readouterr().out
+    before = (out / "round-2" / "model.npz").stat().st_mtime_ns
+    assert train_main(argv) == 0  # the same command again: both rounds finished, nothing trained
+    assert capsys.readouterr().out.count("finished before") == 2
+    assert (out / "round-2" / "model.npz").stat().st_mtime_ns == before
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--rounds", "2"], "--rounds needs --teacher"),
+        (["--rounds", "0", "--teacher", "t.npz"], "--rounds must be from 1 to 20, got 0"),
+    ],
+)
+def test_rounds_without_a_teacher_or_out_of_range_are_refused(extra, message, tmp_path, capsys):
+    from urgym.commands.train import main as train_main
+
+    with pytest.raises(SystemExit):
+        train_main(["--algo", "distill", "--pieces", "3", *extra, "--out", str(tmp_path / "r")])
+    assert message in capsys.readouterr().err
+
+
 def test_expected_td_learns_by_self_play_alone(tmp_path):
     from urgym.agents.networks.neural import NeuralAgent, ValueNetwork
     from urgym.evaluation.training.expected_td import EXPECTED_TD, ExpectedTDSettings
