@@ -46,7 +46,7 @@ from urgym.evaluation.training.dqn import DQNSettings
 from urgym.evaluation.training.expected_td import EXPECTED_TD, ExpectedTDSettings
 from urgym.evaluation.training.learner import Algorithm, offers, with_settings
 from urgym.evaluation.training.ppo import MASKABLE_PPO, VEC_ENVS, PPOSettings
-from urgym.evaluation.training.run import UNCAPPED, RunPlan, check_run_folder, plot_curves, train
+from urgym.evaluation.training.run import UNCAPPED, RunPlan, check_run_folder, finished_run, plot_curves, train
 from urgym.evaluation.training.td_lambda import TD_LAMBDA, TDLambdaSettings
 from urgym.solver import table_for
 
@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     teacher = args.teacher
     for number in range(1, args.rounds + 1):  # each round's best network teaches the next
         folder = out / f"round-{number}"
-        if (folder / "model.npz").is_file() and not (folder / CHECKPOINT).is_file() and not args.replace:
+        if finished_run(folder, algorithm.model_suffix) and not args.replace:
             print(f"round {number} of {args.rounds}: finished before, in {folder}")
         else:
             print(f"round {number} of {args.rounds}: taught by {teacher}", flush=True)

@@ -59,6 +59,7 @@ __all__ = [
     "RunPlan",
     "TrainingRun",
     "check_run_folder",
+    "finished_run",
     "learning_rate",
     "plot_curves",
     "regret_of",
@@ -115,6 +116,16 @@ def run_outputs(out: Path, suffix: str | None) -> list[Path]:
     models = ("best_model", "model")
     names = [f"{model}{ext}" for model in models for ext in (suffix, ".json")] if suffix else []
     return [out / name for name in (*names, "curve.csv", "logs/progress.csv")]
+
+
+def finished_run(out: Path, suffix: str | None) -> bool:
+    """Whether ``out`` holds a run that ended: its last model (its curve, for a learner saving none), no checkpoint.
+
+    A run writes ``model.*`` only when it ends and removes its checkpoint after that, so a run stopped at any point
+    before is not finished: it resumes.
+    """
+    last = out / f"model{suffix}" if suffix else out / "curve.csv"
+    return last.is_file() and not (out / CHECKPOINT).exists()
 
 
 def check_run_folder(out: Path, suffix: str | None, replace: bool = False, resume: bool = False) -> None:

@@ -411,6 +411,22 @@ def test_rounds_of_distillation_each_taught_by_the_last_ones_best_network(finkel
     assert (out / "round-2" / "model.npz").stat().st_mtime_ns == before
 
 
+def test_a_run_is_finished_only_with_its_last_model_and_no_checkpoint(tmp_path):
+    from urgym.evaluation.training.checkpoint import CHECKPOINT
+    from urgym.evaluation.training.run import finished_run
+
+    assert not finished_run(tmp_path, ".npz")
+    (tmp_path / "best_model.npz").write_bytes(b"")  # a run stopped after an evaluation: it resumes
+    (tmp_path / "curve.csv").write_text("timesteps\n")
+    assert not finished_run(tmp_path, ".npz")
+    assert finished_run(tmp_path, None)  # a learner that saves no model: its curve is all it leaves
+    (tmp_path / "model.npz").write_bytes(b"")
+    (tmp_path / CHECKPOINT).write_bytes(b"")  # stopped between the last model and the checkpoint's removal
+    assert not finished_run(tmp_path, ".npz") and not finished_run(tmp_path, None)
+    (tmp_path / CHECKPOINT).unlink()
+    assert finished_run(tmp_path, ".npz")
+
+
 @pytest.mark.parametrize(
     "extra, message",
     [
