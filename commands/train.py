@@ -118,8 +118,8 @@ def main(argv: list[str] | None = None) -> int:
             _check_out(parser, argparse.Namespace(**{**vars(args), "resume": resume}), algorithm, folder)
             round_settings = dataclasses.replace(settings, teacher=str(teacher))
             _train_once(args, algorithm, rules, round_settings, folder, args.seed + number - 1, resume)
-        teacher = folder / "best_model.npz"
-    print(f"the last round's best network: {teacher}")
+        teacher = folder / ("best_model.npz" if args.select == "best" else "model.npz")
+    print(f"the last round's {'best ' if args.select == 'best' else ''}network: {teacher}")
     return 0
 
 
@@ -159,12 +159,15 @@ def _train_once(
         args.resume if resume is None else resume,
         args.eval_every,
         args.eval_positions,
+        args.select == "best",
     )
     with progress_off(args.no_progress):  # the learner's own bars too (distill's labels)
         result = train(algorithm, rules, plan, settings, table)
     if result["best_regret"] is not None:
         plot_curves({algorithm.name: out / "curve.csv"}, out / "curve.png")
     best = "" if result["best_regret"] is None else f"; best mean regret {result['best_regret']:.4f} win-% points"
+    if args.select == "last" and "mean_regret" in result["curve"][-1]:  # nothing was chosen: the last model is it
+        best = f"; the last model's mean regret {result['curve'][-1]['mean_regret']:.4f} win-% points (--select last)"
     print(f"trained {result['timesteps']:,} decisions in {result['seconds'] / 60:.1f} min{best}; models in {out}")
 
 
@@ -246,6 +249,14 @@ def _parser() -> argparse.ArgumentParser:
         "reports)",
     )
     parser.add_argument(
+        "--select",
+        choices=("best", "last"),
+        default="best",
+        help="best: keep the model of the lowest validation regret as best_model (the table picks it); last: the "
+        "run's last model is its result, the validation regret only measured (nothing chosen with the table: a "
+        "table-free run's claim; --rounds then teaches each round with the last one's model)",
+    )
+    parser.add_argument(
         "--hidden",
         type=int,
         help=f"hidden units of the TD network (default {TD.hidden}); alphazero: of each of its two hidden layers "
@@ -309,9 +320,9 @@ def _parser() -> argparse.ArgumentParser:
         "--rounds",
         type=int,
         default=1,
-        help="distill --teacher: rounds of distillation, each taught by the last one's best network searched "
-        "--teacher-depth plies (in --out/round-1 ...; run seeds --seed, --seed + 1 ...; a finished round is kept, so "
-        "the same command goes on where it stopped; default 1)",
+        help="distill --teacher: rounds of distillation, each taught by the last one's network (as --select "
+        "says) searched --teacher-depth plies (in --out/round-1 ...; run seeds --seed, --seed + 1 ...; a finished "
+        "round is kept, so the same command goes on where it stopped; default 1)",
     )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     parser.add_argument(

@@ -12,7 +12,8 @@ through :meth:`TrainingRun.drive`, which keeps everything but the learning:
   :func:`urgym.evaluation.scoring.positions.validation_positions` (disjoint from the test set that ``evaluate``
   reports; none when ``validation`` is 0), the figures of ``metrics`` (the benchmark's exact metrics), a row of
   ``logs/progress.csv`` and TensorBoard's ``eval/NAME`` (unless the learner's own framework writes ``logs/``, as
-  stable-baselines3 does), a point of ``curve.csv``, the best model so far (``best_model.*``) with its card, and a
+  stable-baselines3 does), a point of ``curve.csv``, the best model so far (``best_model.*``, unless
+  ``select_best`` is off: nothing chosen by the table) with its card, and a
   checkpoint (:mod:`urgym.evaluation.training.checkpoint`) where the learner gives its state: ``RunPlan(resume=True)``
   goes on from it as if never interrupted;
 - at the end the last model (``model.*``) with its card.
@@ -96,6 +97,9 @@ class RunPlan:
     validation: int | None = None
     """Validation positions scored at each point to pick the best model (None: the algorithm's default; 0: none, and
     no best model is kept)."""
+    select_best: bool = True
+    """Keep the model of the lowest validation regret as ``best_model.*``. False: the validation regret is measured
+    for the curve only and nothing is chosen by it; the run's result is its last model (a table-free run's claim)."""
 
     def identity(self, algo: str, settings: Any, rules: Rules) -> dict[str, Any]:
         """What a checkpoint of this run must match to be gone on from: algorithm, rules, seed, budget, settings."""
@@ -108,6 +112,7 @@ class RunPlan:
             "minutes": self.minutes,
             "settings": asdict(settings),
             "urgym": __version__,
+            **({} if self.select_best else {"selection": "last"}),
         }
 
 
@@ -402,7 +407,8 @@ class TrainingRun:
             self.report(self.curve[-1])
         if regret is not None and regret < self.best:
             self.best = regret
-            self._save("best_model", done, regret, values)
+            if self.plan.select_best:
+                self._save("best_model", done, regret, values)
         return regret
 
     def finish(self, done: int) -> dict[str, Any]:
@@ -419,7 +425,7 @@ class TrainingRun:
         models = {"model": None, "best_model": None}
         if self.suffix:
             models = {name: str(out / f"{name}{self.suffix}") for name in models}
-            if not self.validation:
+            if not (self.validation and self.plan.select_best):
                 models["best_model"] = None
         return {
             **models,
@@ -448,6 +454,11 @@ class TrainingRun:
             **({"table_hash": self.table.header["checksum"]} if self.table is not None else {}),
             "command": " ".join(["train", *sys.argv[1:]]),
             **({"games": values["games"]} if "games" in values else {}),
+            **(
+                {}
+                if self.plan.select_best
+                else {"selection": "last (validation regret measured, nothing chosen by it)"}
+            ),
             **self.facts,
             **self.optional("facts", {}),
         }

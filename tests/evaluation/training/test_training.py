@@ -411,6 +411,31 @@ def test_rounds_of_distillation_each_taught_by_the_last_ones_best_network(finkel
     assert (out / "round-2" / "model.npz").stat().st_mtime_ns == before
 
 
+def test_select_last_chooses_nothing_with_the_table_and_teaches_each_round_with_the_last_model(
+    finkel3_table, tmp_path, capsys
+):
+    from urgym.agents.networks.neural import ValueNetwork
+    from urgym.commands.train import main as train_main
+
+    teacher = _teacher(300).save(tmp_path / "teacher.npz")
+    out = tmp_path / "rounds"
+    argv = ["--algo", "distill", "--pieces", "3", "--teacher", str(teacher), "--teacher-depth", "1", "--rounds", "2"]
+    argv += ["--decisions", "3000", "--layers", "16", "--timesteps", "6000", "--eval-every", "3000", "--select", "last"]
+    argv += ["--eval-positions", "50", "--threads", "1", "--seed", "5", "--out", str(out), "--no-progress"]
+    assert train_main(argv) == 0
+    for number in (1, 2):
+        folder = out / f"round-{number}"
+        assert not list(folder.glob("best_model.*"))  # the table measured the curve and chose nothing
+        assert ValueNetwork.load(folder / "model.npz").info["selection"].startswith("last")
+        with open(folder / "curve.csv") as handle:
+            assert [row["mean_regret"] for row in csv.DictReader(handle)]  # still measured
+    second = ValueNetwork.load(out / "round-2" / "model.npz").info
+    assert second["settings"]["teacher"] == str(out / "round-1" / "model.npz")
+    printed = capsys.readouterr().out
+    assert "the last round's network: " + str(out / "round-2" / "model.npz") in printed
+    assert "the last model's mean regret" in printed and "best mean regret" not in printed
+
+
 def test_a_run_is_finished_only_with_its_last_model_and_no_checkpoint(tmp_path):
     from urgym.evaluation.training.checkpoint import CHECKPOINT
     from urgym.evaluation.training.run import finished_run
