@@ -205,7 +205,7 @@ def _verify(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     seeds = args.seed if args.seed is not None else result["seeds"]
     try:
         task = result_task(result)
-        check_solve_allowed(task.get_rules(), args.solve, limit=BENCH_SOLVE_MINUTES)
+        check_solve_allowed(task.get_rules(), args.solve, limit=BENCH_SOLVE_MINUTES, reproducible=True)
         minutes = _verify_minutes(result, task, seeds)
     except ValueError as err:
         parser.error(str(err))
@@ -214,7 +214,7 @@ def _verify(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
             f"rerunning {plural(len(seeds), 'seed')} of {args.verify} is estimated at {minutes:.0f} minutes, over "
             f"--max-minutes {args.max_minutes:g}: raise it, or name fewer seeds with --seed"
         )
-    table_for(task.get_rules(), solve=True, progress=not args.no_progress)
+    table_for(task.get_rules(), solve=True, progress=not args.no_progress, reproducible=True)
     try:
         report = verify(result, seeds)
     except ValueError as err:
@@ -261,7 +261,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     if algorithm is not None and args.out is None:
         parser.error("--algo trains: give --out DIR for the seeds' models, curves and results.json")
     try:
-        solve = check_solve_allowed(task.get_rules(), args.solve, limit=BENCH_SOLVE_MINUTES)
+        solve = check_solve_allowed(task.get_rules(), args.solve, limit=BENCH_SOLVE_MINUTES, reproducible=True)
         if algorithm is not None:
             algorithm.require(f"urgym bench --algo {algorithm.name}")
         if args.ray is not None:

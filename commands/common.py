@@ -22,7 +22,7 @@ from typing import Any
 from urgym.agents import builtin_name
 from urgym.evaluation.scoring.report import write_csv, write_json
 from urgym.evaluation.scoring.runner import RunOptions
-from urgym.solver import SolvedTable, cached_table_path, is_cached, solve_command, table_for
+from urgym.solver import SolvedTable, cached_reproducible, cached_table_path, is_cached, solve_command, table_for
 from urgym.solver.budget import SolveEstimate, check_solvable, estimate_solve
 
 from urgym import startup
@@ -277,13 +277,15 @@ def check_solve_allowed(
     record: str | None = None,
     estimate: SolveEstimate | None = None,
     limit: float | None = None,
+    reproducible: bool = False,
 ) -> SolveEstimate | None:
     """Refuse a missing table's solve that a command would start on its own but that takes too long or cannot run.
 
     A rule set past the solver's size is refused outright; a solve longer than ``limit`` minutes
     (:data:`AUTO_SOLVE_MINUTES` by default) runs only when the user ``asked`` (``--solve``). The message gives the
     estimate (time, memory, disk) and the command that solves it. Whether it fits this machine's memory and disk is
-    the solver's own check, before any work.
+    the solver's own check, before any work. ``reproducible``: a cached table counts only if every machine's solve
+    gives it to the last bit (the benchmark's tables), else it is solved again on one thread.
 
     Returns:
         The estimate of the solve about to run, or ``None`` when the table is cached (nothing is checked then).
@@ -291,14 +293,16 @@ def check_solve_allowed(
     Raises:
         ValueError: Naming the rules, the estimate and what to run.
     """
-    if is_cached(rules):
+    if cached_reproducible(rules) if reproducible else is_cached(rules):
         return None
     estimate = estimate or estimate_solve(rules)
     check_solvable(rules, estimate)
     if estimate.minutes > (AUTO_SOLVE_MINUTES if limit is None else limit) and not asked:
+        lacking = "reproducible solved table (one solved on one thread)" if reproducible else "solved table"
+        command = solve_command(rules, record) + " --threads 1" * reproducible
         raise ValueError(
-            f"{rules.name} ({rules.pieces} pieces) has no solved table yet, and solving it takes long "
-            f"({estimate.describe()}): add --solve to solve it now, or run `{solve_command(rules, record)}` first"
+            f"{rules.name} ({rules.pieces} pieces) has no {lacking} yet, and solving it takes long "
+            f"({estimate.describe()}): add --solve to solve it now, or run `{command}` first"
         )
     return estimate
 

@@ -118,7 +118,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--dtype", default=None, choices=DTYPES, help="storage type of the table (default float64; others need --out)"
     )
-    parser.add_argument("--threads", type=int, default=None, help="worker threads (default: every core)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="worker threads (default: every core; 1 gives the table every machine gives, to the last bit)",
+    )
     parser.add_argument(
         "--count",
         action="store_true",

@@ -24,6 +24,7 @@ __all__ = [
     "TableMissingError",
     "cache_dir",
     "cache_slots",
+    "cached_reproducible",
     "cached_table_path",
     "is_cached",
     "load_or_solve",
@@ -58,6 +59,15 @@ def is_cached(rules: Rules) -> bool:
     return any(path.exists() for path in cache_slots(rules))
 
 
+def cached_reproducible(rules: Rules) -> bool:
+    """True if the cached solved table of ``rules`` is intact and every machine's solve gives it to the last bit."""
+    path = cached_table_path(rules)
+    try:
+        return path.exists() and _load(path, rules).reproducible
+    except TableError:
+        return False
+
+
 class TableMissingError(FileNotFoundError):
     """No solved table is cached for a rule set and solving it was not allowed."""
 
@@ -75,11 +85,14 @@ def table_for(
     progress: bool = True,
     record: str | os.PathLike | None = None,
     max_solve_minutes: float = math.inf,
+    reproducible: bool = False,
 ) -> SolvedTable:
     """The one way to get the solved table of ``rules``: the cached one, solved and cached first if ``solve``.
 
     ``max_solve_minutes`` bounds a solve this call would start (a missing table, or a damaged one moved aside: the
-    same rule for both); with ``solve`` False nothing is solved, a damaged table included.
+    same rule for both); with ``solve`` False nothing is solved, a damaged table included. ``reproducible``: a table
+    every machine's solve gives to the last bit (:attr:`SolvedTable.reproducible`), as the benchmark measures with;
+    a cached one that is not is solved again on one thread and replaced (the same rule as a missing one).
 
     Raises:
         TableMissingError: If no table is cached and ``solve`` is False, or a solve would take longer than
@@ -92,7 +105,7 @@ def table_for(
             f"with `{solve_command(rules, record)}`"
         )
     limit = max_solve_minutes if solve else -1.0  # a damaged table is not solved again either
-    return load_or_solve(rules, progress=progress, max_solve_minutes=limit, record=record)
+    return load_or_solve(rules, progress=progress, max_solve_minutes=limit, record=record, reproducible=reproducible)
 
 
 def load_or_solve(
@@ -102,13 +115,16 @@ def load_or_solve(
     directory: str | os.PathLike | None = None,
     max_solve_minutes: float = math.inf,
     record: str | os.PathLike | None = None,
+    reproducible: bool = False,
 ) -> SolvedTable:
     """Load the cached table of a rule set, solving it exactly (and caching it) first if there is none.
 
     A cached table that fails its checks (corrupt, truncated, of other rules) or that is not ground truth (a
     float64 slot holding a looser solve) is moved aside to ``NAME.corrupt`` or ``NAME.loose`` with a message on
     stderr, and the rules are solved again: unless that solve is estimated past ``max_solve_minutes``, as a missing
-    table's would be refused.
+    table's would be refused. With ``reproducible`` only a table every machine's solve gives to the last bit will do
+    (:attr:`SolvedTable.reproducible`): a cached one that is not is solved again on one thread and replaced, under
+    the same rule.
 
     Raises:
         TableMissingError: If the solve it would start is estimated past ``max_solve_minutes``.
@@ -117,7 +133,9 @@ def load_or_solve(
 
     rules = get_rules(rules, pieces)
     path, imported = cache_slots(rules, directory)
-    for candidate in (path, imported):
+    lacking = "has no intact solved table"
+    why = "a damaged one was moved aside"
+    for candidate in (path, imported) if not reproducible else (path,):
         if not candidate.exists():
             continue
         try:
@@ -130,22 +148,31 @@ def load_or_solve(
                 candidate, ".loose", f"the cached table {candidate} is not ground truth ({table.precision_note})"
             )
             continue
+        if reproducible and not table.reproducible:
+            lacking, why = "has no reproducible solved table", "the cached one was swept on several threads"
+            print(
+                f"urgym: the cached table {candidate} is not reproducible (swept on several threads, its last bits "
+                "depend on their timing); solving the one every machine gives, on one thread, to replace it",
+                file=sys.stderr,
+            )
+            break
         return table
     if max_solve_minutes < math.inf:
         from urgym.solver.budget import estimate_solve
 
         if max_solve_minutes < 0:
             raise TableMissingError(
-                f"{rules.name} ({rules.pieces} pieces) has no intact solved table (a damaged one was moved aside); "
-                f"create it with `{solve_command(rules, record)}`"
+                f"{rules.name} ({rules.pieces} pieces) {lacking} ({why}); "
+                f"create it with `{solve_command(rules, record)}{' --threads 1' * reproducible}`"
             )
         estimate = estimate_solve(rules)
         if estimate.minutes > max_solve_minutes:
             raise TableMissingError(
-                f"{rules.name} ({rules.pieces} pieces) has no intact solved table, and solving it takes long "
-                f"({estimate.describe()}): add --solve to solve it now, or run `{solve_command(rules, record)}` first"
+                f"{rules.name} ({rules.pieces} pieces) {lacking}, and solving it takes long "
+                f"({estimate.describe()}): add --solve to solve it now, or run "
+                f"`{solve_command(rules, record)}{' --threads 1' * reproducible}` first"
             )
-    return solve(rules, progress=progress, out=path)
+    return solve(rules, progress=progress, out=path, threads=1 if reproducible else None)
 
 
 _LOADED: weakref.WeakValueDictionary = weakref.WeakValueDictionary()

@@ -41,6 +41,7 @@ __all__ = [
     "layer_pairs",
     "live_pairs",
     "pair_graph",
+    "swept_by_every_thread",
     "terminal_values",
     "threads_for",
     "work_items",
@@ -221,11 +222,19 @@ SMALL_PAIR = 250_000
 (17% of finkel 5's sweeping on a busy machine)."""
 
 
+def swept_by_every_thread(positions: int) -> bool:
+    """True if a layer pair of ``positions`` positions is swept by all of a solve's threads at once.
+
+    In place, so its values' last bits depend on the threads and their timing; a smaller pair is swept on one thread.
+    """
+    return positions >= SMALL_PAIR
+
+
 @contextmanager
 def threads_for(positions: int) -> Iterator[None]:
     """One numba thread while sweeping a small pair; as many as before otherwise."""
     before = numba.get_num_threads()
-    if positions < SMALL_PAIR:
+    if not swept_by_every_thread(positions):
         numba.set_num_threads(1)
     try:
         yield

@@ -37,7 +37,14 @@ from urgym.solver.budget import (
     reserve,
     table_bytes,
 )
-from urgym.solver.graph import LayerPair, SweepGraph, layer_pairs, terminal_values, threads_for
+from urgym.solver.graph import (
+    LayerPair,
+    SweepGraph,
+    layer_pairs,
+    swept_by_every_thread,
+    terminal_values,
+    threads_for,
+)
 from urgym.solver.table import DTYPES, EXACT_TOL, MIN_TOL, SolvedTable, checksum
 
 from urgym import Rules, get_rules
@@ -72,6 +79,7 @@ class _Checkpoint:
         self.key = {"rules": rules.to_dict(), "tol": tol, "positions": index.size, "index": index.layout}
         self.done: dict[str, float] = {}
         self.crcs: dict[str, str] = {}
+        self.threaded: list[str] = []  # finished pairs swept on several threads (their last bits vary)
         self.elapsed = 0.0
         out.parent.mkdir(parents=True, exist_ok=True)
         self._lock, self._lock_path = hold_lock(
@@ -107,6 +115,7 @@ class _Checkpoint:
 
     def _verify(self, state: dict, index: PositionIndex) -> None:
         done, crcs = state.get("done", {}), state.get("crc", {})
+        threaded = state.get("threaded")  # None: a checkpoint from before it was kept
         for layer in layer_pairs(index):
             key = _pair_key(layer.scored)
             if key not in done:
@@ -119,20 +128,27 @@ class _Checkpoint:
                 )
                 break
             self.done[key], self.crcs[key] = done[key], crcs[key]
+            if key in threaded if threaded is not None else swept_by_every_thread(layer.positions):
+                self.threaded.append(key)
         self.elapsed = float(state.get("elapsed", 0.0))
         print(
             f"solve: resuming from {self.values_path}: {len(self.done)} of {len(index.pairs)} layer pairs done",
             file=sys.stderr,
         )
 
-    def finish_pair(self, pair: tuple[int, int], span: tuple[int, int], residual: float, elapsed: float) -> None:
+    def finish_pair(
+        self, pair: tuple[int, int], span: tuple[int, int], residual: float, elapsed: float, threaded: bool
+    ) -> None:
         self.values.flush()
         key = _pair_key(pair)
         self.done[key] = residual
         self.crcs[key] = checksum(self.values[span[0] : span[1]])
+        if threaded:
+            self.threaded.append(key)
         self.elapsed = elapsed
         tmp = self.state_path.with_name(self.state_path.name + ".tmp")
-        tmp.write_text(json.dumps({"key": self.key, "done": self.done, "crc": self.crcs, "elapsed": elapsed}))
+        state = {"key": self.key, "done": self.done, "crc": self.crcs, "threaded": self.threaded, "elapsed": elapsed}
+        tmp.write_text(json.dumps(state))
         os.replace(tmp, self.state_path)
 
     def release_pages(self, index: PositionIndex, pair: tuple[int, int]) -> None:
@@ -204,7 +220,11 @@ def solve(
         progress: Show a progress bar (pair, sweep, largest change, ETA).
         out: Write the table here (atomically); the solve checkpoints beside it and resumes if interrupted.
         dtype: Storage type of the written table: ``float64``, ``float32`` or ``uint16``.
-        threads: Worker threads (default: every core).
+        threads: Worker threads (default: every core). A layer pair of :data:`~urgym.solver.graph.SMALL_PAIR`
+            positions or more is swept in place by all of them at once, so where a sweep stops, and the values' last
+            bits (within ``tol``), depend on the threads and their timing: ``threads=1`` gives the same table on
+            every machine, at about 1.6 times the sweeping time on two cores. The header's ``reproducible`` says
+            which a table is (:attr:`~urgym.solver.table.SolvedTable.reproducible`).
 
     Returns:
         The :class:`~urgym.solver.table.SolvedTable`: in memory (float64) without ``out``, else the written file
@@ -272,7 +292,9 @@ def _solve_layers(
             pair_stats.append(stats)
             max_residual = max(max_residual, stats["residual"])
             if checkpoint:
-                checkpoint.finish_pair(pair, (start, end), stats["residual"], time.perf_counter() - started)
+                checkpoint.finish_pair(
+                    pair, (start, end), stats["residual"], time.perf_counter() - started, stats["threads"] > 1
+                )
             bar.update(end - start)
             if bar.n >= ETA_AFTER * index.size:  # by now the rate says something about the rest
                 bar.bar_format = None
@@ -286,8 +308,11 @@ def _solve_layers(
         "sweeps": sum(p["sweeps"] for p in pair_stats),
         "build_seconds": round(sum(p["build_seconds"] for p in pair_stats), 3),
         "sweep_seconds": round(sum(p["sweep_seconds"] for p in pair_stats), 3),
+        "threaded_pairs": len(checkpoint.threaded if checkpoint else [])
+        + sum(1 for p in pair_stats if p["threads"] > 1),
         "pairs": pair_stats,
     }
+    header["reproducible"] = header["threaded_pairs"] == 0
     table = SolvedTable(rules, values, header, index)
     if checkpoint is None:
         return table
@@ -322,6 +347,7 @@ def _solve_pair(index: PositionIndex, values: np.ndarray, layer: LayerPair, tol:
         "plain_from": None,
         "build_seconds": 0.0,
         "sweep_seconds": 0.0,
+        "threads": 1,
     }
     if layer.over:
         terminal_values(index, values, pair, start)
@@ -332,6 +358,7 @@ def _solve_pair(index: PositionIndex, values: np.ndarray, layer: LayerPair, tol:
     stats["build_seconds"] = round(time.perf_counter() - began, 3)
     began = time.perf_counter()
     with threads_for(end - start):
+        stats["threads"] = numba.get_num_threads()
         _sweep_to(graph, values, tol, stats, pair, bar)
     stats["sweep_seconds"] = round(time.perf_counter() - began, 3)
     return stats

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 from urgym.solver._index import PositionIndex
+from urgym.solver.graph import layer_pairs, swept_by_every_thread
 from urgym.solver.lookup import TableView, move_probability
 
 from urgym import SIDES, Position, Rules
@@ -97,6 +98,18 @@ class SolvedTable:
         """True for ground truth: float64 values solved to :data:`EXACT_TOL` or tighter."""
         tol = self.header.get("tol")
         return self.values.dtype == np.float64 and isinstance(tol, (int, float)) and 0 < tol <= EXACT_TOL
+
+    @property
+    def reproducible(self) -> bool:
+        """True if every machine's solve gives these values to the last bit: no layer pair was swept on several threads.
+
+        A table written before solves recorded it is reproducible only if all its pairs are below
+        :data:`~urgym.solver.graph.SMALL_PAIR` positions (always swept on one thread).
+        """
+        recorded = self.header.get("reproducible")
+        if isinstance(recorded, bool):
+            return recorded
+        return not any(swept_by_every_thread(pair.positions) for pair in layer_pairs(self.index))
 
     @property
     def precision_note(self) -> str | None:

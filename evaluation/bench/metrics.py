@@ -54,7 +54,9 @@ class TaskEvaluator:
 
     def __init__(self, task: Task, table: SolvedTable | None = None, progress: bool = False) -> None:
         self.task, self.rules = task, task.get_rules()
-        self.table = table if table is not None else table_for(self.rules, solve=True, progress=progress)
+        self.table = (
+            table if table is not None else table_for(self.rules, solve=True, progress=progress, reproducible=True)
+        )
         self.test = benchmark_positions(self.table)
         self.progress = progress
 
@@ -94,7 +96,7 @@ def table_facts(table: SolvedTable) -> dict[str, Any]:
 
 def local_table_facts(task: Task) -> dict[str, Any]:
     """:func:`table_facts` of this machine's table of ``task`` (solved if missing), as its seeds are measured here."""
-    return table_facts(table_for(task.get_rules(), solve=True, progress=False))
+    return table_facts(table_for(task.get_rules(), solve=True, progress=False, reproducible=True))
 
 
 def across_seeds(values: Sequence[float]) -> dict[str, float | int | None]:

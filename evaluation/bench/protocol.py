@@ -460,8 +460,8 @@ def run_task(
 
 
 def _facts(task: Task, progress: bool) -> dict[str, Any]:
-    """What a result records of the measuring: of the task's table (solved here if missing)."""
-    return table_facts(table_for(task.get_rules(), solve=True, progress=progress))
+    """What a result records of the measuring: of the task's table (solved here if missing or not reproducible)."""
+    return table_facts(table_for(task.get_rules(), solve=True, progress=progress, reproducible=True))
 
 
 def _map(fn: Callable, items: list, jobs: int):

@@ -188,3 +188,26 @@ def test_paths_that_visit_tiles_twice_meet_the_bellman_equation_on_every_two_pie
             expected += rules.roll_probabilities[r] * (max(moves.values()) if moves else passed)
         worst = max(worst, abs(expected - table.win_probability(p)))
     assert worst < 1e-12 and table.header["residual"] < 1e-12
+
+
+def test_one_thread_gives_the_same_table_every_time_and_a_table_says_whether_it_is_reproducible(monkeypatch):
+    """A pair swept by several threads at once ends where their timing puts it: the table says so."""
+    import numba
+    from urgym.solver import graph
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("one core: no sweep can share a pair between threads here")
+    monkeypatch.setattr(graph, "SMALL_PAIR", 2_000)  # finkel 3's larger pairs swept by every thread, as finkel 4's are
+    rules = get_rules("finkel", 3)
+    first, second = (solver.solve(rules, progress=False, threads=1) for _ in range(2))
+    assert np.array_equal(first.values, second.values)
+    assert first.reproducible and first.header["reproducible"] and first.header["threaded_pairs"] == 0
+    shared = solver.solve(rules, progress=False, threads=2)
+    large = [p for p in shared.header["pairs"] if p["positions"] >= 2_000 and p["sweeps"] > 0]
+    assert large and all(p["threads"] == 2 for p in large)
+    assert shared.header["threaded_pairs"] == len(large) and not shared.reproducible
+    assert np.max(np.abs(shared.values - first.values)) < 1e-11
+    older = solver.SolvedTable(rules, first.values, {k: v for k, v in first.header.items() if k != "reproducible"})
+    assert not older.reproducible  # recorded nothing: reproducible only if no pair is swept by every thread
+    monkeypatch.setattr(graph, "SMALL_PAIR", 250_000)
+    assert older.reproducible

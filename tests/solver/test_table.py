@@ -330,3 +330,60 @@ def test_the_perfect_player_refuses_rules_other_than_its_tables(table):
         agent.check_rules(other)
     with pytest.raises(ValueError, match="was given the table of"):
         agent.table(other)
+
+
+def test_the_benchmark_solves_again_a_cached_table_that_is_not_reproducible(tmp_path, monkeypatch, capsys):
+    import numba
+    from urgym.commands.common import check_solve_allowed
+    from urgym.solver import TableMissingError, graph, table_for
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("one core: every table solved here is reproducible")
+    monkeypatch.setenv("URGYM_CACHE", str(tmp_path))
+    monkeypatch.setattr(graph, "SMALL_PAIR", 2_000)
+    rules = get_rules("finkel", 3)
+    solver.solve(rules, progress=False, out=solver.cached_table_path(rules), threads=2)
+    assert not solver.load_or_solve(rules, progress=False).reproducible  # plain use takes it as it is
+    assert not solver.cached_reproducible(rules) and check_solve_allowed(rules, False) is None
+    assert check_solve_allowed(rules, False, reproducible=True) is not None  # a solve to come, within the budget
+    command = "`solve --rules finkel --pieces 3 --threads 1`"
+    with pytest.raises(ValueError, match=rf"no reproducible solved table .*{command}"):
+        check_solve_allowed(rules, False, limit=0.0, reproducible=True)
+    with pytest.raises(TableMissingError, match=r"no reproducible solved table .*--threads 1"):
+        table_for(rules, solve=False, reproducible=True)
+    capsys.readouterr()
+    table = table_for(rules, progress=False, reproducible=True)
+    assert table.reproducible and "is not reproducible" in capsys.readouterr().err
+    assert solver.cached_reproducible(rules) and solver.load_or_solve(rules, progress=False).reproducible
+
+
+def test_a_resumed_solve_is_reproducible_only_if_its_finished_pairs_were(tmp_path, monkeypatch):
+    import numba
+    from urgym.solver import graph
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("one core: every table solved here is reproducible")
+    solve_module = __import__("sys").modules["urgym.solver.solve"]
+    real = solve_module._solve_pair
+    monkeypatch.setattr(graph, "SMALL_PAIR", 2_000)
+    rules, large = get_rules("finkel", 3), []
+
+    def interrupt_at_the_second_large_pair(index, values, layer, *rest):
+        if graph.swept_by_every_thread(layer.positions) and not layer.over:
+            if large:
+                raise KeyboardInterrupt
+            large.append(layer.scored)
+        return real(index, values, layer, *rest)
+
+    for threads, reproducible in ((2, False), (1, True)):
+        out = tmp_path / f"finkel3-{threads}.urtable"
+        large.clear()
+        monkeypatch.setattr(solve_module, "_solve_pair", interrupt_at_the_second_large_pair)
+        with pytest.raises(KeyboardInterrupt):
+            solver.solve(rules, progress=False, out=out, threads=threads)
+        state = json.loads(out.with_name(out.name + ".partial.json").read_text())
+        assert state["threaded"] == ([f"{large[0][0]},{large[0][1]}"] if threads == 2 else [])
+        monkeypatch.setattr(solve_module, "_solve_pair", real)
+        resumed = solver.solve(rules, progress=False, out=out, threads=1)  # the rest on one thread
+        assert resumed.reproducible is reproducible
+        assert resumed.header["threaded_pairs"] == (0 if reproducible else 1)
