@@ -629,3 +629,24 @@ def test_dqn_acts_and_bootstraps_over_legal_actions_only(tmp_path, finkel3_table
         assert (sample.next_masks.sum(dim=1) == 1).all() and (q.max(dim=1).values >= best_legal).all()
         masked = q.masked_fill(~sample.next_masks, -torch.inf).max(dim=1).values
     assert torch.equal(masked, best_legal)
+
+
+def test_the_td_recipe_skips_finished_stages_and_resumes_a_stopped_one(tmp_path, monkeypatch, capsys):
+    from urgym.evaluation.training.run import CHECKPOINT
+
+    from tools import td_recipe
+
+    (tmp_path / "teacher").mkdir()
+    (tmp_path / "teacher" / "model.npz").write_bytes(b"")  # finished: its last model, no checkpoint
+    (tmp_path / "round-1").mkdir()
+    (tmp_path / "round-1" / CHECKPOINT).write_bytes(b"")  # stopped
+    monkeypatch.setattr("sys.argv", ["td_recipe", str(tmp_path), "--rounds", "3", "--dry-run"])
+    td_recipe.main()
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"teacher: finished before, in {tmp_path / 'teacher'}"
+    assert lines[1].startswith("first student: train --algo distill --teacher-depth 2")
+    assert lines[1].endswith("--resume")
+    assert f"--teacher {tmp_path / 'teacher' / 'model.npz'}" in lines[1]
+    assert lines[2].startswith("3 more rounds: train --algo distill --teacher-depth 1")
+    assert f"--teacher {tmp_path / 'round-1' / 'model.npz'} --rounds 3" in lines[2] and "--resume" not in lines[2]
+    assert all("--select last" in line for line in lines[1:])  # nothing in the recipe chosen with the table
