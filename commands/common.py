@@ -299,7 +299,7 @@ def check_solve_allowed(
     check_solvable(rules, estimate)
     if estimate.minutes > (AUTO_SOLVE_MINUTES if limit is None else limit) and not asked:
         lacking = "reproducible solved table (one solved on one thread)" if reproducible else "solved table"
-        command = solve_command(rules, record) + " --threads 1" * reproducible
+        command = solve_command(rules, record, reproducible)
         raise ValueError(
             f"{rules.name} ({rules.pieces} pieces) has no {lacking} yet, and solving it takes long "
             f"({estimate.describe()}): add --solve to solve it now, or run `{command}` first"

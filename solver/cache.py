@@ -72,11 +72,19 @@ class TableMissingError(FileNotFoundError):
     """No solved table is cached for a rule set and solving it was not allowed."""
 
 
-def solve_command(rules: Rules, record: str | os.PathLike | None = None) -> str:
-    """The ``solve`` command that caches the table of ``rules`` (custom rules are read from ``record``)."""
+def solve_command(rules: Rules, record: str | os.PathLike | None = None, reproducible: bool = False) -> str:
+    """The ``solve`` command that caches the table of ``rules`` (custom rules are read from ``record``).
+
+    ``reproducible``: on one thread, the table every machine's solve gives to the last bit.
+    """
+    threads = " --threads 1" if reproducible else ""
     if rules.name in RULE_SET_NAMES and rules == get_rules(rules.name, rules.pieces):
-        return f"solve --rules {rules.name} --pieces {rules.pieces}"
-    return f"solve --rules-file {record}" if record else "solve --rules-file RULES.json (the rules as JSON)"
+        return f"solve --rules {rules.name} --pieces {rules.pieces}{threads}"
+    return (
+        f"solve --rules-file {record}{threads}"
+        if record
+        else f"solve --rules-file RULES.json{threads} (the rules as JSON)"
+    )
 
 
 def table_for(
@@ -163,14 +171,14 @@ def load_or_solve(
         if max_solve_minutes < 0:
             raise TableMissingError(
                 f"{rules.name} ({rules.pieces} pieces) {lacking} ({why}); "
-                f"create it with `{solve_command(rules, record)}{' --threads 1' * reproducible}`"
+                f"create it with `{solve_command(rules, record, reproducible)}`"
             )
         estimate = estimate_solve(rules)
         if estimate.minutes > max_solve_minutes:
             raise TableMissingError(
                 f"{rules.name} ({rules.pieces} pieces) {lacking}, and solving it takes long "
                 f"({estimate.describe()}): add --solve to solve it now, or run "
-                f"`{solve_command(rules, record)}{' --threads 1' * reproducible}` first"
+                f"`{solve_command(rules, record, reproducible)}` first"
             )
     return solve(rules, progress=progress, out=path, threads=1 if reproducible else None)
 
