@@ -279,6 +279,7 @@ def _register_builtins() -> None:
                     names_file=True,
                 ),
                 Param("depth", int, 0, "plies searched beyond the move, the network at the leaves (0: none)"),
+                Param("version", int, 0, "which shipped network when no model is given: 0 the newest, 1 the first"),
             ),
             main_param="model",
         )
@@ -318,10 +319,10 @@ def _register_builtins() -> None:
     )
 
 
-def _td_agent(model: Any = "", depth: int = 0, seed: int | None = None) -> Agent:
+def _td_agent(model: Any = "", depth: int = 0, version: int = 0, seed: int | None = None) -> Agent:
     from urgym.agents.networks.td import TDAgent
 
-    return TDAgent(model or None, seed=seed, depth=depth)
+    return TDAgent(model or None, seed=seed, depth=depth, version=version)
 
 
 def _neural_agent(model: Any = "", depth: int = 0, threads: int = 0, seed: int | None = None) -> Agent:

@@ -25,6 +25,8 @@ __all__ = [
     "model_card",
     "shipped_model",
     "shipped_models",
+    "td_model",
+    "td_model_versions",
     "write_model_card",
 ]
 
@@ -36,6 +38,8 @@ DEFAULT_PPO_MODEL = MODELS / "ppo_finkel.zip"
 """The shipped MaskablePPO model (finkel), the ``ppo`` agent's default."""
 DEFAULT_TD_MODEL = MODELS / "td_finkel.npz"
 """The shipped table-free network (finkel: TD(lambda) self-play distilled through its own search), ``td``'s default."""
+TD_VERSION_PREFIX = "td_finkel_v"
+"""Earlier table-free networks stay shipped as ``td_finkel_vN.npz`` (N from 1); the newest is ``td_finkel.npz``."""
 
 
 def card_path(model_path: str | os.PathLike) -> Path:
@@ -93,6 +97,33 @@ def shipped_model(rules: Rules) -> Path:
             "neural:model=PATH"
         )
     return models[key]
+
+
+@functools.cache
+def td_model_versions() -> dict[int, Path]:
+    """The shipped table-free networks by version: the earlier ones' numbers, and the newest after them."""
+    versions = {}
+    for path in MODELS.glob(f"{TD_VERSION_PREFIX}*.npz"):
+        number = path.stem.removeprefix(TD_VERSION_PREFIX)
+        if number.isdigit() and int(number) > 0:
+            versions[int(number)] = path
+    versions[max(versions, default=0) + 1] = DEFAULT_TD_MODEL
+    return dict(sorted(versions.items()))
+
+
+def td_model(version: int = 0) -> Path:
+    """The shipped table-free network of ``version`` (0: the newest), which ``td:version=N`` plays.
+
+    Raises:
+        ValueError: If no shipped network has that version, naming those that exist.
+    """
+    versions = td_model_versions()
+    if version == 0:
+        return DEFAULT_TD_MODEL
+    if version not in versions:
+        have = ", ".join(str(number) for number in versions)
+        raise ValueError(f"no shipped td network has version {version}; versions: {have} (0: the newest)")
+    return versions[version]
 
 
 def write_model_card(model_path: str | os.PathLike, rules: Rules, **facts: Any) -> Path:

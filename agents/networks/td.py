@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from urgym.agents.models import DEFAULT_TD_MODEL
+from urgym.agents.models import DEFAULT_TD_MODEL, td_model
 from urgym.agents.networks.neural import NeuralAgent
 from urgym.agents.networks.value import ValueNetwork
 
@@ -29,14 +29,31 @@ class TDAgent(NeuralAgent):
             package (finkel).
         seed: Unused (the agent is deterministic); accepted like every agent's.
         depth: Plies searched beyond the move with the network at the leaves (0: the best after-state).
+        version: Which shipped network plays when ``model`` is not given (:func:`urgym.agents.models.td_model`):
+            0 the newest, 1 the first (2026-11-29), and so on; earlier ones stay shipped so that their figures
+            can be measured again.
+
+    Raises:
+        ValueError: If both ``model`` and ``version`` are given, or no shipped network has ``version``.
     """
 
     RULES_MISMATCH = "this TD model was trained on {learned!r}, not on {asked!r}"
 
     def __init__(
-        self, model: str | os.PathLike | ValueNetwork | None = None, seed: int | None = None, depth: int = 0
+        self,
+        model: str | os.PathLike | ValueNetwork | None = None,
+        seed: int | None = None,
+        depth: int = 0,
+        version: int = 0,
     ) -> None:
-        network = model if isinstance(model, ValueNetwork) else ValueNetwork.load(Path(model or DEFAULT_TD_MODEL))
+        if model is not None and version:
+            raise ValueError("give td a model file or a shipped version, not both")
+        network = model if isinstance(model, ValueNetwork) else ValueNetwork.load(Path(model or td_model(version)))
         super().__init__(network, depth=depth, seed=seed, name="td")
         named = model is not None and not isinstance(model, ValueNetwork)
-        self.spec = "td" + (f":model={model}" if named else "") + (f":depth={depth}" if depth else "")
+        self.spec = (
+            "td"
+            + (f":model={model}" if named else "")
+            + (f":version={version}" if version else "")
+            + (f":depth={depth}" if depth else "")
+        )

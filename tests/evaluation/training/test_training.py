@@ -118,6 +118,33 @@ def test_td_model_errors(tmp_path):
         agent.select_move(position, roll)
 
 
+def test_td_versions_keep_earlier_networks_playable(tmp_path, monkeypatch):
+    """td:version=N plays the Nth shipped network; 0 (the default) the newest, td_finkel.npz."""
+    from urgym.agents import models
+
+    networks = {name: TDLambda.initial(RULES, hidden=4, seed=seed).network() for seed, name in enumerate(["v1", "new"])}
+    networks["v1"].save(tmp_path / "td_finkel_v1.npz")
+    networks["new"].save(tmp_path / "td_finkel.npz")
+    (tmp_path / "td_finkel_vx.npz").write_bytes(b"not a version")  # a name that is no version is not one
+    monkeypatch.setattr(models, "MODELS", tmp_path)
+    monkeypatch.setattr(models, "DEFAULT_TD_MODEL", tmp_path / "td_finkel.npz")
+    models.td_model_versions.cache_clear()
+    monkeypatch.setattr("urgym.agents.networks.td.td_model", models.td_model)
+    try:
+        assert models.td_model_versions() == {1: tmp_path / "td_finkel_v1.npz", 2: tmp_path / "td_finkel.npz"}
+        assert models.td_model(0) == models.td_model(2) == tmp_path / "td_finkel.npz"
+        for spec, name in (("td", "new"), ("td:version=2", "new"), ("td:version=1", "v1")):
+            agent = make_agent(spec)
+            assert agent.spec == spec
+            assert np.array_equal(agent.network(RULES).layers[0][0], networks[name].layers[0][0])
+        with pytest.raises(ValueError, match=r"no shipped td network has version 3; versions: 1, 2"):
+            make_agent("td:version=3")
+        with pytest.raises(ValueError, match="not both"):
+            TDAgent(tmp_path / "td_finkel.npz", version=1)
+    finally:
+        models.td_model_versions.cache_clear()
+
+
 def test_train_td_writes_models_card_and_curve(finkel3_table, tmp_path):
     plan = RunPlan(tmp_path, 30_000, progress=False, eval_every=10_000, validation=50)
     result = train(TD_LAMBDA, RULES, plan, TDLambdaSettings(hidden=16), finkel3_table)
