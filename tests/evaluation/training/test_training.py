@@ -658,6 +658,32 @@ def test_dqn_acts_and_bootstraps_over_legal_actions_only(tmp_path, finkel3_table
     assert torch.equal(masked, best_legal)
 
 
+def test_the_td_recipe_curve_puts_the_stages_on_one_clock(tmp_path):
+    from tools import td_recipe
+
+    stages = {
+        "teacher": (0.0, 100.0),
+        "round-1": (30.0, 50.0),
+        "rounds/round-2": (10.0, 20.0),
+        "rounds/round-1": (5.0, 40.0),
+    }
+    for folder, (labels, fitting) in stages.items():
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "model.npz").write_bytes(b"")
+        (tmp_path / folder / "model.json").write_text(json.dumps({"label_seconds": labels, "train_seconds": fitting}))
+        (tmp_path / folder / "curve.csv").write_text(f"timesteps,seconds,mean_regret\n7,{fitting},0.5\n")
+    (tmp_path / "rounds" / "round-3").mkdir()  # a stage under way is left out
+    (tmp_path / "rounds" / "round-3" / "checkpoint.pkl").write_bytes(b"")
+    out = td_recipe.recipe_curve(tmp_path, tmp_path / "recipe.csv")
+    with out.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    # each point after every earlier stage's labels and fitting, and its own stage's labels
+    assert [(r["stage"], float(r["seconds"])) for r in rows] == [
+        ("teacher", 100.0), ("first student", 180.0), ("round 1", 225.0), ("round 2", 255.0)
+    ]  # fmt: skip
+    assert out.with_suffix(".png").stat().st_size > 0
+
+
 def test_the_td_recipe_skips_finished_stages_and_resumes_a_stopped_one(tmp_path, monkeypatch, capsys):
     from urgym.evaluation.training.run import CHECKPOINT
 
