@@ -7,8 +7,9 @@ agent's exact win rate against perfect play and its exploitability (``evaluate -
 
 Each agent's card (:func:`urgym.evaluation.scoring.card.agent_card`: the mean regret on the 1,000 test positions, the
 result against perfect play, luck-adjusted, over ``--games`` games; ``--slow-games`` for the deep searches) on each
-rule set it plays, with the decisions per second of its test-set benchmark (answered in batches, one worker).
-Prints one table per rule set, best first, and writes every card to ``--out``.
+rule set it plays, with the decisions per second of its test-set benchmark (answered in batches, one worker, after
+a warm-up on a few positions: numba's compiling and loading of cached code are not counted). Prints one table per
+rule set, best first, and writes every card to ``--out``.
 """
 
 from __future__ import annotations
@@ -19,9 +20,12 @@ import time
 from pathlib import Path
 
 from urgym.evaluation.scoring.card import agent_card
+from urgym.evaluation.scoring.positions import benchmark_positions, score_positions
 from urgym.evaluation.scoring.runner import RunOptions
+from urgym.solver import TableMissingError, table_for
 
 from benchmarks.common import machine
+from urgym import get_rules
 
 AGENTS = (
     "perfect",
@@ -83,12 +87,23 @@ def main() -> None:
             games = args.slow_games if spec in SLOW else args.games
             start = time.perf_counter()
             run = RunOptions(workers=1, progress=False)
+            warm_up(spec, rule_sets, args.pieces, run)
             cards.append(agent_card(spec, tuple(rule_sets), games, run=run, pieces=args.pieces, exact=args.exact))
             print(f"{spec}: {time.perf_counter() - start:.0f} s", flush=True)
             Path(args.out).write_text(json.dumps(cards, indent=1))
     for name in rule_sets:
         print(f"\n{name}\n")
         print("\n".join(table(cards, name)))
+
+
+def warm_up(spec: str, rule_sets: list[str], pieces: int | None, run: RunOptions, positions: int = 20) -> None:
+    """Have ``spec`` answer a few test positions of each rule set it plays, so that its speed leaves out start-up."""
+    for name in rule_sets:
+        try:
+            table = table_for(get_rules(name, pieces), solve=False, progress=False)
+            score_positions(spec, table, benchmark_positions(table)[:positions], run)
+        except (TableMissingError, ValueError):  # no table, or an agent that does not play these rules: its card says
+            continue
 
 
 def table(cards: list[dict], rule_set: str) -> list[str]:

@@ -25,6 +25,7 @@ from urgym.evaluation.scoring.runner import RunOptions
 from urgym.solver import table_for
 
 from benchmarks.common import machine
+from tools.td_recipe import recipe_facts
 from urgym.batch import Decisions
 
 MODELS = Path(__file__).resolve().parent.parent / "agents" / "models"
@@ -80,6 +81,9 @@ def main() -> None:
     parser.add_argument("model")
     parser.add_argument("--name", required=True, help="file name in the package's models, without .npz")
     parser.add_argument("--note", default="", help="a sentence for the card (how the run went)")
+    parser.add_argument(
+        "--recipe", help="the folder of tools.td_recipe that made the network: its stages go on the card"
+    )
     args = parser.parse_args()
     network = ValueNetwork.load(args.model)  # every network train writes, TD(lambda)'s older files too
     figures = measure(network)
@@ -97,6 +101,8 @@ def main() -> None:
         facts["teacher"] = teacher
     if args.note:
         facts["note"] = args.note
+    if args.recipe:
+        facts["recipe"] = recipe_facts(Path(args.recipe))
     path = ValueNetwork(network.rules, network.features, network.layers, network.activation, facts).save(
         MODELS / f"{args.name}.npz"
     )

@@ -57,6 +57,22 @@ def stage_folders(out: Path) -> list[tuple[str, Path]]:
     return [(name, folder) for name, folder in named if finished_run(folder, ".npz")]
 
 
+def recipe_facts(out: Path) -> dict:
+    """What a card says of the recipe that made its network: each finished stage's command and times, and the sum.
+
+    A stage's seconds are its labels' and its fitting's (the clock of :func:`recipe_curve`).
+    """
+    stages = []
+    for name, folder in stage_folders(out):
+        card = json.loads((folder / "model.json").read_text())
+        stage = {"stage": name, "command": card["command"], "train_seconds": card["train_seconds"]}
+        stage["label_seconds"] = card.get("label_seconds", 0.0)
+        stage["validation_regret"] = card.get("validation_regret")
+        stages.append(stage)
+    seconds = sum(stage["label_seconds"] + stage["train_seconds"] for stage in stages)
+    return {"command": "python -m tools.td_recipe OUT --rounds N", "stages": stages, "seconds": round(seconds, 1)}
+
+
 def recipe_curve(out: Path, path: Path) -> Path:
     """Write the finished stages' curves as one CSV on the recipe's clock (see the module docstring); draw it."""
     rows, clock = [], 0.0

@@ -670,7 +670,9 @@ def test_the_td_recipe_curve_puts_the_stages_on_one_clock(tmp_path):
     for folder, (labels, fitting) in stages.items():
         (tmp_path / folder).mkdir(parents=True)
         (tmp_path / folder / "model.npz").write_bytes(b"")
-        (tmp_path / folder / "model.json").write_text(json.dumps({"label_seconds": labels, "train_seconds": fitting}))
+        (tmp_path / folder / "model.json").write_text(
+            json.dumps({"label_seconds": labels, "train_seconds": fitting, "command": "train"})
+        )
         (tmp_path / folder / "curve.csv").write_text(f"timesteps,seconds,mean_regret\n7,{fitting},0.5\n")
     (tmp_path / "rounds" / "round-3").mkdir()  # a stage under way is left out
     (tmp_path / "rounds" / "round-3" / "checkpoint.pkl").write_bytes(b"")
@@ -682,6 +684,9 @@ def test_the_td_recipe_curve_puts_the_stages_on_one_clock(tmp_path):
         ("teacher", 100.0), ("first student", 180.0), ("round 1", 225.0), ("round 2", 255.0)
     ]  # fmt: skip
     assert out.with_suffix(".png").stat().st_size > 0
+    facts = td_recipe.recipe_facts(tmp_path)  # what the shipped network's card says of the recipe
+    assert [stage["stage"] for stage in facts["stages"]] == ["teacher", "first student", "round 1", "round 2"]
+    assert facts["seconds"] == 255.0
 
 
 def test_the_td_recipe_skips_finished_stages_and_resumes_a_stopped_one(tmp_path, monkeypatch, capsys):
