@@ -103,7 +103,10 @@ def _explanations(record: dict[str, Any], here: dict[str, Any], tables: tuple[An
         reasons.append(f"measured with another solved table ({tables[0]} there, {tables[1]} here): {TABLE_BITS}")
     there = record.get("machine")
     if not isinstance(there, dict):
-        reasons.append("the record names no machine or library versions (trained before urgym 0.7.0)")
+        reasons.append(
+            "the record names no machine or library versions (trained before urgym 0.7.0); rerun here with "
+            f"{', '.join(here['vector_instructions']) or 'no vector instructions'}: a machine with others may rerun it"
+        )
     else:
         for name, version in sorted(there.get("libraries", {}).items()):
             mine = here["libraries"].get(name)

@@ -21,7 +21,7 @@ from urgym.commands.main import main as urgym
 from urgym.evaluation.bench import baseline_results, get_task, leaderboard, load_result, run_task, stats, tasks
 from urgym.evaluation.bench.compare import compare
 from urgym.evaluation.bench.merge import merge_runs
-from urgym.evaluation.bench.provenance import figures_digest
+from urgym.evaluation.bench.provenance import figures_digest, machine
 from urgym.evaluation.bench.results import ResultError, summarize
 from urgym.evaluation.bench.verify import verify
 
@@ -208,6 +208,15 @@ def test_verify_finds_the_seeds_bit_identical_and_catches_one_changed_figure(spl
     assert urgym(["bench", "--verify", str(path), "--seed", "1", "--no-progress"]) == 1
     line = capsys.readouterr().out
     assert "measured with another solved table (crc32:00000000 there, crc32:" in line and "thread count" in line
+    record["machine"]["vector_instructions"] = [*record["machine"]["vector_instructions"], "avx9000"]
+    path.write_text(json.dumps(edited))  # kernels chosen by vector instructions this machine lacks
+    assert urgym(["bench", "--verify", str(path), "--seed", "1", "--no-progress"]) == 1
+    assert "other vector instructions (there only: avx9000; here only: none)" in capsys.readouterr().out
+    record["machine"] = "unknown"  # a seed of before 0.7.0: the instructions to look for are this machine's
+    path.write_text(json.dumps(edited))
+    assert urgym(["bench", "--verify", str(path), "--seed", "1", "--no-progress"]) == 1
+    line = capsys.readouterr().out
+    assert "names no machine" in line and f"rerun here with {', '.join(machine()['vector_instructions'])}" in line
     copied = tmp_path / "result.json"
     copied.write_text((folder / "low" / "results.json").read_text())
     assert urgym(["bench", "--verify", str(copied), "--record", "--no-progress"]) == 0
