@@ -701,17 +701,16 @@ def check_exact_fits(
             f"the estimate of this exact evaluation is {estimate.minutes!r} minutes, not a duration "
             f"({estimate.describe()}): an agent's policy_table_seconds must be a non-negative finite number or None"
         )
-    free = available_memory()
+    free, over = available_memory(), []  # every limit it is over, so that one answer names them all
     if estimate.memory > free:
-        raise ValueError(
-            f"{subject} needs about {format_size(estimate.memory)} of memory and {format_size(free)} is free "
-            f"({estimate.describe()}); evaluate a smaller rule set (--pieces)"
-        )
+        over.append(f"needs about {format_size(estimate.memory)} of memory and {format_size(free)} is free")
     if estimate.minutes > max_minutes:
         slowest = max(estimate.ask_seconds, key=estimate.ask_seconds.get, default=None)
+        over.append(
+            f"would take about {estimate.minutes:,.0f} min, more than --max-minutes {max_minutes:g}"
+            + (f" (the slowest to ask is {slowest}; raise --max-minutes)" if slowest else " (raise --max-minutes)")
+        )
+    if over:
         raise ValueError(
-            f"{subject} would take about {estimate.minutes:,.0f} min, more than --max-minutes "
-            f"{max_minutes:g} ({estimate.describe()})"
-            + (f"; the slowest to ask is {slowest}" if slowest else "")
-            + ": raise --max-minutes, or evaluate a smaller rule set (--pieces)"
+            f"{subject} {' and '.join(over)} ({estimate.describe()}); evaluate a smaller rule set (--pieces)"
         )
