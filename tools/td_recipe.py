@@ -57,14 +57,18 @@ def stage_folders(out: Path) -> list[tuple[str, Path]]:
     return [(name, folder) for name, folder in named if finished_run(folder, ".npz")]
 
 
+def stage_cards(out: Path) -> list[tuple[str, Path, dict]]:
+    """Each finished stage's name, folder and card (its network's facts: command, seconds of labels and fitting)."""
+    return [(name, folder, json.loads((folder / "model.json").read_text())) for name, folder in stage_folders(out)]
+
+
 def recipe_facts(out: Path) -> dict:
     """What a card says of the recipe that made its network: each finished stage's command and times, and the sum.
 
     A stage's seconds are its labels' and its fitting's (the clock of :func:`recipe_curve`).
     """
     stages = []
-    for name, folder in stage_folders(out):
-        card = json.loads((folder / "model.json").read_text())
+    for name, _, card in stage_cards(out):
         stage = {"stage": name, "command": card["command"], "train_seconds": card["train_seconds"]}
         stage["label_seconds"] = card.get("label_seconds", 0.0)
         stage["validation_regret"] = card.get("validation_regret")
@@ -76,8 +80,7 @@ def recipe_facts(out: Path) -> dict:
 def recipe_curve(out: Path, path: Path) -> Path:
     """Write the finished stages' curves as one CSV on the recipe's clock (see the module docstring); draw it."""
     rows, clock = [], 0.0
-    for name, folder in stage_folders(out):
-        card = json.loads((folder / "model.json").read_text())
+    for name, folder, card in stage_cards(out):
         labels = float(card.get("label_seconds", 0.0))
         with (folder / "curve.csv").open(newline="") as f:
             for row in csv.DictReader(f):
