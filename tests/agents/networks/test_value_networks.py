@@ -64,7 +64,8 @@ def random_states(rules, count, seed=0):
 
 @pytest.mark.parametrize(("name", "pieces"), [("finkel", 7), ("blitz", 5), ("masters", 3), ("murray", 2)])
 @pytest.mark.parametrize(
-    ("features", "activation"), [("tactics-v1", "relu"), ("td-v1", "sigmoid"), ("tactics-v1", "sigmoid")]
+    ("features", "activation"),
+    [("tactics-v1", "relu"), ("td-v1", "sigmoid"), ("tactics-v1", "sigmoid"), ("tactics-v2", "relu")],
 )
 def test_inference_equals_a_plain_numpy_forward_pass(name, pieces, features, activation):
     rules = get_rules(name, pieces)
@@ -73,12 +74,15 @@ def test_inference_equals_a_plain_numpy_forward_pass(name, pieces, features, act
     assert np.allclose(network_values(network, states), numpy_forward(network, states), atol=2e-6)
 
 
-def test_tactics_features_follow_the_core_moves():
-    rules = get_rules("blitz", 3)  # captures give an extra roll, rosettes are not safe
-    size = feature_size(rules, "tactics-v1")
+@pytest.mark.parametrize("features", ["tactics-v1", "tactics-v2"])
+@pytest.mark.parametrize(("name", "pieces"), [("blitz", 3), ("masters", 3)])
+def test_tactics_features_follow_the_core_moves(features, name, pieces):
+    """Blitz: captures give an extra roll, rosettes are not safe; masters: its own path and shared tiles."""
+    rules = get_rules(name, pieces)
+    size = feature_size(rules, features)
     states = random_states(rules, 300, seed=2)
     x = np.zeros((len(states), size), np.float32)
-    write_value_features_batch(states, geometry(rules), FEATURE_SETS["tactics-v1"], x)
+    write_value_features_batch(states, geometry(rules), FEATURE_SETS[features], x)
     length, pieces, rolls = rules.length, rules.pieces, rules.max_roll
     for state, row in zip(states, x, strict=True):
         position = Position(rules, int(state))
@@ -112,7 +116,25 @@ def test_tactics_features_follow_the_core_moves():
                     any(m.landed_on_rosette for m in results),
                     any(m.scored for m in results),
                 ]
-        assert (row == expected).all(), position
+                if features == "tactics-v2":
+                    at = base + 8 * rolls + 2 * rolls * side + 2 * (r - 1)
+                    expected[at : at + 2] = [
+                        max((captured_progress(seen, r, m) for m in seen.legal_moves(r)), default=0.0),
+                        len(results) / pieces,
+                    ]
+        assert np.allclose(row, expected, atol=1e-7), position
+
+
+def captured_progress(position, roll, move):
+    """How far along its path the piece ``move`` captures stood, over the path's length (0: no capture).
+
+    Read from the pieces before and after the move, not from the tiles the features use.
+    """
+    victim = "dark" if position.turn == "light" else "light"
+    before, after = list(position.pieces(victim)), position.play(roll, move).pieces(victim)
+    for p in after:
+        before.remove(p)
+    return max(before, default=0) / position.rules.length
 
 
 def test_td_training_plays_through_the_one_forward_pass_and_search():
