@@ -103,8 +103,9 @@ def _write_tactics(state, geom, out, base, extra):
                 off = 1.0
             if flags & core.CAPTURE:
                 capture = 1.0
-                victim = opp & g.opp_same_tile[dest]
-                taken = max(taken, _lowest_position(victim) / length)
+                if extra >= 0:  # the captured piece's one bit: its position counts the zeros below it
+                    victim = opp & g.opp_same_tile[dest]
+                    taken = max(taken, (core.popcount((victim & -victim) - 1) + 1) / length)
             if flags & core.ROSETTE:
                 rosette = 1.0
         at = base + 4 * (r - 1)
@@ -115,16 +116,6 @@ def _write_tactics(state, geom, out, base, extra):
         if extra >= 0:
             out[extra + 2 * (r - 1)] = taken
             out[extra + 2 * (r - 1) + 1] = moves / g.pieces
-
-
-@njit(cache=True)
-def _lowest_position(mask):
-    """The path position (1-based) of the lowest set bit of ``mask`` (a captured piece's one bit)."""
-    position = 1
-    while not mask & 1:
-        mask >>= 1
-        position += 1
-    return position
 
 
 @njit(cache=True)

@@ -9,6 +9,7 @@ over such solves (not value iteration).
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -603,11 +604,7 @@ def test_the_estimate_counts_the_decisions_and_refuses_what_does_not_fit():
     assert estimate.positions == PositionIndex(rules).size and "greedy" in estimate.ask_seconds
     with pytest.raises(ValueError, match="more than --max-minutes"):
         check_exact_fits(estimate, max_minutes=1e-9)
-    huge = (
-        estimate._replace(memory=1 << 60)
-        if hasattr(estimate, "_replace")
-        else __import__("dataclasses").replace(estimate, memory=1 << 60)
-    )
+    huge = dataclasses.replace(estimate, memory=1 << 60)
     with pytest.raises(ValueError, match="of memory"):
         check_exact_fits(huge)
     with pytest.raises(ValueError) as both:  # over both limits: one answer names each, whatever the free memory
