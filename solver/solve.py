@@ -70,10 +70,14 @@ class _Checkpoint:
 
     A lock file keeps a second solve of the same path out. On resume every finished pair's values are
     checked against their CRC-32; the first pair that fails is solved again, with every pair after it
-    (they were computed from it).
+    (they were computed from it). A ``reproducible`` solve (on one thread) does the same from the first pair
+    swept on several threads: keeping it would keep its timing-dependent last bits.
     """
 
-    def __init__(self, out: Path, rules: Rules, tol: float, index: PositionIndex, dtype: str) -> None:
+    def __init__(
+        self, out: Path, rules: Rules, tol: float, index: PositionIndex, dtype: str, reproducible: bool = False
+    ) -> None:
+        self.reproducible = reproducible
         self.values_path = out.with_name(out.name + ".partial")
         self.state_path = out.with_name(out.name + ".partial.json")
         self.key = {"rules": rules.to_dict(), "tol": tol, "positions": index.size, "index": index.layout}
@@ -127,8 +131,16 @@ class _Checkpoint:
                     file=sys.stderr,
                 )
                 break
+            was_threaded = key in threaded if threaded is not None else swept_by_every_thread(layer.positions)
+            if was_threaded and self.reproducible:
+                print(
+                    f"solve: layer pair {layer.scored} in the checkpoint was swept on several threads; solving it and "
+                    "the pairs after it again on one thread",
+                    file=sys.stderr,
+                )
+                break
             self.done[key], self.crcs[key] = done[key], crcs[key]
-            if key in threaded if threaded is not None else swept_by_every_thread(layer.positions):
+            if was_threaded:
                 self.threaded.append(key)
         self.elapsed = float(state.get("elapsed", 0.0))
         print(
@@ -223,7 +235,8 @@ def solve(
         threads: Worker threads (default: every core). A layer pair of :data:`~urgym.solver.graph.SMALL_PAIR`
             positions or more is swept in place by all of them at once, so where a sweep stops, and the values' last
             bits (within ``tol``), depend on the threads and their timing: ``threads=1`` gives the same table on
-            every machine, at about 1.6 times the sweeping time on two cores. The header's ``reproducible`` says
+            every machine, at about 1.6 times the sweeping time on two cores (resuming, it sweeps again a
+            checkpoint's pairs swept on several threads). The header's ``reproducible`` says
             which a table is (:attr:`~urgym.solver.table.SolvedTable.reproducible`).
 
     Returns:
@@ -250,7 +263,8 @@ def solve(
 def _solve(
     rules: Rules, index: PositionIndex, tol: float, progress: bool, out: str | os.PathLike | None, dtype: str
 ) -> SolvedTable:
-    checkpoint = _Checkpoint(Path(out), rules, tol, index, dtype) if out is not None else None
+    one_thread = numba.get_num_threads() == 1
+    checkpoint = _Checkpoint(Path(out), rules, tol, index, dtype, one_thread) if out is not None else None
     try:
         return _solve_layers(rules, index, tol, progress, out, dtype, checkpoint)
     finally:
@@ -288,6 +302,9 @@ def _solve_layers(
                 continue
             if checkpoint:
                 checkpoint.release_pages(index, pair)
+            # From zeros, as a fresh solve starts: a checkpoint may hold a pair cut short or one to sweep again, and
+            # where the sweeps start decides the last bits.
+            values[start:end] = 0.0
             stats = _solve_pair(index, values, layer, tol, bar)
             pair_stats.append(stats)
             max_residual = max(max_residual, stats["residual"])

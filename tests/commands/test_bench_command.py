@@ -32,6 +32,28 @@ def test_an_agent_is_scored_under_a_task_and_its_result_validates(tmp_path, caps
     assert "give the results of trained runs of one task" in capsys.readouterr().err
 
 
+def test_a_task_without_its_table_solves_the_reproducible_one_once(tmp_path, monkeypatch, capsys):
+    import sys
+
+    from urgym.solver import cached_reproducible
+
+    from urgym import get_rules
+
+    monkeypatch.setenv("URGYM_CACHE", str(tmp_path / "cache"))
+    solve_module = sys.modules["urgym.solver.solve"]
+    real, threads = solve_module.solve, []
+
+    def counted(*args, **kwargs):
+        threads.append(kwargs.get("threads"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(solve_module, "solve", counted)
+    argv = ["bench", "--task", "finkel-3", "--agent", "greedy", "--out", str(tmp_path / "greedy"), "--no-progress"]
+    assert urgym(argv) == 0
+    assert threads == [1]  # solved once, on one thread: no table of several threads first, solved again after
+    assert cached_reproducible(get_rules("finkel", 3)) and "is not reproducible" not in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

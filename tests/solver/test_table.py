@@ -357,7 +357,7 @@ def test_the_benchmark_solves_again_a_cached_table_that_is_not_reproducible(tmp_
     assert solver.cached_reproducible(rules) and solver.load_or_solve(rules, progress=False).reproducible
 
 
-def test_a_resumed_solve_is_reproducible_only_if_its_finished_pairs_were(tmp_path, monkeypatch):
+def test_a_solve_resumed_on_one_thread_sweeps_again_the_pairs_swept_on_several(tmp_path, monkeypatch, capsys):
     import numba
     from urgym.solver import graph
 
@@ -375,15 +375,21 @@ def test_a_resumed_solve_is_reproducible_only_if_its_finished_pairs_were(tmp_pat
             large.append(layer.scored)
         return real(index, values, layer, *rest)
 
-    for threads, reproducible in ((2, False), (1, True)):
-        out = tmp_path / f"finkel3-{threads}.urtable"
+    fresh = solver.solve(rules, progress=False, threads=1)
+    for first, then, reproducible in ((2, 2, False), (2, 1, True), (1, 1, True)):
+        out = tmp_path / f"finkel3-{first}-{then}.urtable"
         large.clear()
         monkeypatch.setattr(solve_module, "_solve_pair", interrupt_at_the_second_large_pair)
         with pytest.raises(KeyboardInterrupt):
-            solver.solve(rules, progress=False, out=out, threads=threads)
+            solver.solve(rules, progress=False, out=out, threads=first)
         state = json.loads(out.with_name(out.name + ".partial.json").read_text())
-        assert state["threaded"] == ([f"{large[0][0]},{large[0][1]}"] if threads == 2 else [])
+        assert state["threaded"] == ([f"{large[0][0]},{large[0][1]}"] if first == 2 else [])
         monkeypatch.setattr(solve_module, "_solve_pair", real)
-        resumed = solver.solve(rules, progress=False, out=out, threads=1)  # the rest on one thread
+        capsys.readouterr()
+        resumed = solver.solve(rules, progress=False, out=out, threads=then)
+        swept_again = "swept on several threads; solving it and the pairs after it again" in capsys.readouterr().err
+        assert swept_again is (first == 2 and then == 1)
         assert resumed.reproducible is reproducible
-        assert resumed.header["threaded_pairs"] == (0 if reproducible else 1)
+        assert (resumed.header["threaded_pairs"] == 0) is reproducible
+        if reproducible:  # the very table a one-thread solve from scratch gives
+            assert np.array_equal(np.asarray(resumed.values), np.asarray(fresh.values))
