@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 
 from urgym.agents import make_agent
 from urgym.evaluation.bench.metrics import TaskEvaluator, table_facts
-from urgym.evaluation.bench.provenance import figures_digest, machine, provenance
+from urgym.evaluation.bench.provenance import figures_digest, machine, provenance, utc_now
 from urgym.evaluation.bench.results import (
     RESULT_FORMAT,
     ResultError,
@@ -183,6 +183,7 @@ def train_seed(
     algorithm = bench_algorithm(algo)
     settings = algorithm.defaults() if settings is None else settings
     mark_seed_folder(folder, seed)
+    origin = provenance()  # the code that trains it: a checkout moved on during a long seed changes nothing here
     with one_thread():
         evaluator = TaskEvaluator(task)
         began = time.perf_counter()
@@ -203,7 +204,7 @@ def train_seed(
         "curve": curve,
         "final": {key: value for key, value in curve[-1].items() if key != "seconds"},
         "machine": machine(),
-        "provenance": provenance(),
+        "provenance": {**origin, "date": utc_now()},
         **({"resumed_at": result["resumed_at"]} if result.get("resumed_at") else {}),
         **learned_fields(task, algorithm, settings),
     }
@@ -417,6 +418,7 @@ def run_task(
     check_run_folder(out)
     out.mkdir(parents=True, exist_ok=True)
     claim_folder(out, "a benchmark run")
+    origin = provenance()  # at the start, as each seed's: the code the run loaded
     try:
         facts = _facts(task, progress)  # a missing table solved once, before the seeds' processes need it
         overrides = {key: getattr(chosen, key) for key in settings or {}}
@@ -449,7 +451,7 @@ def run_task(
                 if on_seed is not None:
                     on_seed(record)
         bar.close()
-        extra = {**facts, "machine": machine(), "provenance": provenance()}
+        extra = {**facts, "machine": machine(), "provenance": {**origin, "date": utc_now()}}
         result = summarize(identity, [records[seed] for seed in chosen_seeds], extra)
         validate_result(result)
         write_atomic(out / "results.json", lambda tmp: tmp.write_text(json.dumps(result, indent=1)))
@@ -526,6 +528,7 @@ def _bar(total: int, done: int, progress: bool) -> Any:
 
 def score_agent(task: Task, spec: str, seed: int = 0, progress: bool = True) -> dict[str, Any]:
     """Score an agent (a spec) under ``task`` without training: every metric of the task, once."""
+    origin = provenance()  # the code that scores, as a trained seed's
     with one_thread():
         evaluator = TaskEvaluator(task, progress=progress)
         agent = make_agent(spec, seed=seed)
@@ -540,6 +543,7 @@ def score_agent(task: Task, spec: str, seed: int = 0, progress: bool = True) -> 
         "final": {"decisions": 0, **final},
     }
     identity = {"format": RESULT_FORMAT, "task": task.to_dict(), "agent": spec, "urgym": urgym.__version__}
-    result = summarize(identity, [record], {**evaluator.facts(), "machine": machine(), "provenance": provenance()})
+    extra = {**evaluator.facts(), "machine": machine(), "provenance": {**origin, "date": utc_now()}}
+    result = summarize(identity, [record], extra)
     validate_result(result)
     return result

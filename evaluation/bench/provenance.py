@@ -24,7 +24,7 @@ from urgym.evaluation.bench.tasks import METRICS
 
 import urgym
 
-__all__ = ["LIBRARIES", "figures", "figures_digest", "machine", "provenance"]
+__all__ = ["LIBRARIES", "figures", "figures_digest", "machine", "provenance", "utc_now"]
 
 LIBRARIES = ("numpy", "numba", "torch", "stable-baselines3", "sb3-contrib", "jax", "jaxlib", "mctx", "optax")
 """The libraries a learner's figures depend on: a seed gives bit-identical figures only with the same versions."""
@@ -97,8 +97,13 @@ def provenance(command: list[str] | None = None) -> dict[str, Any]:
         "commit": commit.strip() if commit else None,
         "modified": bool(status.strip()) if status is not None else None,
         "command": shlex.join(argv),
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "date": utc_now(),
     }
+
+
+def utc_now() -> str:
+    """The UTC date and time to the second, as provenance records it."""
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
 def figures(record: dict[str, Any]) -> dict[str, Any]:

@@ -238,6 +238,29 @@ def test_a_result_proves_where_it_came_from(split_runs):
     assert shortened.id == f"finkel-3-v1+{shortened.digest[:8]}"  # not the task
 
 
+def test_a_record_names_the_code_that_trained_it_not_a_checkout_moved_on_since(tmp_path, monkeypatch):
+    from urgym.evaluation.bench import protocol
+    from urgym.evaluation.bench import provenance as provenance_module
+
+    trained, real_train = [], protocol.train
+
+    def git(*args):  # the checkout moves to another commit once training has begun
+        if args[0] == "rev-parse":
+            return ("b" if trained else "a") * 40 + "\n"
+        return ""
+
+    def train(*args, **kwargs):
+        trained.append(True)
+        return real_train(*args, **kwargs)
+
+    monkeypatch.setattr(provenance_module, "_git", git)
+    monkeypatch.setattr(protocol, "train", train)
+    result = run_task(MINI, "td", tmp_path / "run", seeds=1, progress=False)
+    assert trained and result["provenance"]["commit"] == "a" * 40
+    assert result["per_seed"][0]["provenance"]["commit"] == "a" * 40
+    assert provenance_module.provenance()["commit"] == "b" * 40  # what the checkout says now
+
+
 def test_progress_lines_where_output_is_no_terminal_and_none_with_quiet(tmp_path, capsys):
     argv = ["bench", "--task", "mini-2", "--algo", "td", "--seeds", "2", "--no-progress", "--out"]
     assert urgym([*argv, str(tmp_path / "a")]) == 0
