@@ -65,6 +65,19 @@ def _pair_key(pair: tuple[int, int]) -> str:
     return f"{pair[0]},{pair[1]}"
 
 
+def _well_formed(state: dict) -> bool:
+    """Whether a checkpoint's progress has the shapes a resume reads (a crafted or damaged file may not)."""
+    done, crcs, threaded = state.get("done", {}), state.get("crc", {}), state.get("threaded")
+    return (
+        isinstance(done, dict)
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in done.values())
+        and isinstance(crcs, dict)
+        and all(isinstance(v, str) for v in crcs.values())
+        and (threaded is None or (isinstance(threaded, list) and all(isinstance(k, str) for k in threaded)))
+        and isinstance(state.get("elapsed", 0.0), (int, float))
+    )
+
+
 class _Checkpoint:
     """Progress of a solve written to a path: finished pairs, their residuals and their values' checksums.
 
@@ -114,6 +127,9 @@ class _Checkpoint:
             print(f"solve: the checkpoint {self.state_path} is unreadable ({err}); starting afresh", file=sys.stderr)
             return None
         if not isinstance(state, dict) or state.get("key") != self.key or self.values_path.stat().st_size != size * 8:
+            return None
+        if not _well_formed(state):
+            print(f"solve: the checkpoint {self.state_path} is malformed; starting afresh", file=sys.stderr)
             return None
         return state
 

@@ -253,6 +253,21 @@ def test_an_unreadable_checkpoint_starts_afresh(tmp_path, monkeypatch, capsys):
     )
 
 
+@pytest.mark.parametrize(
+    "field",
+    [{"threaded": 5}, {"threaded": [1, 2]}, {"done": [1]}, {"done": {"7,7": "0"}}, {"crc": 3}, {"elapsed": "x"}],
+)
+def test_a_checkpoint_of_malformed_progress_starts_afresh(tmp_path, monkeypatch, capsys, field):
+    rules = get_rules("finkel", 2)
+    out, _ = _interrupted_solve(tmp_path, monkeypatch, rules)
+    state_path = out.with_name(out.name + ".partial.json")
+    state = json.loads(state_path.read_text())
+    state_path.write_text(json.dumps({**state, **field}))  # the right key, the wrong shapes
+    table = solver.solve(rules, progress=False, out=out)
+    assert "is malformed; starting afresh" in capsys.readouterr().err
+    assert np.array_equal(np.asarray(table.values), np.asarray(solver.solve(rules, progress=False).values))
+
+
 def test_a_second_solve_of_the_same_output_is_refused(tmp_path):
     from urgym.files import hold_lock
 
