@@ -17,6 +17,7 @@ import errno
 import json
 import mmap
 import os
+import stat
 import sys
 import time
 from collections import deque
@@ -78,6 +79,19 @@ def _well_formed(state: dict) -> bool:
     )
 
 
+def _check_own_file(path: Path) -> None:
+    """Refuse a checkpoint file that is not a regular file: a link there would be written through, a FIFO waited on."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode):
+        raise ValueError(
+            f"{path} is not a regular file (a link, a FIFO, a device or a folder); a solve keeps its checkpoint there: "
+            "remove it, or solve elsewhere (solve --out PATH)"
+        )
+
+
 class _Checkpoint:
     """Progress of a solve written to a path: finished pairs, their residuals and their values' checksums.
 
@@ -99,6 +113,8 @@ class _Checkpoint:
         self.threaded: list[str] = []  # finished pairs swept on several threads (their last bits vary)
         self.elapsed = 0.0
         out.parent.mkdir(parents=True, exist_ok=True)
+        for path in (self.values_path, self.state_path):
+            _check_own_file(path)
         self._lock, self._lock_path = hold_lock(
             out.with_name(out.name + ".lock"),
             f"another solve is writing {out} (it holds {out.name}.lock); wait for it to finish (solve --out writes a "

@@ -268,6 +268,23 @@ def test_a_checkpoint_of_malformed_progress_starts_afresh(tmp_path, monkeypatch,
     assert np.array_equal(np.asarray(table.values), np.asarray(solver.solve(rules, progress=False).values))
 
 
+@pytest.mark.parametrize("planted", ["fifo progress", "fifo values", "link values", "link progress"])
+def test_a_checkpoint_path_that_is_no_regular_file_is_refused_and_nothing_written_through(tmp_path, planted):
+    rules = get_rules("finkel", 2)
+    out = tmp_path / "t.urtable"
+    kind, which = planted.split()
+    path = out.with_name(out.name + (".partial" if which == "values" else ".partial.json"))
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"x" * 8 * 20_000)  # larger than the values: a solve writing through the link would change it
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to(victim)
+    with pytest.raises(ValueError, match=rf"{path.name} is not a regular file .*remove it"):
+        solver.solve(rules, progress=False, out=out)
+    assert victim.read_bytes() == b"x" * 8 * 20_000 and not out.exists()
+
+
 def test_a_second_solve_of_the_same_output_is_refused(tmp_path):
     from urgym.files import hold_lock
 
